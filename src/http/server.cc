@@ -1,0 +1,579 @@
+// The only translation unit that includes Beast (compile cost: keep it that way).
+//
+// Model: one thread per connection with blocking, poll()-guarded socket I/O. It keeps
+// streaming bodies straightforward (a handler pulls request bytes as it needs them and
+// the transport pushes response bytes with sendfile) and performs well at the
+// connection counts a lakehouse node sees; the named limits below bound it.
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/status.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/crypto.h"
+#include "common/strings.h"
+
+namespace tablemere::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+// Request headers beyond this are refused: S3 and Iceberg clients send a few KiB.
+constexpr size_t kHeaderLimit = 64 * 1024;
+// Initial read buffer per connection; large enough that chunked uploads are read in big
+// slices (with Beast's 64 KiB default, uploads crawl).
+constexpr size_t kReadBufferSize = 1024 * 1024;
+// A connection idle or stalled this long is closed (slow-loris protection).
+constexpr int kIoTimeoutMs = 120 * 1000;
+// Unread request body bytes we are willing to discard to keep a connection alive.
+constexpr uint64_t kDrainLimit = 1024 * 1024;
+// Concurrent connections per server; beyond this new connections are closed at once.
+constexpr int kMaxConnections = 2048;
+// Chunk size for copying a non-file response stream to the socket.
+constexpr size_t kWriteChunk = 1024 * 1024;
+
+// A blocking stream over a socket fd with poll()-based timeouts, usable by Beast as a
+// SyncReadStream/SyncWriteStream.
+class FdStream {
+ public:
+  explicit FdStream(int fd) : fd_(fd) {}
+
+  template <class MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
+    ec = {};
+    for (auto it = asio::buffer_sequence_begin(buffers); it != asio::buffer_sequence_end(buffers);
+         ++it) {
+      asio::mutable_buffer b = *it;
+      if (b.size() == 0) continue;
+      return RecvInto(static_cast<char*>(b.data()), b.size(), ec);
+    }
+    return 0;
+  }
+  template <class MutableBufferSequence>
+  size_t read_some(const MutableBufferSequence& buffers) {
+    boost::system::error_code ec;
+    size_t n = read_some(buffers, ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+
+  size_t RecvInto(char* data, size_t size, boost::system::error_code& ec) {
+    while (true) {
+      if (!WaitFor(POLLIN, ec)) return 0;
+      ssize_t n = ::recv(fd_, data, size, 0);
+      if (n > 0) return static_cast<size_t>(n);
+      if (n == 0) {
+        ec = asio::error::eof;
+        return 0;
+      }
+      if (errno == EINTR || errno == EAGAIN) continue;
+      ec = boost::system::error_code(errno, boost::system::system_category());
+      return 0;
+    }
+  }
+
+  bool WriteAll(const char* data, size_t size) {
+    boost::system::error_code ec;
+    while (size > 0) {
+      if (!WaitFor(POLLOUT, ec)) return false;
+      ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return false;
+      }
+      data += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  bool SendFile(int file_fd, uint64_t offset, uint64_t length) {
+    boost::system::error_code ec;
+    off_t off = static_cast<off_t>(offset);
+    while (length > 0) {
+      if (!WaitFor(POLLOUT, ec)) return false;
+      ssize_t n = ::sendfile(fd_, file_fd, &off, static_cast<size_t>(std::min<uint64_t>(length, 1 << 30)));
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return false;
+      }
+      if (n == 0) return false;  // file shorter than announced
+      length -= static_cast<uint64_t>(n);
+    }
+    return true;
+  }
+
+ private:
+  bool WaitFor(short events, boost::system::error_code& ec) {
+    pollfd p{fd_, events, 0};
+    while (true) {
+      int r = ::poll(&p, 1, kIoTimeoutMs);
+      if (r > 0) return true;
+      if (r == 0) {
+        ec = asio::error::timed_out;
+        return false;
+      }
+      if (errno != EINTR) {
+        ec = boost::system::error_code(errno, boost::system::system_category());
+        return false;
+      }
+    }
+  }
+  int fd_;
+};
+
+// Reads the body of one request, either straight from the socket (Content-Length) or
+// through Beast's chunked decoder (Transfer-Encoding: chunked).
+class ConnectionBodyReader final : public BodyReader {
+ public:
+  ConnectionBodyReader(FdStream& stream, beast::flat_buffer& buffer,
+                       bhttp::request_parser<bhttp::buffer_body>& parser, bool expect_continue)
+      : stream_(stream), buffer_(buffer), parser_(parser), expect_continue_(expect_continue) {
+    chunked_ = parser_.chunked();
+    if (!chunked_) {
+      auto len = parser_.content_length();
+      remaining_ = len ? *len : 0;
+      if (len) declared_ = *len;
+    }
+    if (parser_.is_done() && !chunked_) remaining_ = 0;
+  }
+
+  Result<size_t> Read(char* out, size_t size) override {
+    if (size == 0) return size_t{0};
+    if (!chunked_ && remaining_ == 0) return size_t{0};
+    if (chunked_ && parser_.is_done()) return size_t{0};
+    if (expect_continue_ && !continue_sent_) {
+      static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      if (!stream_.WriteAll(kContinue, sizeof kContinue - 1)) {
+        return Fail(ErrorCode::kUnavailable, "connection closed");
+      }
+      continue_sent_ = true;
+    }
+    started_ = true;
+    return chunked_ ? ReadChunked(out, size) : ReadFixed(out, size);
+  }
+
+  std::optional<uint64_t> declared_length() const override { return declared_; }
+
+  bool continue_pending() const { return expect_continue_ && !continue_sent_; }
+  bool finished() const { return chunked_ ? parser_.is_done() : remaining_ == 0; }
+  bool broken() const { return broken_; }
+
+  // Discards what is left of the body, up to `limit` bytes. False if the body is longer
+  // or the connection failed (the caller then closes the connection).
+  bool Drain(uint64_t limit) {
+    char buf[64 * 1024];
+    uint64_t total = 0;
+    while (!finished()) {
+      auto n = Read(buf, sizeof buf);
+      if (!n || *n == 0) return finished();
+      total += *n;
+      if (total > limit) return false;
+    }
+    return true;
+  }
+
+ private:
+  Result<size_t> ReadFixed(char* out, size_t size) {
+    size_t want = static_cast<size_t>(std::min<uint64_t>(size, remaining_));
+    if (buffer_.size() > 0) {
+      size_t n = std::min(want, buffer_.size());
+      std::memcpy(out, buffer_.data().data(), n);
+      buffer_.consume(n);
+      remaining_ -= n;
+      return n;
+    }
+    boost::system::error_code ec;
+    size_t n = stream_.RecvInto(out, want, ec);
+    if (ec) {
+      broken_ = true;
+      return Fail(ErrorCode::kUnavailable, "request body ended early: " + ec.message());
+    }
+    remaining_ -= n;
+    return n;
+  }
+
+  Result<size_t> ReadChunked(char* out, size_t size) {
+    while (!parser_.is_done()) {
+      auto& body = parser_.get().body();
+      body.data = out;
+      body.size = size;
+      body.more = true;
+      boost::system::error_code ec;
+      bhttp::read_some(stream_, buffer_, parser_, ec);
+      if (ec == bhttp::error::need_buffer) ec = {};
+      if (ec) {
+        broken_ = true;
+        return Fail(ErrorCode::kInvalidInput, "malformed chunked body: " + ec.message());
+      }
+      size_t produced = size - parser_.get().body().size;
+      if (produced > 0) return produced;
+    }
+    return size_t{0};
+  }
+
+  FdStream& stream_;
+  beast::flat_buffer& buffer_;
+  bhttp::request_parser<bhttp::buffer_body>& parser_;
+  bool expect_continue_;
+  bool continue_sent_ = false;
+  bool chunked_ = false;
+  bool started_ = false;
+  bool broken_ = false;
+  uint64_t remaining_ = 0;
+  std::optional<uint64_t> declared_;
+};
+
+std::pair<std::string, std::string> SplitTarget(const std::string& target) {
+  size_t q = target.find('?');
+  if (q == std::string::npos) return {target, ""};
+  return {target.substr(0, q), target.substr(q + 1)};
+}
+
+bool StatusHasNoBody(int status) { return status == 204 || status == 304 || status < 200; }
+
+class ServerImpl final : public Server {
+ public:
+  explicit ServerImpl(AccessLog access_log) : access_log_(std::move(access_log)) {
+    unsigned char prefix[4];
+    random_.Fill(prefix, sizeof prefix);
+    request_prefix_ = crypto::HexEncode(std::string_view(reinterpret_cast<char*>(prefix), 4));
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  }
+
+  ~ServerImpl() override {
+    Shutdown();
+    ::close(wake_fd_);
+  }
+
+  Result<void> Listen(ListenerOptions options) {
+    auto endpoint = ParseEndpoint(options.address);
+    if (!endpoint) return Fail(ErrorCode::kInvalidInput, "cannot parse address " + options.address);
+    auto acceptor = std::make_unique<tcp::acceptor>(io_);
+    boost::system::error_code ec;
+    acceptor->open(endpoint->protocol(), ec);
+    if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor->bind(*endpoint, ec);
+    if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return Fail(ErrorCode::kUnavailable,
+                  "cannot listen on " + options.address + ": " + ec.message());
+    }
+    tcp::endpoint bound = acceptor->local_endpoint();
+    std::string host = bound.address().to_string();
+    if (bound.address().is_v6()) host = "[" + host + "]";
+    bound_[options.name] = host + ":" + std::to_string(bound.port());
+    auto listener = std::make_shared<Listener>();
+    listener->name = options.name;
+    listener->handler = std::move(options.handler);
+    listener->acceptor = std::move(acceptor);
+    listeners_.push_back(listener);
+    return {};
+  }
+
+  void StartAccepting() {
+    for (auto& listener : listeners_) {
+      accept_threads_.emplace_back([this, listener] { AcceptLoop(*listener); });
+    }
+  }
+
+  std::string BoundAddress(const std::string& name) const override {
+    auto it = bound_.find(name);
+    return it == bound_.end() ? std::string() : it->second;
+  }
+
+  void Shutdown() override {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        // Another caller is shutting down; wait for it to finish.
+      }
+      stopping_ = true;
+      for (auto& [fd, idle] : connections_) {
+        if (idle) ::shutdown(fd, SHUT_RDWR);
+      }
+    }
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t w = ::write(wake_fd_, &one, sizeof one);
+    for (auto& t : accept_threads_) {
+      if (t.joinable()) t.join();
+    }
+    accept_threads_.clear();
+    std::unique_lock lock(mu_);
+    drained_.wait(lock, [&] { return connections_.empty(); });
+  }
+
+ private:
+  struct Listener {
+    std::string name;
+    Handler handler;
+    std::unique_ptr<tcp::acceptor> acceptor;
+  };
+
+  static std::optional<tcp::endpoint> ParseEndpoint(const std::string& address) {
+    size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return std::nullopt;
+    std::string host = address.substr(0, colon);
+    std::string port = address.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    if (host == "localhost") host = "127.0.0.1";
+    boost::system::error_code ec;
+    auto ip = asio::ip::make_address(host, ec);
+    if (ec) return std::nullopt;
+    char* end = nullptr;
+    long p = std::strtol(port.c_str(), &end, 10);
+    if (end == port.c_str() || *end != '\0' || p < 0 || p > 65535) return std::nullopt;
+    return tcp::endpoint(ip, static_cast<unsigned short>(p));
+  }
+
+  void AcceptLoop(Listener& listener) {
+    int listen_fd = listener.acceptor->native_handle();
+    while (true) {
+      pollfd fds[2] = {{listen_fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      int r = ::poll(fds, 2, -1);
+      if (r < 0 && errno == EINTR) continue;
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) break;
+      }
+      if (r <= 0 || !(fds[0].revents & POLLIN)) continue;
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      std::string remote = RemoteAddress(addr);
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_ || static_cast<int>(connections_.size()) >= kMaxConnections) {
+          ::close(fd);
+          continue;
+        }
+        connections_[fd] = true;
+      }
+      std::thread([this, fd, remote, &listener] { Serve(fd, remote, listener); }).detach();
+    }
+    boost::system::error_code ec;
+    listener.acceptor->close(ec);
+  }
+
+  static std::string RemoteAddress(const sockaddr_storage& addr) {
+    char buf[INET6_ADDRSTRLEN] = {0};
+    if (addr.ss_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(addr).sin_addr, buf, sizeof buf);
+    } else if (addr.ss_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(addr).sin6_addr, buf, sizeof buf);
+    }
+    return buf;
+  }
+
+  void SetIdle(int fd, bool idle, bool* stop) {
+    std::lock_guard lock(mu_);
+    connections_[fd] = idle;
+    *stop = stopping_;
+  }
+
+  std::string NextRequestId() {
+    uint64_t n = ++request_counter_;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%012llx", request_prefix_.c_str(),
+                  static_cast<unsigned long long>(n));
+    return buf;
+  }
+
+  void Serve(int fd, std::string remote, Listener& listener) {
+    FdStream stream(fd);
+    beast::flat_buffer buffer;
+    buffer.reserve(kReadBufferSize);
+    while (true) {
+      bool stop = false;
+      SetIdle(fd, true, &stop);
+      if (stop && buffer.size() == 0) break;
+      bhttp::request_parser<bhttp::buffer_body> parser;
+      parser.header_limit(kHeaderLimit);
+      parser.body_limit(std::numeric_limits<uint64_t>::max());
+      boost::system::error_code ec;
+      bhttp::read_header(stream, buffer, parser, ec);
+      SetIdle(fd, false, &stop);
+      if (ec) {
+        if (ec == bhttp::error::header_limit || ec == bhttp::error::bad_target ||
+            ec == bhttp::error::bad_method || ec == bhttp::error::bad_field ||
+            ec == bhttp::error::bad_value || ec == bhttp::error::bad_version) {
+          static constexpr char kBad[] =
+              "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+          stream.WriteAll(kBad, sizeof kBad - 1);
+        }
+        break;
+      }
+      if (!HandleOne(stream, buffer, parser, remote, listener, stop)) break;
+    }
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    std::lock_guard lock(mu_);
+    connections_.erase(fd);
+    if (connections_.empty()) drained_.notify_all();
+  }
+
+  // Serves one parsed request; returns whether the connection may be reused.
+  bool HandleOne(FdStream& stream, beast::flat_buffer& buffer,
+                 bhttp::request_parser<bhttp::buffer_body>& parser, const std::string& remote,
+                 Listener& listener, bool stopping) {
+    auto started = std::chrono::steady_clock::now();
+    auto& header = parser.get();
+    Request request;
+    request.method = std::string(header.method_string());
+    request.target = std::string(header.target());
+    std::tie(request.path, request.query) = SplitTarget(request.target);
+    for (const auto& field : header) {
+      request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.remote_address = remote;
+    request.request_id = NextRequestId();
+    bool expect_continue = false;
+    if (auto expect = request.headers.Get("Expect")) {
+      expect_continue = EqualsIgnoreCaseAscii(*expect, "100-continue");
+    }
+    ConnectionBodyReader body(stream, buffer, parser, expect_continue);
+    request.body = &body;
+
+    Response response;
+    try {
+      response = listener.handler(request);
+    } catch (const std::exception& e) {
+      response = Response::Json(500, "{\"error\":{\"code\":\"internal\",\"message\":\"internal "
+                                     "error\",\"request_id\":\"" +
+                                         request.request_id + "\"}}");
+    }
+
+    bool keep_alive = header.keep_alive() && !stopping;
+    if (!body.finished()) {
+      // The handler answered without consuming the body. Without a 100 Continue the
+      // client may not send it at all, so the connection cannot be reused safely.
+      if (body.continue_pending() || body.broken() || !body.Drain(kDrainLimit)) keep_alive = false;
+    }
+    if (body.broken()) keep_alive = false;
+    uint64_t sent = WriteResponse(stream, request, response, keep_alive);
+    if (access_log_) {
+      auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - started)
+                    .count() /
+                1000.0;
+      char line[1024];
+      std::snprintf(line, sizeof line, "%s %s %s \"%s %.300s\" %d %llu %.1fms rid=%s",
+                    FormatIso8601(clock_.NowMillis()).c_str(), listener.name.c_str(),
+                    remote.c_str(), request.method.c_str(), request.path.c_str(), response.status,
+                    static_cast<unsigned long long>(sent), ms, request.request_id.c_str());
+      access_log_(line);
+    }
+    return keep_alive && sent != UINT64_MAX;
+  }
+
+  static bool EqualsIgnoreCaseAscii(const std::string& a, const char* b) {
+    return strcasecmp(a.c_str(), b) == 0;
+  }
+
+  // Returns the body bytes sent, or UINT64_MAX when the connection failed.
+  uint64_t WriteResponse(FdStream& stream, const Request& request, Response& response,
+                         bool keep_alive) {
+    bool head = request.method == "HEAD";
+    bool no_body = StatusHasNoBody(response.status);
+    uint64_t length = response.stream ? response.stream_length : response.body.size();
+    if (head && response.head_length) length = *response.head_length;
+    std::string out;
+    out.reserve(512 + (head || no_body ? 0 : response.body.size()));
+    out += "HTTP/1.1 ";
+    out += std::to_string(response.status);
+    out += ' ';
+    out += std::string(bhttp::obsolete_reason(static_cast<bhttp::status>(response.status)));
+    out += "\r\n";
+    for (const auto& [k, v] : response.headers.entries()) {
+      out += k;
+      out += ": ";
+      out += v;
+      out += "\r\n";
+    }
+    if (!no_body) {
+      out += "Content-Length: ";
+      out += std::to_string(length);
+      out += "\r\n";
+    }
+    out += "x-request-id: ";
+    out += request.request_id;
+    out += "\r\n";
+    if (!keep_alive) out += "Connection: close\r\n";
+    out += "\r\n";
+    bool send_body = !head && !no_body;
+    if (send_body && !response.stream) out += response.body;
+    if (!stream.WriteAll(out.data(), out.size())) return UINT64_MAX;
+    if (!send_body || !response.stream) return send_body ? response.body.size() : 0;
+    if (auto file = response.stream->AsFile()) {
+      return stream.SendFile(file->fd, file->offset, file->length) ? file->length : UINT64_MAX;
+    }
+    std::string chunk(kWriteChunk, '\0');
+    uint64_t total = 0;
+    while (total < length) {
+      auto n = response.stream->Read(chunk.data(), chunk.size());
+      if (!n || *n == 0) return UINT64_MAX;  // cannot finish the announced length
+      if (!stream.WriteAll(chunk.data(), *n)) return UINT64_MAX;
+      total += *n;
+    }
+    return total;
+  }
+
+  AccessLog access_log_;
+  SystemClock clock_;
+  SystemRandom random_;
+  std::string request_prefix_;
+  std::atomic<uint64_t> request_counter_{0};
+  asio::io_context io_;
+  std::vector<std::shared_ptr<Listener>> listeners_;
+  std::map<std::string, std::string> bound_;
+  std::vector<std::thread> accept_threads_;
+  int wake_fd_ = -1;
+
+  // State below is protected by mu_.
+  std::mutex mu_;
+  std::condition_variable drained_;
+  bool stopping_ = false;
+  std::map<int, bool> connections_;  // fd → idle (waiting for a request)
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Start(std::vector<ListenerOptions> listeners,
+                                              AccessLog access_log) {
+  auto server = std::make_unique<ServerImpl>(std::move(access_log));
+  for (auto& listener : listeners) {
+    TM_TRY(server->Listen(std::move(listener)));
+  }
+  server->StartAccepting();
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace tablemere::http

@@ -1,0 +1,820 @@
+// Durability: each object's bytes go to a file with a fresh unique name, which is
+// fdatasync'ed by the writer; the index row that makes it visible is committed by a
+// group-commit leader that first fsyncs the directories the batch touched. Because
+// the blob name is unique and only reachable through the index, the index commit is the
+// atomic publish: a killed server leaves at most an unreferenced file, never a partial
+// object, and an acknowledged write is on disk.
+#include "objectstore/local_disk.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/crypto.h"
+#include "sqlite/sqlite.h"
+
+namespace tablemere::objectstore {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS objects (
+  bucket TEXT NOT NULL, key TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,
+  etag TEXT NOT NULL, modified_ms INTEGER NOT NULL, headers TEXT NOT NULL, checksums TEXT NOT NULL,
+  PRIMARY KEY (bucket, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS uploads (
+  upload_id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, initiated_ms INTEGER NOT NULL,
+  headers TEXT NOT NULL, checksums TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS uploads_by_bucket ON uploads(bucket, key);
+CREATE TABLE IF NOT EXISTS parts (
+  upload_id TEXT NOT NULL, part_number INTEGER NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,
+  etag TEXT NOT NULL, modified_ms INTEGER NOT NULL, checksums TEXT NOT NULL,
+  PRIMARY KEY (upload_id, part_number)) WITHOUT ROWID;
+)sql";
+
+// Largest number of index writes folded into one group commit.
+constexpr size_t kMaxBatch = 256;
+
+Error NoSuchBucket(const std::string& bucket) {
+  return Error{ErrorCode::kNotFound, "The specified bucket does not exist", {}}
+      .With("s3_code", "NoSuchBucket")
+      .With("resource", bucket);
+}
+Error NoSuchKey() {
+  return Error{ErrorCode::kNotFound, "The specified key does not exist.", {}}.With("s3_code",
+                                                                                  "NoSuchKey");
+}
+Error NoSuchUpload() {
+  return Error{ErrorCode::kNotFound,
+               "The specified multipart upload does not exist. The upload ID may be invalid, or "
+               "the upload may have been aborted or completed.",
+               {}}
+      .With("s3_code", "NoSuchUpload");
+}
+Error IoError(const std::string& what) {
+  return Error{ErrorCode::kUnavailable, "storage I/O failed: " + what, {}};
+}
+
+std::string MapToJson(const std::map<std::string, std::string>& m) { return Json(m).dump(); }
+std::map<std::string, std::string> JsonToMap(const std::string& s) {
+  auto j = Json::parse(s, nullptr, false);
+  if (!j.is_object()) return {};
+  return j.get<std::map<std::string, std::string>>();
+}
+
+class FileReader final : public ObjectReader {
+ public:
+  FileReader(int fd, uint64_t offset, uint64_t length) : fd_(fd), offset_(offset), length_(length) {}
+  ~FileReader() override { ::close(fd_); }
+  Result<size_t> Read(char* buffer, size_t size) override {
+    if (pos_ >= length_) return size_t{0};
+    size_t want = static_cast<size_t>(std::min<uint64_t>(size, length_ - pos_));
+    ssize_t n = ::pread(fd_, buffer, want, static_cast<off_t>(offset_ + pos_));
+    if (n < 0) return Fail(IoError("read"));
+    pos_ += static_cast<uint64_t>(n);
+    return static_cast<size_t>(n);
+  }
+  std::optional<http::FileSpan> AsFile() const override {
+    return http::FileSpan{fd_, offset_, length_};
+  }
+
+ private:
+  int fd_;
+  uint64_t offset_;
+  uint64_t length_;
+  uint64_t pos_ = 0;
+};
+
+class LocalDiskStore;
+
+class FileWriter final : public ObjectWriter {
+ public:
+  using CommitFn = std::function<Result<ObjectInfo>(const std::string& blob, ObjectInfo info)>;
+  FileWriter(LocalDiskStore& store, std::string blob, std::string path, int fd, CommitFn commit)
+      : store_(store),
+        blob_(std::move(blob)),
+        path_(std::move(path)),
+        fd_(fd),
+        commit_(std::move(commit)),
+        md5_(crypto::DigestAlgorithm::kMd5) {}
+  ~FileWriter() override { Abort(); }
+
+  Result<void> Write(const char* data, size_t size) override {
+    if (fd_ < 0) return Fail(IoError("writer closed"));
+    md5_.Update(data, size);
+    while (size > 0) {
+      ssize_t n = ::write(fd_, data, size);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Fail(IoError(std::string("write: ") + std::strerror(errno)));
+      }
+      data += n;
+      size -= static_cast<size_t>(n);
+      written_ += static_cast<uint64_t>(n);
+    }
+    return {};
+  }
+
+  Result<ObjectInfo> Commit(ObjectInfo info) override {
+    if (fd_ < 0) return Fail(IoError("writer closed"));
+    if (::fdatasync(fd_) != 0) return Fail(IoError("fdatasync"));
+    ::close(fd_);
+    fd_ = -1;
+    info.size = written_;
+    info.etag = crypto::HexEncode(md5_.Finish());
+    auto result = commit_(blob_, std::move(info));
+    if (result) {
+      committed_ = true;
+    } else {
+      ::unlink(path_.c_str());
+    }
+    return result;
+  }
+
+  void Abort() override {
+    if (committed_) return;
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    if (!path_.empty()) ::unlink(path_.c_str());
+    path_.clear();
+  }
+  uint64_t bytes_written() const override { return written_; }
+
+ private:
+  [[maybe_unused]] LocalDiskStore& store_;
+  std::string blob_;
+  std::string path_;
+  int fd_;
+  CommitFn commit_;
+  crypto::Digest md5_;
+  uint64_t written_ = 0;
+  bool committed_ = false;
+};
+
+class LocalDiskStore final : public ObjectStore {
+ public:
+  LocalDiskStore(std::string root, const Clock& clock, Random& random,
+                 std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::Db> reader)
+      : root_(std::move(root)),
+        clock_(clock),
+        random_(random),
+        writer_db_(std::move(writer)),
+        reader_db_(std::move(reader)) {}
+
+  // ---- buckets ----
+  Result<void> CreateBucket(const std::string& bucket) override {
+    return IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_ASSIGN(auto* st, db.Prepare("INSERT INTO buckets(name, created_ms) VALUES(?, ?)"));
+      auto r = st->Bind({bucket, clock_.NowMillis()}).Run();
+      if (!r && r.error().code == ErrorCode::kConflict) {
+        return Fail(Error{ErrorCode::kAlreadyExists,
+                          "Your previous request to create the named bucket succeeded and you "
+                          "already own it.",
+                          {}}
+                        .With("s3_code", "BucketAlreadyOwnedByYou"));
+      }
+      return r;
+    });
+  }
+
+  Result<void> DeleteBucket(const std::string& bucket) override {
+    return IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_ASSIGN(auto* probe, db.Prepare("SELECT 1 FROM objects WHERE bucket = ? LIMIT 1"));
+      TM_ASSIGN(bool has, probe->Bind({bucket}).Step());
+      if (has) {
+        return Fail(Error{ErrorCode::kConflict, "The bucket you tried to delete is not empty", {}}
+                        .With("s3_code", "BucketNotEmpty"));
+      }
+      TM_ASSIGN(auto* uploads, db.Prepare("SELECT upload_id FROM uploads WHERE bucket = ?"));
+      uploads->Bind({bucket});
+      std::vector<std::string> ids;
+      while (true) {
+        TM_ASSIGN(bool row, uploads->Step());
+        if (!row) break;
+        ids.push_back(uploads->Text(0));
+      }
+      for (const auto& id : ids) TM_TRY(DeleteUploadRows(db, id, nullptr));
+      TM_ASSIGN(auto* del, db.Prepare("DELETE FROM buckets WHERE name = ?"));
+      TM_TRY(del->Bind({bucket}).Run());
+      if (db.Changes() == 0) return Fail(NoSuchBucket(bucket));
+      return {};
+    });
+  }
+
+  Result<BucketInfo> HeadBucket(const std::string& bucket) override {
+    std::lock_guard lock(reader_mu_);
+    return FindBucket(*reader_db_, bucket);
+  }
+
+  Result<std::vector<BucketInfo>> ListBuckets() override {
+    std::lock_guard lock(reader_mu_);
+    TM_ASSIGN(auto* st, reader_db_->Prepare("SELECT name, created_ms FROM buckets ORDER BY name"));
+    st->Bind({});
+    std::vector<BucketInfo> out;
+    while (true) {
+      TM_ASSIGN(bool row, st->Step());
+      if (!row) break;
+      out.push_back(BucketInfo{st->Text(0), st->Int(1)});
+    }
+    return out;
+  }
+
+  // ---- objects ----
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket,
+                                                 const std::string& key) override {
+    {
+      std::lock_guard lock(reader_mu_);
+      TM_TRY(FindBucket(*reader_db_, bucket));
+    }
+    return NewWriter([this, bucket, key](const std::string& blob, ObjectInfo info) {
+      return PublishObject(bucket, key, blob, std::move(info));
+    });
+  }
+
+  Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
+    std::lock_guard lock(reader_mu_);
+    std::string blob;
+    return FindObject(*reader_db_, bucket, key, &blob);
+  }
+
+  Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket, const std::string& key,
+                                            uint64_t offset, std::optional<uint64_t> length,
+                                            ObjectInfo* info) override {
+    // A concurrent overwrite may unlink the blob between lookup and open; look again.
+    for (int attempt = 0; attempt < 3; attempt++) {
+      std::string blob;
+      ObjectInfo found;
+      {
+        std::lock_guard lock(reader_mu_);
+        TM_ASSIGN(found, FindObject(*reader_db_, bucket, key, &blob));
+      }
+      int fd = ::open(BlobPath(blob).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        if (errno == ENOENT) continue;
+        return Fail(IoError("open"));
+      }
+      uint64_t len = length ? *length : (found.size > offset ? found.size - offset : 0);
+      if (info) *info = std::move(found);
+      return std::unique_ptr<ObjectReader>(std::make_unique<FileReader>(fd, offset, len));
+    }
+    return Fail(NoSuchKey());
+  }
+
+  Result<void> Delete(const std::string& bucket, const std::string& key) override {
+    std::string old_blob;
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindBucket(db, bucket));
+      TM_ASSIGN(auto* sel, db.Prepare("SELECT blob FROM objects WHERE bucket = ? AND key = ?"));
+      TM_ASSIGN(bool row, sel->Bind({bucket, key}).Step());
+      if (!row) return {};
+      old_blob = sel->Text(0);
+      sel->Bind({});
+      TM_ASSIGN(auto* del, db.Prepare("DELETE FROM objects WHERE bucket = ? AND key = ?"));
+      return del->Bind({bucket, key}).Run();
+    }));
+    if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    return {};
+  }
+
+  Result<ObjectInfo> Copy(const std::string& src_bucket, const std::string& src_key,
+                          const std::string& dst_bucket, const std::string& dst_key,
+                          std::optional<ObjectInfo> replace_metadata) override {
+    ObjectInfo src_info;
+    TM_ASSIGN(auto reader, Get(src_bucket, src_key, 0, std::nullopt, &src_info));
+    TM_ASSIGN(auto writer, BeginPut(dst_bucket, dst_key));
+    std::string buf(1 << 20, '\0');
+    while (true) {
+      TM_ASSIGN(size_t n, reader->Read(buf.data(), buf.size()));
+      if (n == 0) break;
+      TM_TRY(writer->Write(buf.data(), n));
+    }
+    ObjectInfo info = replace_metadata ? std::move(*replace_metadata) : src_info;
+    if (!replace_metadata) info.checksums = src_info.checksums;
+    return writer->Commit(std::move(info));
+  }
+
+  Result<ListResult> List(const std::string& bucket, const ListOptions& options) override {
+    std::lock_guard lock(reader_mu_);
+    TM_TRY(FindBucket(*reader_db_, bucket));
+    ListResult result;
+    int max_keys = std::max(0, std::min(options.max_keys, 1000));
+    if (max_keys == 0) return result;
+    // Start at the later of the prefix and the marker; keys are compared as bytes.
+    std::string cursor = options.prefix;
+    bool exclusive = false;
+    if (!options.start_after.empty() && options.start_after >= cursor) {
+      cursor = options.start_after;
+      exclusive = true;
+    }
+    if (!options.continuation.empty() && options.continuation >= cursor) {
+      cursor = options.continuation;
+      exclusive = true;
+      if (!options.delimiter.empty() && cursor.ends_with(options.delimiter) &&
+          cursor.find(options.delimiter, options.prefix.size()) ==
+              cursor.size() - options.delimiter.size()) {
+        std::string next = cursor;
+        while (!next.empty() && static_cast<unsigned char>(next.back()) == 0xff) next.pop_back();
+        if (next.empty()) return result;
+        next.back() = static_cast<char>(static_cast<unsigned char>(next.back()) + 1);
+        cursor = next;
+        exclusive = false;
+      }
+    }
+    TM_ASSIGN(auto* st, reader_db_->Prepare(
+                            "SELECT key, size, etag, modified_ms, headers, checksums FROM objects "
+                            "WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1001"));
+    int count = 0;
+    while (true) {
+      st->Bind({bucket, cursor});
+      bool advanced = false;
+      std::string skip_to;
+      while (true) {
+        TM_ASSIGN(bool row, st->Step());
+        if (!row) break;
+        std::string key = st->Text(0);
+        if (exclusive && key == cursor) continue;
+        if (!key.starts_with(options.prefix)) break;
+        advanced = true;
+        if (count == max_keys) {
+          result.truncated = true;
+          st->Bind({});
+          return result;
+        }
+        if (!options.delimiter.empty()) {
+          size_t d = key.find(options.delimiter, options.prefix.size());
+          if (d != std::string::npos) {
+            std::string cp = key.substr(0, d + options.delimiter.size());
+            result.common_prefixes.push_back(cp);
+            result.next_marker = cp;
+            count++;
+            skip_to = cp;
+            break;
+          }
+        }
+        ObjectInfo info;
+        info.key = key;
+        info.size = static_cast<uint64_t>(st->Int(1));
+        info.etag = st->Text(2);
+        info.last_modified_ms = st->Int(3);
+        info.headers = JsonToMap(st->Text(4));
+        info.checksums = JsonToMap(st->Text(5));
+        result.next_marker = key;
+        result.objects.push_back(std::move(info));
+        count++;
+        cursor = key;
+        exclusive = true;
+      }
+      st->Bind({});
+      if (!skip_to.empty()) {
+        // Jump past every key under the common prefix: the smallest string greater than
+        // all strings starting with it.
+        std::string next = skip_to;
+        while (!next.empty() && static_cast<unsigned char>(next.back()) == 0xff) next.pop_back();
+        if (next.empty()) break;
+        next.back() = static_cast<char>(static_cast<unsigned char>(next.back()) + 1);
+        cursor = next;
+        exclusive = false;
+        continue;
+      }
+      if (!advanced) break;
+    }
+    return result;
+  }
+
+  // ---- multipart ----
+  Result<UploadInfo> CreateUpload(const std::string& bucket, const std::string& key,
+                                  ObjectInfo pending) override {
+    UploadInfo upload;
+    upload.upload_id = crypto::Base64UrlEncode(random_.Bytes(24));
+    upload.key = key;
+    upload.initiated_ms = clock_.NowMillis();
+    upload.pending = std::move(pending);
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindBucket(db, bucket));
+      TM_ASSIGN(auto* st, db.Prepare("INSERT INTO uploads VALUES(?, ?, ?, ?, ?, ?)"));
+      return st
+          ->Bind({upload.upload_id, bucket, key, upload.initiated_ms,
+                  MapToJson(upload.pending.headers), MapToJson(upload.pending.checksums)})
+          .Run();
+    }));
+    return upload;
+  }
+
+  Result<UploadInfo> GetUpload(const std::string& bucket, const std::string& upload_id) override {
+    std::lock_guard lock(reader_mu_);
+    return FindUpload(*reader_db_, bucket, upload_id);
+  }
+
+  Result<std::unique_ptr<ObjectWriter>> BeginPart(const std::string& bucket,
+                                                  const std::string& upload_id,
+                                                  int part_number) override {
+    {
+      std::lock_guard lock(reader_mu_);
+      TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
+    }
+    return NewWriter([this, bucket, upload_id, part_number](const std::string& blob,
+                                                            ObjectInfo info) {
+      return PublishPart(bucket, upload_id, part_number, blob, std::move(info));
+    });
+  }
+
+  Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
+                                          const std::string& upload_id) override {
+    std::lock_guard lock(reader_mu_);
+    TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
+    return ReadParts(*reader_db_, upload_id, nullptr);
+  }
+
+  Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
+                                    const std::vector<int>& part_numbers,
+                                    ObjectInfo final_info) override {
+    std::map<int, std::string> blobs;
+    std::vector<PartInfo> parts;
+    {
+      std::lock_guard lock(reader_mu_);
+      TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
+      TM_ASSIGN(parts, ReadParts(*reader_db_, upload_id, &blobs));
+    }
+    std::map<int, PartInfo> by_number;
+    for (auto& p : parts) by_number[p.part_number] = p;
+    std::string blob;
+    uint64_t size = 0;
+    if (part_numbers.size() == 1) {
+      // One part: the part's file becomes the object's file, no copy.
+      auto it = blobs.find(part_numbers[0]);
+      if (it == blobs.end()) return Fail(InvalidPart());
+      blob = it->second;
+      size = by_number[part_numbers[0]].size;
+    } else {
+      TM_ASSIGN(blob, ConcatenateParts(part_numbers, blobs, &size));
+    }
+    final_info.size = size;
+    std::string old_blob;
+    std::vector<std::string> dropped;
+    TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindUpload(db, bucket, upload_id));
+      TM_TRY(UpsertObject(db, bucket, final_info.key, blob, final_info, &old_blob));
+      return DeleteUploadRows(db, upload_id, &dropped);
+    }));
+    if (!old_blob.empty() && old_blob != blob) ::unlink(BlobPath(old_blob).c_str());
+    for (const auto& b : dropped) {
+      if (b != blob) ::unlink(BlobPath(b).c_str());
+    }
+    final_info.last_modified_ms = clock_.NowMillis();
+    return final_info;
+  }
+
+  Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) override {
+    std::vector<std::string> dropped;
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindUpload(db, bucket, upload_id));
+      return DeleteUploadRows(db, upload_id, &dropped);
+    }));
+    for (const auto& b : dropped) ::unlink(BlobPath(b).c_str());
+    return {};
+  }
+
+  Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
+                                              const std::string& prefix) override {
+    std::lock_guard lock(reader_mu_);
+    TM_TRY(FindBucket(*reader_db_, bucket));
+    TM_ASSIGN(auto* st, reader_db_->Prepare(
+                            "SELECT upload_id, key, initiated_ms, headers, checksums FROM uploads "
+                            "WHERE bucket = ? AND key >= ? ORDER BY key, initiated_ms"));
+    st->Bind({bucket, prefix});
+    std::vector<UploadInfo> out;
+    while (true) {
+      TM_ASSIGN(bool row, st->Step());
+      if (!row) break;
+      std::string key = st->Text(1);
+      if (!key.starts_with(prefix)) break;
+      UploadInfo u;
+      u.upload_id = st->Text(0);
+      u.key = key;
+      u.initiated_ms = st->Int(2);
+      u.pending.headers = JsonToMap(st->Text(3));
+      u.pending.checksums = JsonToMap(st->Text(4));
+      out.push_back(std::move(u));
+    }
+    return out;
+  }
+
+  Result<void> Init() {
+    std::error_code ec;
+    fs::create_directories(root_ + "/blobs", ec);
+    if (ec) return Fail(IoError("create " + root_ + ": " + ec.message()));
+    return writer_db_->Exec(kSchema);
+  }
+
+ private:
+  static Error InvalidPart() {
+    return Error{ErrorCode::kConflict,
+                 "One or more of the specified parts could not be found. The part may not have "
+                 "been uploaded, or the specified entity tag may not match the part's entity tag.",
+                 {}}
+        .With("s3_code", "InvalidPart");
+  }
+
+  std::string BlobDir(const std::string& blob) const { return root_ + "/blobs/" + blob.substr(0, 2); }
+  std::string BlobPath(const std::string& blob) const { return BlobDir(blob) + "/" + blob; }
+
+  Result<std::unique_ptr<ObjectWriter>> NewWriter(FileWriter::CommitFn commit) {
+    std::string blob = crypto::HexEncode(random_.Bytes(16));
+    std::string dir = BlobDir(blob);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    std::string path = dir + "/" + blob;
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+    if (fd < 0) return Fail(IoError(std::string("create blob: ") + std::strerror(errno)));
+    return std::unique_ptr<ObjectWriter>(
+        std::make_unique<FileWriter>(*this, blob, path, fd, std::move(commit)));
+  }
+
+  Result<ObjectInfo> PublishObject(const std::string& bucket, const std::string& key,
+                                   const std::string& blob, ObjectInfo info) {
+    info.key = key;
+    info.last_modified_ms = clock_.NowMillis();
+    std::string old_blob;
+    TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindBucket(db, bucket));
+      return UpsertObject(db, bucket, key, blob, info, &old_blob);
+    }));
+    if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    return info;
+  }
+
+  Result<ObjectInfo> PublishPart(const std::string& bucket, const std::string& upload_id,
+                                 int part_number, const std::string& blob, ObjectInfo info) {
+    info.last_modified_ms = clock_.NowMillis();
+    std::string old_blob;
+    TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindUpload(db, bucket, upload_id));
+      TM_ASSIGN(auto* sel,
+                db.Prepare("SELECT blob FROM parts WHERE upload_id = ? AND part_number = ?"));
+      TM_ASSIGN(bool row, sel->Bind({upload_id, int64_t{part_number}}).Step());
+      if (row) old_blob = sel->Text(0);
+      sel->Bind({});
+      TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO parts VALUES(?, ?, ?, ?, ?, ?, ?)"));
+      return st
+          ->Bind({upload_id, int64_t{part_number}, blob, static_cast<int64_t>(info.size), info.etag,
+                  info.last_modified_ms, MapToJson(info.checksums)})
+          .Run();
+    }));
+    if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    return info;
+  }
+
+  Result<std::string> ConcatenateParts(const std::vector<int>& part_numbers,
+                                       const std::map<int, std::string>& blobs, uint64_t* size) {
+    std::string blob = crypto::HexEncode(random_.Bytes(16));
+    std::error_code ec;
+    fs::create_directories(BlobDir(blob), ec);
+    std::string path = BlobPath(blob);
+    int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+    if (out < 0) return Fail(IoError("create blob"));
+    auto fail = [&](const std::string& what) {
+      ::close(out);
+      ::unlink(path.c_str());
+      return Fail(IoError(what));
+    };
+    *size = 0;
+    for (int n : part_numbers) {
+      auto it = blobs.find(n);
+      if (it == blobs.end()) {
+        ::close(out);
+        ::unlink(path.c_str());
+        return Fail(InvalidPart());
+      }
+      int in = ::open(BlobPath(it->second).c_str(), O_RDONLY | O_CLOEXEC);
+      if (in < 0) return fail("open part");
+      struct stat st {};
+      ::fstat(in, &st);
+      uint64_t left = static_cast<uint64_t>(st.st_size);
+      while (left > 0) {
+        ssize_t c = ::copy_file_range(in, nullptr, out, nullptr, left, 0);
+        if (c <= 0) {
+          ::close(in);
+          return fail("copy part");
+        }
+        left -= static_cast<uint64_t>(c);
+      }
+      ::close(in);
+      *size += static_cast<uint64_t>(st.st_size);
+    }
+    if (::fdatasync(out) != 0) return fail("fdatasync");
+    ::close(out);
+    return blob;
+  }
+
+  Result<BucketInfo> FindBucket(sqlite::Db& db, const std::string& bucket) {
+    TM_ASSIGN(auto* st, db.Prepare("SELECT created_ms FROM buckets WHERE name = ?"));
+    TM_ASSIGN(bool row, st->Bind({bucket}).Step());
+    if (!row) return Fail(NoSuchBucket(bucket));
+    BucketInfo info{bucket, st->Int(0)};
+    st->Bind({});
+    return info;
+  }
+
+  Result<ObjectInfo> FindObject(sqlite::Db& db, const std::string& bucket, const std::string& key,
+                                std::string* blob) {
+    TM_ASSIGN(auto* st, db.Prepare("SELECT blob, size, etag, modified_ms, headers, checksums "
+                                   "FROM objects WHERE bucket = ? AND key = ?"));
+    TM_ASSIGN(bool row, st->Bind({bucket, key}).Step());
+    if (!row) {
+      TM_TRY(FindBucket(db, bucket));
+      return Fail(NoSuchKey());
+    }
+    ObjectInfo info;
+    info.key = key;
+    *blob = st->Text(0);
+    info.size = static_cast<uint64_t>(st->Int(1));
+    info.etag = st->Text(2);
+    info.last_modified_ms = st->Int(3);
+    info.headers = JsonToMap(st->Text(4));
+    info.checksums = JsonToMap(st->Text(5));
+    st->Bind({});
+    return info;
+  }
+
+  Result<UploadInfo> FindUpload(sqlite::Db& db, const std::string& bucket,
+                                const std::string& upload_id) {
+    TM_ASSIGN(auto* st, db.Prepare("SELECT key, initiated_ms, headers, checksums FROM uploads "
+                                   "WHERE upload_id = ? AND bucket = ?"));
+    TM_ASSIGN(bool row, st->Bind({upload_id, bucket}).Step());
+    if (!row) {
+      TM_TRY(FindBucket(db, bucket));
+      return Fail(NoSuchUpload());
+    }
+    UploadInfo u;
+    u.upload_id = upload_id;
+    u.key = st->Text(0);
+    u.initiated_ms = st->Int(1);
+    u.pending.headers = JsonToMap(st->Text(2));
+    u.pending.checksums = JsonToMap(st->Text(3));
+    st->Bind({});
+    return u;
+  }
+
+  Result<std::vector<PartInfo>> ReadParts(sqlite::Db& db, const std::string& upload_id,
+                                          std::map<int, std::string>* blobs) {
+    TM_ASSIGN(auto* st, db.Prepare("SELECT part_number, blob, size, etag, modified_ms, checksums "
+                                   "FROM parts WHERE upload_id = ? ORDER BY part_number"));
+    st->Bind({upload_id});
+    std::vector<PartInfo> out;
+    while (true) {
+      TM_ASSIGN(bool row, st->Step());
+      if (!row) break;
+      PartInfo p;
+      p.part_number = static_cast<int>(st->Int(0));
+      if (blobs) (*blobs)[p.part_number] = st->Text(1);
+      p.size = static_cast<uint64_t>(st->Int(2));
+      p.etag = st->Text(3);
+      p.last_modified_ms = st->Int(4);
+      p.checksums = JsonToMap(st->Text(5));
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  Result<void> UpsertObject(sqlite::Db& db, const std::string& bucket, const std::string& key,
+                            const std::string& blob, const ObjectInfo& info,
+                            std::string* old_blob) {
+    TM_ASSIGN(auto* sel, db.Prepare("SELECT blob FROM objects WHERE bucket = ? AND key = ?"));
+    TM_ASSIGN(bool row, sel->Bind({bucket, key}).Step());
+    if (row) *old_blob = sel->Text(0);
+    sel->Bind({});
+    TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO objects VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+    return st
+        ->Bind({bucket, key, blob, static_cast<int64_t>(info.size), info.etag,
+                info.last_modified_ms ? info.last_modified_ms : clock_.NowMillis(),
+                MapToJson(info.headers), MapToJson(info.checksums)})
+        .Run();
+  }
+
+  Result<void> DeleteUploadRows(sqlite::Db& db, const std::string& upload_id,
+                                std::vector<std::string>* dropped_blobs) {
+    TM_ASSIGN(auto* sel, db.Prepare("SELECT blob FROM parts WHERE upload_id = ?"));
+    sel->Bind({upload_id});
+    while (true) {
+      TM_ASSIGN(bool row, sel->Step());
+      if (!row) break;
+      if (dropped_blobs) dropped_blobs->push_back(sel->Text(0));
+    }
+    TM_ASSIGN(auto* dp, db.Prepare("DELETE FROM parts WHERE upload_id = ?"));
+    TM_TRY(dp->Bind({upload_id}).Run());
+    TM_ASSIGN(auto* du, db.Prepare("DELETE FROM uploads WHERE upload_id = ?"));
+    return du->Bind({upload_id}).Run();
+  }
+
+  // Group commit: concurrent index writes are folded into one SQLite transaction (one
+  // WAL fsync), each inside its own savepoint so one failure does not undo the others.
+  struct PendingWrite {
+    std::set<std::string> dirs;
+    std::function<Result<void>(sqlite::Db&)> op;
+    std::optional<Result<void>> result;
+  };
+
+  Result<void> IndexWrite(std::set<std::string> dirs_to_sync,
+                          std::function<Result<void>(sqlite::Db&)> op) {
+    PendingWrite write{std::move(dirs_to_sync), std::move(op), std::nullopt};
+    std::unique_lock lock(queue_mu_);
+    queue_.push_back(&write);
+    while (!write.result) {
+      if (!leader_active_) {
+        leader_active_ = true;
+        std::vector<PendingWrite*> batch;
+        while (!queue_.empty() && batch.size() < kMaxBatch) {
+          batch.push_back(queue_.front());
+          queue_.pop_front();
+        }
+        lock.unlock();
+        RunBatch(batch);
+        lock.lock();
+        leader_active_ = false;
+        queue_cv_.notify_all();
+      } else {
+        queue_cv_.wait(lock);
+      }
+    }
+    return std::move(*write.result);
+  }
+
+  void RunBatch(std::vector<PendingWrite*>& batch) {
+    std::set<std::string> dirs;
+    for (auto* w : batch) dirs.insert(w->dirs.begin(), w->dirs.end());
+    for (const auto& dir : dirs) {
+      int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+      }
+    }
+    sqlite::Db& db = *writer_db_;
+    auto begin = db.Exec("BEGIN IMMEDIATE");
+    if (!begin) {
+      for (auto* w : batch) w->result = std::unexpected(begin.error());
+      return;
+    }
+    for (auto* w : batch) {
+      (void)db.Exec("SAVEPOINT w");
+      auto r = w->op(db);
+      if (r) {
+        (void)db.Exec("RELEASE w");
+      } else {
+        (void)db.Exec("ROLLBACK TO w; RELEASE w");
+      }
+      w->result = std::move(r);
+    }
+    auto commit = db.Exec("COMMIT");
+    if (!commit) {
+      (void)db.Exec("ROLLBACK");
+      for (auto* w : batch) {
+        if (*w->result) w->result = std::unexpected(commit.error());
+      }
+    }
+  }
+
+  std::string root_;
+  const Clock& clock_;
+  Random& random_;
+  std::unique_ptr<sqlite::Db> writer_db_;  // used only by the group-commit leader
+  std::mutex reader_mu_;
+  std::unique_ptr<sqlite::Db> reader_db_;  // protected by reader_mu_
+
+  // State below is protected by queue_mu_.
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<PendingWrite*> queue_;
+  bool leader_active_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root,
+                                                        const Clock& clock, Random& random) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) return Fail(IoError("create " + root + ": " + ec.message()));
+  TM_ASSIGN(auto writer, sqlite::Db::Open(root + "/index.db", true));
+  TM_TRY(writer->Exec(kSchema));
+  TM_ASSIGN(auto reader, sqlite::Db::Open(root + "/index.db", true));
+  auto store = std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer),
+                                                std::move(reader));
+  TM_TRY(store->Init());
+  return std::unique_ptr<ObjectStore>(std::move(store));
+}
+
+}  // namespace tablemere::objectstore

@@ -1,0 +1,123 @@
+#include "objectstore/local_disk.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace tablemere::objectstore {
+namespace {
+
+class LocalDiskTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tm-objstore-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    store_ = OpenLocalDiskStore(dir_.string(), clock_, random_).value();
+    ASSERT_TRUE(store_->CreateBucket("b").has_value());
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Put(const std::string& key, const std::string& data) {
+    auto w = store_->BeginPut("b", key).value();
+    ASSERT_TRUE(w->Write(data.data(), data.size()).has_value());
+    ObjectInfo info;
+    ASSERT_TRUE(w->Commit(info).has_value());
+  }
+  std::string ReadAll(const std::string& key) {
+    auto r = store_->Get("b", key, 0, std::nullopt, nullptr).value();
+    std::string out(1024, '\0');
+    size_t n = r->Read(out.data(), out.size()).value();
+    out.resize(n);
+    return out;
+  }
+  std::filesystem::path dir_;
+  SystemClock clock_;
+  SystemRandom random_;
+  std::unique_ptr<ObjectStore> store_;
+};
+
+TEST_F(LocalDiskTest, PutGetOverwriteDelete) {
+  Put("k", "hello");
+  EXPECT_EQ(ReadAll("k"), "hello");
+  EXPECT_EQ(store_->Head("b", "k")->etag, "5d41402abc4b2a76b9719d911017c592");
+  Put("k", "bye");
+  EXPECT_EQ(ReadAll("k"), "bye");
+  ASSERT_TRUE(store_->Delete("b", "k").has_value());
+  EXPECT_EQ(store_->Head("b", "k").error().Detail("s3_code"), "NoSuchKey");
+  EXPECT_EQ(store_->Head("zz", "k").error().Detail("s3_code"), "NoSuchBucket");
+}
+
+TEST_F(LocalDiskTest, UncommittedWriteIsInvisible) {
+  auto w = store_->BeginPut("b", "pending").value();
+  ASSERT_TRUE(w->Write("abc", 3).has_value());
+  EXPECT_FALSE(store_->Head("b", "pending").has_value());
+  w->Abort();
+  EXPECT_FALSE(store_->Head("b", "pending").has_value());
+}
+
+TEST_F(LocalDiskTest, ListingFollowsByteOrderWithDelimiterAndPaging) {
+  for (std::string k : {"a/1", "a/2", "b", "c/x/y", "c/z", "d", "\xc3\xbc"}) Put(k, "x");
+  ListOptions opts;
+  opts.delimiter = "/";
+  auto all = store_->List("b", opts).value();
+  std::vector<std::string> keys;
+  for (auto& o : all.objects) keys.push_back(o.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"b", "d", "\xc3\xbc"}));
+  EXPECT_EQ(all.common_prefixes, (std::vector<std::string>{"a/", "c/"}));
+  // Page through two entries at a time, CPs and keys interleaved in order.
+  std::vector<std::string> seen;
+  opts.max_keys = 2;
+  std::string marker;
+  for (int i = 0; i < 10; i++) {
+    opts.continuation = marker;
+    auto page = store_->List("b", opts).value();
+    for (auto& cp : page.common_prefixes) seen.push_back(cp);
+    for (auto& o : page.objects) seen.push_back(o.key);
+    if (!page.truncated) break;
+    marker = page.next_marker;
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a/", "b", "c/", "d", "\xc3\xbc"}));
+  ListOptions pre;
+  pre.prefix = "c/";
+  pre.delimiter = "/";
+  auto c = store_->List("b", pre).value();
+  EXPECT_EQ(c.common_prefixes, (std::vector<std::string>{"c/x/"}));
+  ASSERT_EQ(c.objects.size(), 1u);
+  EXPECT_EQ(c.objects[0].key, "c/z");
+}
+
+TEST_F(LocalDiskTest, MultipartCompleteAndAbort) {
+  ObjectInfo pending;
+  auto up = store_->CreateUpload("b", "big", pending).value();
+  for (int n : {2, 1}) {
+    auto w = store_->BeginPart("b", up.upload_id, n).value();
+    std::string data = n == 1 ? "first-" : "second";
+    ASSERT_TRUE(w->Write(data.data(), data.size()).has_value());
+    ASSERT_TRUE(w->Commit(ObjectInfo{}).has_value());
+  }
+  EXPECT_EQ(store_->ListParts("b", up.upload_id)->size(), 2u);
+  ObjectInfo fin;
+  fin.key = "big";
+  fin.etag = "x-2";
+  ASSERT_TRUE(store_->CompleteUpload("b", up.upload_id, {1, 2}, fin).has_value());
+  EXPECT_EQ(ReadAll("big"), "first-second");
+  EXPECT_EQ(store_->GetUpload("b", up.upload_id).error().Detail("s3_code"), "NoSuchUpload");
+  auto up2 = store_->CreateUpload("b", "gone", pending).value();
+  ASSERT_TRUE(store_->AbortUpload("b", up2.upload_id).has_value());
+  EXPECT_FALSE(store_->ListParts("b", up2.upload_id).has_value());
+}
+
+TEST_F(LocalDiskTest, DeleteBucketRequiresEmpty) {
+  Put("k", "v");
+  EXPECT_EQ(store_->DeleteBucket("b").error().Detail("s3_code"), "BucketNotEmpty");
+  ASSERT_TRUE(store_->Delete("b", "k").has_value());
+  EXPECT_TRUE(store_->DeleteBucket("b").has_value());
+}
+
+}  // namespace
+}  // namespace tablemere::objectstore

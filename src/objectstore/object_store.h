@@ -1,0 +1,131 @@
+// The object-store interface: bytes, keyed by (bucket, key), with S3's listing order.
+// Implemented by the local-disk backend (embedded default) and, for scale-out, by an
+// external S3-compatible store. S3 protocol semantics (auth, checksum verification,
+// policy) live above this, in src/storage/.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "http/message.h"
+
+namespace tablemere::objectstore {
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+  std::string etag;  // unquoted: "<md5 hex>" or "<hex>-<parts>"
+  int64_t last_modified_ms = 0;
+  // Stored response headers (Content-Type, Content-Encoding, Cache-Control,
+  // Content-Disposition, Content-Language, Expires, x-amz-meta-*), wire-cased.
+  std::map<std::string, std::string> headers;
+  // Flexible checksums: "CRC32" → base64, plus "type" → FULL_OBJECT|COMPOSITE.
+  std::map<std::string, std::string> checksums;
+};
+
+struct BucketInfo {
+  std::string name;
+  int64_t created_ms = 0;
+};
+
+// A readable object body (or range of it).
+class ObjectReader : public http::BodySource {};
+
+// Bytes being written; nothing is visible to readers until Commit returns.
+class ObjectWriter {
+ public:
+  virtual ~ObjectWriter() = default;
+  virtual Result<void> Write(const char* data, size_t size) = 0;
+  // Makes the object durable and visible atomically, replacing any previous version.
+  // `info.size` and `info.etag` are filled in by the store. Errors: kUnavailable (disk).
+  virtual Result<ObjectInfo> Commit(ObjectInfo info) = 0;
+  // Discards everything written. Safe to call after a failed Write; implied by destruction
+  // without Commit.
+  virtual void Abort() = 0;
+  virtual uint64_t bytes_written() const = 0;
+};
+
+struct ListOptions {
+  std::string prefix;
+  std::string delimiter;
+  std::string start_after;  // exclusive
+  // A marker returned as next_marker by an earlier page. When it is a common prefix,
+  // every key under it was already reported and is skipped.
+  std::string continuation;
+  int max_keys = 1000;
+};
+
+struct ListResult {
+  std::vector<ObjectInfo> objects;
+  std::vector<std::string> common_prefixes;
+  bool truncated = false;
+  std::string next_marker;  // last key or common prefix returned, when truncated
+};
+
+struct UploadInfo {
+  std::string upload_id;
+  std::string key;
+  int64_t initiated_ms = 0;
+  ObjectInfo pending;  // headers and checksum settings given at creation
+};
+
+struct PartInfo {
+  int part_number = 0;
+  uint64_t size = 0;
+  std::string etag;  // unquoted md5 hex
+  int64_t last_modified_ms = 0;
+  std::map<std::string, std::string> checksums;
+};
+
+// Errors used throughout: kNotFound with detail s3_code NoSuchBucket / NoSuchKey /
+// NoSuchUpload; kAlreadyExists (BucketAlreadyOwnedByYou); kConflict (BucketNotEmpty,
+// InvalidPart, InvalidPartOrder); kUnavailable for I/O failures. All methods are
+// thread-safe.
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+
+  virtual Result<void> CreateBucket(const std::string& bucket) = 0;
+  virtual Result<void> DeleteBucket(const std::string& bucket) = 0;  // must be empty
+  virtual Result<BucketInfo> HeadBucket(const std::string& bucket) = 0;
+  virtual Result<std::vector<BucketInfo>> ListBuckets() = 0;
+
+  virtual Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket,
+                                                         const std::string& key) = 0;
+  virtual Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) = 0;
+  // Opens [offset, offset+length) of the object; `info` receives its metadata.
+  virtual Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket,
+                                                    const std::string& key, uint64_t offset,
+                                                    std::optional<uint64_t> length,
+                                                    ObjectInfo* info) = 0;
+  // Deleting a missing key succeeds (S3 semantics).
+  virtual Result<void> Delete(const std::string& bucket, const std::string& key) = 0;
+  virtual Result<ObjectInfo> Copy(const std::string& src_bucket, const std::string& src_key,
+                                  const std::string& dst_bucket, const std::string& dst_key,
+                                  std::optional<ObjectInfo> replace_metadata) = 0;
+  virtual Result<ListResult> List(const std::string& bucket, const ListOptions& options) = 0;
+
+  virtual Result<UploadInfo> CreateUpload(const std::string& bucket, const std::string& key,
+                                          ObjectInfo pending) = 0;
+  virtual Result<UploadInfo> GetUpload(const std::string& bucket, const std::string& upload_id) = 0;
+  // Returns a writer for one part; Commit stores it (replacing an earlier same-numbered part).
+  virtual Result<std::unique_ptr<ObjectWriter>> BeginPart(const std::string& bucket,
+                                                          const std::string& upload_id,
+                                                          int part_number) = 0;
+  virtual Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
+                                                  const std::string& upload_id) = 0;
+  // Assembles the listed parts (ascending, each present) into the object, atomically.
+  virtual Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
+                                            const std::vector<int>& part_numbers,
+                                            ObjectInfo final_info) = 0;
+  virtual Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) = 0;
+  virtual Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
+                                                      const std::string& prefix) = 0;
+};
+
+}  // namespace tablemere::objectstore
