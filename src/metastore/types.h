@@ -1,0 +1,103 @@
+// Records kept in the metastore. Plain data; the services give them meaning.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tablemere::metastore {
+
+struct Principal {
+  std::string id;            // "p_…" / "a_…"
+  std::string kind;          // "human" | "agent"
+  std::string email;         // humans
+  std::string display_name;
+  std::string org_id;        // agents: the organisation that owns them
+  std::string role;          // agents: "admin" | "member"
+  std::string created_by;    // agents: creating principal
+  int64_t created_ms = 0;
+  bool suspended = false;
+};
+
+struct ApiKey {
+  std::string key_id;
+  std::string principal_id;
+  std::string secret_hash;  // hex SHA-256 of the secret; the secret is never stored
+  int64_t created_ms = 0;
+  bool revoked = false;
+};
+
+struct Organization {
+  std::string id;
+  std::string name;
+  std::string handle;
+  int64_t created_ms = 0;
+};
+
+struct Membership {
+  std::string org_id;
+  std::string principal_id;
+  std::string role;  // "admin" | "member"
+};
+
+struct Project {
+  std::string id;
+  std::string org_id;
+  std::string name;
+  int64_t created_ms = 0;
+};
+
+struct Warehouse {
+  std::string id;  // uuid; buckets are w-<id> and b-<id>, identities t-<id>[-ro]
+  std::string project_id;
+  std::string org_id;
+  std::string name;
+  int64_t credential_generation = 1;  // bumped by rotation; old secrets/tokens die
+  int64_t created_ms = 0;
+};
+
+struct Grant {
+  std::string warehouse_id;
+  std::string principal_id;
+  std::string level;  // "read" | "write"
+  std::string granted_by;
+};
+
+struct Namespace {
+  std::string warehouse_id;
+  std::vector<std::string> levels;
+  std::string properties_json = "{}";
+};
+
+// A catalog entry: an Iceberg table, a view, or a generic (Lakekeeper) table.
+struct TableEntry {
+  std::string warehouse_id;
+  std::vector<std::string> namespace_levels;
+  std::string name;
+  std::string kind;  // "table" | "view" | "generic"
+  std::string uuid;
+  std::string location;           // "s3://w-…/ns/name"
+  std::string metadata_location;  // current metadata file (tables and views)
+  std::string metadata_json;      // current metadata document (or generic-table record)
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+};
+
+// One compare-and-swap of a table's metadata pointer.
+struct MetadataSwap {
+  std::string warehouse_id;
+  std::vector<std::string> namespace_levels;
+  std::string name;
+  std::string expected_metadata_location;  // "" for a create
+  TableEntry replacement;                  // full new row
+};
+
+struct Task {
+  int64_t id = 0;
+  std::string kind;  // "purge_prefix"
+  std::string payload_json;
+  int attempts = 0;
+};
+
+}  // namespace tablemere::metastore
