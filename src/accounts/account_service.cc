@@ -1,0 +1,314 @@
+#include "accounts/account_service.h"
+
+#include <algorithm>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+
+namespace tablemere::accounts {
+
+namespace {
+
+// Length of the random secret part of an API key (bytes before encoding).
+constexpr size_t kApiSecretBytes = 24;
+
+Error Coded(ErrorCode code, const std::string& wire_code, const std::string& message) {
+  return Error{code, message, {}}.With("code", wire_code);
+}
+
+bool ValidEmail(const std::string& email) {
+  size_t at = email.find('@');
+  return at != std::string::npos && at > 0 && email.find('.', at) != std::string::npos &&
+         email.size() <= 254 && email.find(' ') == std::string::npos;
+}
+
+// A handle from a free-form name: lowercase letters, digits and dashes.
+std::string Slug(const std::string& text) {
+  std::string out;
+  for (char c : ToLower(text)) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      out.push_back(c);
+    } else if (!out.empty() && out.back() != '-') {
+      out.push_back('-');
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  if (out.size() > 40) out.resize(40);
+  return out.size() < 2 ? "workspace" : out;
+}
+
+std::string HostPort(const std::string& url) {
+  size_t p = url.find("://");
+  return p == std::string::npos ? url : url.substr(p + 3);
+}
+
+}  // namespace
+
+AccountService::AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects,
+                               const Clock& clock, Random& random, const IdentitySecrets& secrets,
+                               PublicUrls urls, bool unverified_signup_allowed)
+    : meta_(meta),
+      objects_(objects),
+      clock_(clock),
+      random_(random),
+      secrets_(secrets),
+      urls_(std::move(urls)),
+      unverified_signup_allowed_(unverified_signup_allowed) {}
+
+std::string AccountService::NewApiKey(const std::string& principal_id, metastore::ApiKey* record) {
+  std::string key_id = crypto::HexEncode(random_.Bytes(8));
+  std::string secret = crypto::Base64UrlEncode(random_.Bytes(kApiSecretBytes));
+  // '_' separates the parts of the key; keep it out of the secret.
+  std::replace(secret.begin(), secret.end(), '_', 'x');
+  *record = metastore::ApiKey{key_id, principal_id, HashApiSecret(secret), clock_.NowMillis(), false};
+  return "al_live_" + key_id + "_" + secret;
+}
+
+Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
+  // ---- validate
+  if (!unverified_signup_allowed_) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "verification_required",
+                      "The one-call signup is only available on a local stack (API on loopback, no "
+                      "mail sender). Use POST /v1/signup/start and /v1/signup/verify."));
+  }
+  if (!ValidEmail(request.email)) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "email is not a valid address")
+                    .With("field", "email"));
+  }
+  if (!request.accept_terms) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "terms_required", "accept_terms must be exactly true")
+                    .With("field", "accept_terms"));
+  }
+  std::string workspace = request.workspace.empty() ? request.email.substr(0, request.email.find('@'))
+                                                    : request.workspace;
+  // ---- build
+  int64_t now = clock_.NowMillis();
+  SignupResult r;
+  r.principal = metastore::Principal{"p_" + crypto::HexEncode(random_.Bytes(8)), "human", ToLower(request.email),
+                                     workspace, "", "", "", now, false};
+  metastore::ApiKey key;
+  r.api_key = NewApiKey(r.principal.id, &key);
+  r.org = metastore::Organization{"o_" + crypto::HexEncode(random_.Bytes(8)), workspace,
+                                  Slug(workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
+  r.project = metastore::Project{"pr_" + crypto::HexEncode(random_.Bytes(8)), r.org.id, workspace, now};
+  r.warehouse = metastore::Warehouse{random_.Uuid(), r.project.id, r.org.id, "lake", 1, now};
+  // ---- apply: buckets first (idempotent names), then the records in one transaction
+  for (const std::string& bucket : {"w-" + r.warehouse.id, "b-" + r.warehouse.id}) {
+    auto created = objects_.CreateBucket(bucket);
+    if (!created && created.error().code != ErrorCode::kAlreadyExists) return Fail(created.error());
+  }
+  auto stored = meta_.accounts().CreateSignup(r.principal, key, r.org, r.project, r.warehouse);
+  if (!stored) {
+    (void)objects_.DeleteBucket("w-" + r.warehouse.id);
+    (void)objects_.DeleteBucket("b-" + r.warehouse.id);
+    if (stored.error().code == ErrorCode::kAlreadyExists) {
+      return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
+                        "An account with this email exists; recover its key instead."));
+    }
+    return Fail(stored.error());
+  }
+  return r;
+}
+
+Result<Caller> AccountService::Authenticate(const std::string& bearer) {
+  auto invalid = [] {
+    return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_api_key",
+                      "The API key is missing or wrong. Send Authorization: Bearer al_live_…"));
+  };
+  auto parsed = ParseApiKey(bearer);
+  if (!parsed) return invalid();
+  auto key = meta_.accounts().FindApiKey(parsed->key_id);
+  if (!key) {
+    if (key.error().code == ErrorCode::kNotFound) return invalid();
+    return Fail(key.error());
+  }
+  if (!crypto::ConstantTimeEquals(key->secret_hash, HashApiSecret(parsed->secret))) return invalid();
+  if (key->revoked) {
+    return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked", "This API key was revoked."));
+  }
+  TM_ASSIGN(auto principal, meta_.accounts().FindPrincipal(key->principal_id));
+  if (principal.suspended) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
+  }
+  return Caller{std::move(principal), key->key_id};
+}
+
+Result<std::vector<std::pair<metastore::Organization, std::string>>> AccountService::Orgs(
+    const Caller& caller) {
+  return meta_.accounts().OrgsOf(caller.principal.id);
+}
+
+Result<std::string> AccountService::RoleIn(const Caller& caller, const std::string& org_id) {
+  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
+  for (const auto& [org, role] : orgs) {
+    if (org.id == org_id) return role;
+  }
+  return std::string();
+}
+
+Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::string& warehouse) {
+  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
+  TM_ASSIGN(auto grants, meta_.accounts().GrantsOf(caller.principal.id));
+  std::vector<WarehouseAccess> matches;
+  for (const auto& [org, role] : orgs) {
+    TM_ASSIGN(auto warehouses, meta_.accounts().WarehousesOfOrg(org.id));
+    for (const auto& w : warehouses) {
+      if (!warehouse.empty() && w.id != warehouse && w.name != warehouse &&
+          "w-" + w.id != warehouse) {
+        continue;
+      }
+      std::string level;
+      std::string via;
+      for (const auto& g : grants) {
+        if (g.warehouse_id == w.id) {
+          level = g.level;
+          via = "grant";
+        }
+      }
+      if (role == "admin" && caller.principal.kind == "human") {
+        level = "write";
+        via = "admin";
+      }
+      if (level.empty()) continue;
+      matches.push_back(WarehouseAccess{w, level, via});
+    }
+  }
+  if (matches.empty()) {
+    return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
+                      "No warehouse '" + warehouse +
+                          "' visible to you; pass its warehouse_id or its name (GET /v1/warehouses "
+                          "lists them).")
+                    .With("field", "warehouse_id"));
+  }
+  if (matches.size() > 1 && !warehouse.empty()) {
+    return Fail(Coded(ErrorCode::kConflict, "ambiguous_name",
+                      "More than one warehouse is named '" + warehouse + "'; use its warehouse_id."));
+  }
+  return matches.front();
+}
+
+Result<WarehouseAccess> AccountService::DefaultWarehouse(const Caller& caller) {
+  return Access(caller, "");
+}
+
+Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access,
+                                                   const std::string& engine) {
+  static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark"};
+  if (std::find(kEngines.begin(), kEngines.end(), engine) == kEngines.end()) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine",
+                      "engine must be one of duckdb, pyiceberg, spark")
+                    .With("available", "duckdb,pyiceberg,spark"));
+  }
+  Connection c;
+  c.engine = engine;
+  c.access = access;
+  c.urls = urls_;
+  bool read_only = access.level != "write";
+  c.identity = IdentityName(access.warehouse.id, read_only);
+  c.client_secret = secrets_.SecretFor(c.identity, access.warehouse.credential_generation);
+  std::string bucket = "w-" + access.warehouse.id;
+  std::string token_url = urls_.catalog + "/v1/oauth/tokens";
+  bool https = urls_.s3.starts_with("https://");
+  c.notes.push_back(read_only ? "You hold read on this warehouse: the recipe carries the read-only "
+                                "identity; the catalog refuses its commits and the store its writes."
+                              : "You hold write on this warehouse: the recipe reads and writes.");
+  if (engine == "duckdb") {
+    c.sql = "INSTALL iceberg; LOAD iceberg; INSTALL httpfs; LOAD httpfs;\n"
+            "CREATE SECRET tablemere (TYPE ICEBERG, CLIENT_ID '" + c.identity + "', CLIENT_SECRET '" +
+            c.client_secret + "', OAUTH2_SERVER_URI '" + token_url + "');\n"
+            "CREATE SECRET tablemere_s3 (TYPE S3, KEY_ID '" + c.identity + "', SECRET '" +
+            c.client_secret + "', ENDPOINT '" + HostPort(urls_.s3) + "', URL_STYLE 'path', USE_SSL " +
+            (https ? "true" : "false") + ", REGION 'us-east-1', SCOPE 's3://" + bucket + "');\n"
+            "ATTACH '" + bucket + "' AS lake (TYPE ICEBERG, ENDPOINT '" + urls_.catalog +
+            "', SECRET tablemere);\n";
+    c.notes.push_back("ATTACH the bare bucket name; the s3:// form attaches read-only in DuckDB.");
+  } else if (engine == "pyiceberg") {
+    c.python = "from pyiceberg.catalog.rest import RestCatalog\n"
+               "catalog = RestCatalog(name='tablemere', uri='" + urls_.catalog + "', warehouse='s3://" +
+               bucket + "/', credential='" + c.identity + ":" + c.client_secret +
+               "', **{'s3.endpoint': '" + urls_.s3 +
+               "', 's3.path-style-access': 'true', 's3.region': 'us-east-1'})\n";
+  } else {
+    const std::string p = "spark.sql.catalog.lake";
+    c.conf = {
+        {"spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"},
+        {p, "org.apache.iceberg.spark.SparkCatalog"},
+        {p + ".type", "rest"},
+        {p + ".uri", urls_.catalog},
+        {p + ".warehouse", "s3://" + bucket + "/"},
+        {p + ".credential", c.identity + ":" + c.client_secret},
+        {p + ".io-impl", "org.apache.iceberg.aws.s3.S3FileIO"},
+        {p + ".s3.endpoint", urls_.s3},
+        {p + ".s3.path-style-access", "true"},
+        {p + ".client.region", "us-east-1"},
+        {p + ".header.X-Iceberg-Access-Delegation", "vended-credentials"},
+        // Token refresh works either way (the catalog supports token exchange); refreshing
+        // with client_credentials is the most robust for long sessions.
+        {p + ".token-exchange-enabled", "false"},
+    };
+  }
+  return c;
+}
+
+Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
+                                                const std::string& name, const std::string& role,
+                                                const std::vector<AgentGrantRequest>& grants) {
+  // ---- validate
+  if (name.empty() || name.size() > 100) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "name is required (1-100 characters)")
+                    .With("field", "name"));
+  }
+  std::string agent_role = role.empty() ? "member" : role;
+  if (agent_role != "member" && agent_role != "admin") {
+    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "role must be admin or member")
+                    .With("field", "role"));
+  }
+  // ---- authorise
+  TM_ASSIGN(std::string my_role, RoleIn(caller, org_id));
+  if (my_role.empty()) {
+    return Fail(Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
+  }
+  if (my_role != "admin" && agent_role == "admin") {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
+                      "Only an admin can create an admin token."));
+  }
+  AgentResult result;
+  int64_t now = clock_.NowMillis();
+  result.agent = metastore::Principal{"a_" + crypto::HexEncode(random_.Bytes(8)), "agent", "", name,
+                                      org_id, agent_role, caller.principal.id, now, false};
+  std::vector<metastore::Grant> records;
+  for (const auto& g : grants) {
+    if (g.level != "read" && g.level != "write") {
+      return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
+                      .With("field", "grants"));
+    }
+    auto access = Access(caller, g.warehouse);
+    if (!access || access->warehouse.org_id != org_id) {
+      return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
+                        "Warehouse " + g.warehouse + " is not in this organisation."));
+    }
+    if (my_role != "admin" && g.level == "write" && access->level != "write") {
+      return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                        "You cannot grant a level above your own.")
+                      .With("your_level", access->level)
+                      .With("requested", g.level));
+    }
+    metastore::Grant grant{access->warehouse.id, result.agent.id, g.level, caller.principal.id};
+    records.push_back(grant);
+    result.grants.emplace_back(grant, access->warehouse.name);
+  }
+  // ---- apply
+  metastore::ApiKey key;
+  result.api_key = NewApiKey(result.agent.id, &key);
+  auto stored = meta_.accounts().CreateAgent(result.agent, key, records);
+  if (!stored) {
+    if (stored.error().code == ErrorCode::kAlreadyExists) {
+      return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
+                        "An agent named '" + name + "' exists in this organisation."));
+    }
+    return Fail(stored.error());
+  }
+  return result;
+}
+
+}  // namespace tablemere::accounts

@@ -1,0 +1,111 @@
+// Accounts: signup, API-key authentication, organisations, agents and warehouse
+// access levels, and the connection recipes engines run.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "accounts/credentials.h"
+#include "common/clock.h"
+#include "common/result.h"
+#include "metastore/metastore.h"
+#include "objectstore/object_store.h"
+
+namespace tablemere::accounts {
+
+struct PublicUrls {
+  std::string api;      // "http://127.0.0.1:8080"
+  std::string catalog;  // "http://127.0.0.1:8181"
+  std::string s3;       // "http://127.0.0.1:9000"
+};
+
+struct Caller {
+  metastore::Principal principal;
+  std::string key_id;
+};
+
+struct SignupRequest {
+  std::string email;
+  std::string workspace;
+  std::string engine = "duckdb";
+  bool accept_terms = false;
+};
+
+struct SignupResult {
+  std::string api_key;  // shown once
+  metastore::Principal principal;
+  metastore::Organization org;
+  metastore::Project project;
+  metastore::Warehouse warehouse;
+};
+
+struct WarehouseAccess {
+  metastore::Warehouse warehouse;
+  std::string level;      // "read" | "write"
+  std::string level_via;  // "grant" | "admin"
+};
+
+struct Connection {
+  std::string engine;
+  WarehouseAccess access;
+  std::string identity;       // t-<id> or t-<id>-ro
+  std::string client_secret;  // the identity's secret
+  PublicUrls urls;
+  std::string sql;                           // duckdb
+  std::string python;                        // pyiceberg
+  std::map<std::string, std::string> conf;   // spark
+  std::vector<std::string> notes;
+};
+
+struct AgentGrantRequest {
+  std::string warehouse;  // id or name
+  std::string level;
+};
+
+struct AgentResult {
+  metastore::Principal agent;
+  std::vector<std::pair<metastore::Grant, std::string>> grants;  // with warehouse name
+  std::string api_key;
+};
+
+class AccountService {
+ public:
+  AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects, const Clock& clock,
+                 Random& random, const IdentitySecrets& secrets, PublicUrls urls,
+                 bool unverified_signup_allowed);
+
+  // Errors: kPermissionDenied (detail code verification_required) when the one-call
+  // signup is not allowed; kInvalidInput (field); kAlreadyExists.
+  Result<SignupResult> Signup(const SignupRequest& request);
+  // Errors: kUnauthenticated (code invalid_api_key / api_key_revoked), kPermissionDenied
+  // (principal_suspended).
+  Result<Caller> Authenticate(const std::string& bearer);
+  Result<std::vector<std::pair<metastore::Organization, std::string>>> Orgs(const Caller& caller);
+  // The caller's level on a warehouse named by id or name; kNotFound when the caller
+  // cannot see it.
+  Result<WarehouseAccess> Access(const Caller& caller, const std::string& warehouse);
+  // The default warehouse: the first the caller can see.
+  Result<WarehouseAccess> DefaultWarehouse(const Caller& caller);
+  Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
+  Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
+                                  const std::string& name, const std::string& role,
+                                  const std::vector<AgentGrantRequest>& grants);
+  const PublicUrls& urls() const { return urls_; }
+
+ private:
+  std::string NewApiKey(const std::string& principal_id, metastore::ApiKey* record);
+  Result<std::string> RoleIn(const Caller& caller, const std::string& org_id);
+
+  metastore::Metastore& meta_;
+  objectstore::ObjectStore& objects_;
+  const Clock& clock_;
+  Random& random_;
+  const IdentitySecrets& secrets_;
+  PublicUrls urls_;
+  bool unverified_signup_allowed_;
+};
+
+}  // namespace tablemere::accounts

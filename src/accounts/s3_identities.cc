@@ -1,0 +1,92 @@
+#include "accounts/s3_identities.h"
+
+#include "common/crypto.h"
+
+namespace tablemere::accounts {
+
+namespace {
+Error InvalidAccessKey() {
+  return Error{ErrorCode::kUnauthenticated,
+               "The AWS Access Key Id you provided does not exist in our records.", {}}
+      .With("s3_code", "InvalidAccessKeyId");
+}
+}  // namespace
+
+S3Identities::S3Identities(metastore::Metastore& meta, const IdentitySecrets& secrets,
+                           const storage::SessionSealer& sealer, const Clock& clock,
+                           std::map<std::string, std::string> operator_users)
+    : meta_(meta),
+      secrets_(secrets),
+      sealer_(sealer),
+      clock_(clock),
+      operator_users_(std::move(operator_users)) {}
+
+Result<int64_t> S3Identities::Generation(const std::string& warehouse_id) {
+  int64_t now = clock_.NowMillis();
+  {
+    std::lock_guard lock(mu_);
+    auto it = generations_.find(warehouse_id);
+    if (it != generations_.end() && now - it->second.second < kGenerationTtlMs) {
+      return it->second.first;
+    }
+  }
+  TM_ASSIGN(auto w, meta_.accounts().FindWarehouse(warehouse_id));
+  std::lock_guard lock(mu_);
+  generations_[warehouse_id] = {w.credential_generation, now};
+  return w.credential_generation;
+}
+
+Result<storage::S3Identity> S3Identities::Resolve(const std::string& access_key,
+                                                  const std::string& session_token) {
+  using Kind = storage::S3Identity::Kind;
+  if (storage::SessionSealer::IsSessionKeyId(access_key)) {
+    if (session_token.empty()) {
+      return Fail(Error{ErrorCode::kUnauthenticated,
+                        "A temporary access key needs its x-amz-security-token.", {}}
+                      .With("s3_code", "InvalidToken"));
+    }
+    TM_ASSIGN(auto grant, sealer_.Open(access_key, session_token, clock_.NowMillis()));
+    auto gen = Generation(grant.warehouse_id);
+    if (!gen || *gen != grant.generation) {
+      return Fail(Error{ErrorCode::kUnauthenticated,
+                        "The provided token has expired (the warehouse credential was rotated).", {}}
+                      .With("s3_code", "ExpiredToken"));
+    }
+    return storage::S3Identity{Kind::kSession, access_key, sealer_.SecretFor(session_token),
+                               grant.warehouse_id, grant.prefix, grant.read_only};
+  }
+  if (!session_token.empty()) {
+    return Fail(Error{ErrorCode::kUnauthenticated,
+                      "The security token included in the request is invalid.", {}}
+                    .With("s3_code", "InvalidToken"));
+  }
+  if (auto op = operator_users_.find(access_key); op != operator_users_.end()) {
+    return storage::S3Identity{Kind::kOperator, access_key, op->second, "", "", false};
+  }
+  auto identity = ParseIdentityName(access_key);
+  if (!identity) return Fail(InvalidAccessKey());
+  auto gen = Generation(identity->warehouse_id);
+  if (!gen) {
+    if (gen.error().code == ErrorCode::kNotFound) return Fail(InvalidAccessKey());
+    return Fail(gen.error());
+  }
+  return storage::S3Identity{Kind::kWarehouse, access_key, secrets_.SecretFor(access_key, *gen),
+                             identity->warehouse_id, "", identity->read_only};
+}
+
+Result<std::string> S3Identities::OperatorBucketOwner(const std::string& bucket) {
+  auto owner = meta_.accounts().BucketOwner(bucket);
+  if (!owner) {
+    if (owner.error().code == ErrorCode::kNotFound) return std::string();
+    return Fail(owner.error());
+  }
+  return *owner;
+}
+
+Result<void> S3Identities::RecordOperatorBucket(const std::string& bucket, const std::string& owner,
+                                                bool created) {
+  if (created) return meta_.accounts().SetBucketOwner(bucket, owner);
+  return meta_.accounts().ClearBucketOwner(bucket);
+}
+
+}  // namespace tablemere::accounts

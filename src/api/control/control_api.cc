@@ -1,0 +1,290 @@
+#include "api/control/control_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "common/strings.h"
+#include "http/router.h"
+
+namespace tablemere::api::control {
+namespace {
+
+using http::PathParams;
+using http::Request;
+using http::Response;
+using Json = nlohmann::json;
+
+// Request bodies are limited to 1 MB (API reference).
+constexpr size_t kMaxBody = 1024 * 1024;
+
+int StatusOf(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kInvalidInput: return 400;
+    case ErrorCode::kUnauthenticated: return 401;
+    case ErrorCode::kPermissionDenied: return 403;
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kAlreadyExists:
+    case ErrorCode::kConflict:
+    case ErrorCode::kQuotaExceeded: return 409;
+    case ErrorCode::kRateLimited: return 429;
+    case ErrorCode::kNotImplemented: return 501;
+    case ErrorCode::kUnavailable: return 503;
+    case ErrorCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+std::string DefaultCode(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidInput: return "invalid_value";
+    case ErrorCode::kUnauthenticated: return "unauthorized";
+    case ErrorCode::kPermissionDenied: return "forbidden";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kAlreadyExists: return "already_exists";
+    case ErrorCode::kConflict: return "conflict";
+    case ErrorCode::kQuotaExceeded: return "quota_exceeded";
+    case ErrorCode::kRateLimited: return "rate_limited";
+    case ErrorCode::kNotImplemented: return "not_implemented";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kInternal: return "internal";
+  }
+  return "internal";
+}
+
+Response ErrorResponse(const Request& req, const Error& e) {
+  int status = StatusOf(e);
+  Json err = {{"code", e.Detail("code").empty() ? DefaultCode(e.code) : e.Detail("code")},
+              {"message", status == 500 ? "internal error" : e.message},
+              {"request_id", req.request_id}};
+  for (const auto& [k, v] : e.detail) {
+    if (k == "code") continue;
+    if (k == "available") {
+      err[k] = Split(v, ',');
+    } else {
+      err[k] = v;
+    }
+  }
+  return Response::Json(status, Json{{"error", err}}.dump());
+}
+
+Result<Json> ParseBody(Request& req) {
+  TM_ASSIGN(std::string body, http::ReadAll(*req.body, kMaxBody));
+  if (body.empty()) return Json::object();
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Fail(Error{ErrorCode::kInvalidInput, "The request body must be a JSON object", {}}.With(
+        "code", "invalid_json"));
+  }
+  return j;
+}
+
+std::string StringField(const Json& body, const char* name) {
+  auto it = body.find(name);
+  return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+struct ControlApi::Impl {
+  accounts::AccountService& accounts;
+  ControlApiOptions options;
+  http::Router router;
+
+  using Handler = Result<Response> (Impl::*)(Request&, const PathParams&);
+  using AuthedHandler = Result<Response> (Impl::*)(Request&, const PathParams&, const accounts::Caller&);
+
+  Impl(accounts::AccountService& a, ControlApiOptions o) : accounts(a), options(std::move(o)) {
+    Open("GET", "/healthz", &Impl::Health);
+    Open("POST", "/v1/signup", &Impl::Signup);
+    Authed("GET", "/v1/connection", &Impl::Connection);
+    Authed("GET", "/v1/orgs", &Impl::Orgs);
+    Authed("POST", "/v1/orgs/{org_id}/agents", &Impl::CreateAgent);
+  }
+
+  void Open(const std::string& method, const std::string& pattern, Handler h) {
+    router.Add(method, pattern, [this, h](Request& req, const PathParams& p) {
+      auto r = (this->*h)(req, p);
+      return r ? std::move(*r) : ErrorResponse(req, r.error());
+    });
+  }
+
+  void Authed(const std::string& method, const std::string& pattern, AuthedHandler h) {
+    router.Add(method, pattern, [this, h](Request& req, const PathParams& p) {
+      auto caller = Authenticate(req);
+      if (!caller) return ErrorResponse(req, caller.error());
+      auto r = (this->*h)(req, p, *caller);
+      return r ? std::move(*r) : ErrorResponse(req, r.error());
+    });
+  }
+
+  Result<accounts::Caller> Authenticate(const Request& req) {
+    auto auth = req.headers.Get("Authorization");
+    if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
+      return Fail(Error{ErrorCode::kUnauthenticated,
+                        "Send Authorization: Bearer <API key> (al_live_…)", {}}
+                      .With("code", "invalid_api_key")
+                      .With("remedy", "tablemere signup, or tablemere login, gives you a key"));
+    }
+    return accounts.Authenticate(Trim(auth->substr(7)));
+  }
+
+  Response Handle(Request& req) {
+    auto match = router.Find(req.method, req.path);
+    if (match.handler) return (*match.handler)(req, match.params);
+    Error e{match.path_known ? ErrorCode::kInvalidInput : ErrorCode::kNotFound,
+            match.path_known ? "Method not allowed on " + req.path : "No route " + req.path, {}};
+    e.With("code", match.path_known ? "method_not_allowed" : "route_not_found");
+    Response r = ErrorResponse(req, e);
+    if (match.path_known) r.status = 405;
+    return r;
+  }
+
+  // ---------------------------------------------------------------- routes
+  Result<Response> Health(Request&, const PathParams&) {
+    bool state = options.state_ok ? options.state_ok() : true;
+    bool catalog = options.catalog_ok ? options.catalog_ok() : true;
+    Json body = {{"ok", state && catalog}, {"state_ok", state}, {"catalog_ok", catalog},
+                 {"issuer", accounts.urls().api}, {"kid", nullptr}};
+    return Response::Json(state && catalog ? 200 : 503, body.dump());
+  }
+
+  Json ConnectionJson(const accounts::Connection& c) {
+    const auto& w = c.access.warehouse;
+    std::string bucket = "w-" + w.id;
+    Json j = {
+        {"engine", c.engine},
+        {"catalog_uri", c.urls.catalog},
+        {"warehouse", "s3://" + bucket + "/"},
+        {"warehouse_name", bucket},
+        {"warehouse_id", w.id},
+        {"project_id", w.project_id},
+        {"level", c.access.level},
+        {"level_via", c.access.level_via},
+        {"identity", c.identity},
+        {"catalog_credential",
+         {{"client_id", c.identity},
+          {"client_secret", c.client_secret},
+          {"oauth2_server_uri", c.urls.catalog + "/v1/oauth/tokens"},
+          {"grant", "client_credentials"},
+          {"note", "Engines exchange this credential for 900 s catalog tokens themselves. It is "
+                   "also the static S3 key for the warehouse's two buckets."}}},
+        {"storage_endpoint", c.urls.s3},
+        {"blob_bucket", "b-" + w.id},
+        {"blob_note", "Put files that are not Iceberg tables (images, documents) in the blob bucket; "
+                      "same credential, path-style, region us-east-1."},
+        {"blob_example_python",
+         "import boto3\ns3 = boto3.client('s3', endpoint_url='" + c.urls.s3 +
+             "', aws_access_key_id='" + c.identity + "', aws_secret_access_key='" +
+             c.client_secret + "', region_name='us-east-1')\ns3.put_object(Bucket='b-" + w.id +
+             "', Key='hello.txt', Body=b'hello')\n"},
+        {"token_endpoint", c.urls.catalog + "/v1/oauth/tokens"},
+        {"token_exchange",
+         {{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
+          {"supported", true}}},
+        {"notes", c.notes},
+    };
+    if (c.engine == "duckdb") j["sql"] = c.sql;
+    if (c.engine == "pyiceberg") j["python"] = c.python;
+    if (c.engine == "spark") j["conf"] = c.conf;
+    return j;
+  }
+
+  Result<Response> Signup(Request& req, const PathParams&) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    accounts::SignupRequest r;
+    r.email = StringField(body, "email");
+    r.workspace = StringField(body, "workspace");
+    r.engine = StringField(body, "engine");
+    if (r.engine.empty()) r.engine = "duckdb";
+    auto terms = body.find("accept_terms");
+    r.accept_terms = terms != body.end() && terms->is_boolean() && terms->get<bool>();
+    TM_ASSIGN(auto result, accounts.Signup(r));
+    accounts::WarehouseAccess access{result.warehouse, "write", "admin"};
+    TM_ASSIGN(auto connection, accounts.BuildConnection(access, r.engine));
+    Json out = {
+        {"api_key", result.api_key},
+        {"api_key_note", "Shown once. Only its hash is stored; keep it somewhere safe."},
+        {"principal_id", result.principal.id},
+        {"project_id", result.project.id},
+        {"warehouse_id", result.warehouse.id},
+        {"organization", {{"org_id", result.org.id}, {"role", "admin"}, {"joined_via", "signup"}}},
+        {"connection", ConnectionJson(connection)},
+        {"next", Json::array({"Run the connection recipe in your engine", "GET /v1/connection?engine=pyiceberg for another engine"})},
+        {"terms", {{"version", "local"}, {"accepted", true}, {"url", accounts.urls().api + "/terms"}}},
+    };
+    return Response::Json(201, out.dump());
+  }
+
+  Result<Response> Connection(Request& req, const PathParams&, const accounts::Caller& caller) {
+    std::map<std::string, std::string> q;
+    if (auto parsed = ParseQuery(req.query)) {
+      for (auto& [k, v] : *parsed) q.emplace(k, v);
+    }
+    std::string engine = q.count("engine") ? q["engine"] : "duckdb";
+    std::string warehouse = q.count("warehouse_id") ? q["warehouse_id"] : "";
+    TM_ASSIGN(auto access, warehouse.empty() ? accounts.DefaultWarehouse(caller)
+                                             : accounts.Access(caller, warehouse));
+    TM_ASSIGN(auto connection, accounts.BuildConnection(access, engine));
+    return Response::Json(200, ConnectionJson(connection).dump());
+  }
+
+  Result<Response> Orgs(Request&, const PathParams&, const accounts::Caller& caller) {
+    TM_ASSIGN(auto orgs, accounts.Orgs(caller));
+    Json list = Json::array();
+    for (const auto& [org, role] : orgs) {
+      list.push_back({{"org_id", org.id},
+                      {"name", org.name},
+                      {"handle", org.handle},
+                      {"status", "active"},
+                      {"role", role},
+                      {"domain_join", false},
+                      {"domains", Json::array()},
+                      {"created_at", FormatIso8601(org.created_ms)}});
+    }
+    return Response::Json(200, Json{{"organizations", list}}.dump());
+  }
+
+  Result<Response> CreateAgent(Request& req, const PathParams& params, const accounts::Caller& caller) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    std::vector<accounts::AgentGrantRequest> grants;
+    if (body.contains("grants")) {
+      if (!body["grants"].is_array()) {
+        return Fail(Error{ErrorCode::kInvalidInput, "grants must be a list", {}}.With("field", "grants"));
+      }
+      for (const auto& g : body["grants"]) {
+        if (!g.is_object()) {
+          return Fail(Error{ErrorCode::kInvalidInput, "each grant is {warehouse_id, level}", {}}.With("field", "grants"));
+        }
+        grants.push_back({StringField(g, "warehouse_id"), StringField(g, "level")});
+      }
+    }
+    TM_ASSIGN(auto agent, accounts.CreateAgent(caller, params.at("org_id"), StringField(body, "name"),
+                                               StringField(body, "role"), grants));
+    Json gl = Json::array();
+    for (const auto& [g, name] : agent.grants) {
+      gl.push_back({{"warehouse_id", g.warehouse_id}, {"name", name}, {"level", g.level}});
+    }
+    auto parsed = accounts::ParseApiKey(agent.api_key);
+    Json out = {{"agent_id", agent.agent.id},
+                {"name", agent.agent.display_name},
+                {"org_id", agent.agent.org_id},
+                {"role", agent.agent.role},
+                {"grants", gl},
+                {"created_by", agent.agent.created_by},
+                {"created_by_display", caller.principal.display_name},
+                {"created_at", FormatIso8601(agent.agent.created_ms)},
+                {"last_used_at", nullptr},
+                {"suspended", false},
+                {"api_key", agent.api_key},
+                {"key_id", parsed ? parsed->key_id : ""},
+                {"note", "The api_key is shown once; only its hash is stored."}};
+    return Response::Json(201, out.dump());
+  }
+};
+
+ControlApi::ControlApi(accounts::AccountService& accounts, ControlApiOptions options)
+    : impl_(std::make_unique<Impl>(accounts, std::move(options))) {}
+ControlApi::~ControlApi() = default;
+http::Response ControlApi::Handle(http::Request& request) { return impl_->Handle(request); }
+
+}  // namespace tablemere::api::control

@@ -1,0 +1,30 @@
+// The control-plane wire adapter (/v1/… and /healthz on the API listener): JSON in and
+// out, one error envelope {"error": {code, message, request_id, …}}.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "accounts/account_service.h"
+#include "http/message.h"
+
+namespace tablemere::api::control {
+
+struct ControlApiOptions {
+  // Whether the catalog answers (for /healthz); returns false when it does not.
+  std::function<bool()> catalog_ok;
+  std::function<bool()> state_ok;
+};
+
+class ControlApi {
+ public:
+  ControlApi(accounts::AccountService& accounts, ControlApiOptions options);
+  ~ControlApi();
+  http::Response Handle(http::Request& request);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tablemere::api::control

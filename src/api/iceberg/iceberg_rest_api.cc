@@ -1,0 +1,561 @@
+#include "api/iceberg/iceberg_rest_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "http/router.h"
+
+namespace tablemere::api::iceberg {
+namespace {
+
+using catalog::CatalogPrincipal;
+using catalog::Json;
+using catalog::Namespace;
+using catalog::TableIdent;
+using http::PathParams;
+using http::Request;
+using http::Response;
+
+// Largest JSON request body: commits carry only the changes, creates a schema.
+constexpr size_t kMaxJsonBody = 16 * 1024 * 1024;
+
+// What a 404 / 409 means depends on the route.
+enum class Subject { kNamespace, kTable, kOther };
+
+struct Mapped {
+  int status;
+  const char* type;
+};
+
+Mapped MapError(const Error& e, Subject subject) {
+  std::string explicit_type = e.Detail("iceberg_type");
+  switch (e.code) {
+    case ErrorCode::kNotFound:
+      if (e.Detail("missing") == "namespace") return {404, "NoSuchNamespaceException"};
+      if (subject == Subject::kNamespace) return {404, "NoSuchNamespaceException"};
+      return {404, "NoSuchTableException"};
+    case ErrorCode::kAlreadyExists: return {409, "AlreadyExistsException"};
+    case ErrorCode::kConflict:
+      if (subject == Subject::kNamespace) return {409, "NamespaceNotEmptyException"};
+      return {409, "CommitFailedException"};
+    case ErrorCode::kInvalidInput:
+      if (explicit_type == "UnprocessableEntityException") return {422, "UnprocessableEntityException"};
+      return {400, "BadRequestException"};
+    case ErrorCode::kUnauthenticated: return {401, "NotAuthorizedException"};
+    case ErrorCode::kPermissionDenied: return {403, "ForbiddenException"};
+    case ErrorCode::kNotImplemented: return {406, "UnsupportedOperationException"};
+    case ErrorCode::kUnavailable: return {503, "ServiceUnavailableException"};
+    case ErrorCode::kQuotaExceeded: return {403, "ForbiddenException"};
+    case ErrorCode::kRateLimited: return {429, "TooManyRequestsException"};
+    case ErrorCode::kInternal: return {500, "InternalServerError"};
+  }
+  return {500, "InternalServerError"};
+}
+
+Response JsonResponse(int status, const Json& body) { return Response::Json(status, body.dump()); }
+
+Response ErrorResponse(int status, const std::string& type, const std::string& message) {
+  Json body = {{"error", {{"message", message}, {"type", type}, {"code", status}}}};
+  return JsonResponse(status, body);
+}
+
+Response ToResponse(const Error& e, Subject subject) {
+  Mapped m = MapError(e, subject);
+  return ErrorResponse(m.status, m.type, e.message);
+}
+
+Json NamespaceJson(const Namespace& ns) { return Json(ns); }
+
+Json LoadResult(const catalog::LoadedTable& t) {
+  Json config = Json::object();
+  for (const auto& [k, v] : t.config) config[k] = v;
+  Json creds = Json::array();
+  for (const auto& c : t.credentials) {
+    Json cfg = Json::object();
+    for (const auto& [k, v] : c.config) cfg[k] = v;
+    creds.push_back({{"prefix", c.prefix}, {"config", cfg}});
+  }
+  Json out = {{"metadata", t.metadata}, {"config", config}};
+  out["metadata-location"] = t.metadata_location.empty() ? Json(nullptr) : Json(t.metadata_location);
+  if (!creds.empty()) out["storage-credentials"] = creds;
+  return out;
+}
+
+Result<Json> ParseBody(Request& req) {
+  TM_ASSIGN(std::string body, http::ReadAll(*req.body, kMaxJsonBody));
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded()) return Fail(ErrorCode::kInvalidInput, "Malformed JSON request body");
+  return j;
+}
+
+std::map<std::string, std::string> QueryMap(const Request& req) {
+  std::map<std::string, std::string> out;
+  if (auto q = ParseQuery(req.query)) {
+    for (auto& [k, v] : *q) out.emplace(k, v);
+  }
+  return out;
+}
+
+// Applies pageToken/pageSize when the client asked for pages; returns the page and the
+// next token ("" when done).
+template <typename T>
+Result<std::pair<std::vector<T>, std::string>> Paginate(std::vector<T> all,
+                                                        const std::map<std::string, std::string>& q) {
+  auto size_it = q.find("pageSize");
+  auto token_it = q.find("pageToken");
+  if (size_it == q.end() && (token_it == q.end() || token_it->second.empty())) {
+    return std::pair<std::vector<T>, std::string>{std::move(all), ""};
+  }
+  int64_t start = 0;
+  if (token_it != q.end() && !token_it->second.empty()) {
+    auto n = ParseInt(token_it->second);
+    if (!n) return Fail(ErrorCode::kInvalidInput, "Invalid pageToken");
+    start = *n;
+  }
+  int64_t size = static_cast<int64_t>(all.size());
+  if (size_it != q.end()) {
+    auto n = ParseInt(size_it->second);
+    if (!n || *n < 1) return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
+    size = *n;
+  }
+  std::vector<T> page;
+  int64_t end = std::min<int64_t>(start + size, static_cast<int64_t>(all.size()));
+  for (int64_t i = start; i < end; i++) page.push_back(std::move(all[static_cast<size_t>(i)]));
+  std::string next = end < static_cast<int64_t>(all.size()) ? std::to_string(end) : "";
+  return std::pair<std::vector<T>, std::string>{std::move(page), next};
+}
+
+bool WantsVending(const Request& req) {
+  auto h = req.headers.Get("X-Iceberg-Access-Delegation");
+  if (!h) return true;
+  return ToLower(*h).find("vended-credentials") != std::string::npos;
+}
+
+Result<std::pair<std::string, std::string>> BasicCredentials(const Request& req) {
+  auto auth = req.headers.Get("Authorization");
+  if (!auth || !StartsWith(ToLower(*auth), "basic ")) return std::pair<std::string, std::string>{};
+  auto decoded = crypto::Base64Decode(Trim(auth->substr(6)));
+  if (!decoded) return Fail(ErrorCode::kInvalidInput, "Malformed Basic credentials");
+  size_t colon = decoded->find(':');
+  if (colon == std::string::npos) return Fail(ErrorCode::kInvalidInput, "Malformed Basic credentials");
+  auto id = UrlDecode(decoded->substr(0, colon), true);
+  auto secret = UrlDecode(decoded->substr(colon + 1), true);
+  return std::pair<std::string, std::string>{id.value_or(""), secret.value_or("")};
+}
+
+Response OAuthError(int status, const std::string& error, const std::string& description) {
+  return JsonResponse(status, Json{{"error", error}, {"error_description", description}});
+}
+
+}  // namespace
+
+struct IcebergRestApi::Impl {
+  catalog::CatalogService& catalog;
+  http::Router router;
+
+  // A handler that runs after authentication with the resolved warehouse.
+  using Authed = std::function<Response(Request&, const PathParams&, const CatalogPrincipal&,
+                                        const metastore::Warehouse&)>;
+
+  explicit Impl(catalog::CatalogService& c) : catalog(c) {
+    router.Add("GET", "/v1/config", [this](Request& r, const PathParams&) { return Config(r); });
+    router.Add("POST", "/v1/oauth/tokens", [this](Request& r, const PathParams&) { return Token(r); });
+    const std::string ns = "/v1/{prefix}/namespaces";
+    const std::string one = ns + "/{namespace}";
+    const std::string tables = one + "/tables";
+    const std::string table = tables + "/{table}";
+    Route("GET", ns, Subject::kNamespace, &Impl::ListNamespaces);
+    Route("POST", ns, Subject::kNamespace, &Impl::CreateNamespace);
+    Route("GET", one, Subject::kNamespace, &Impl::LoadNamespace);
+    Route("HEAD", one, Subject::kNamespace, &Impl::NamespaceExists);
+    Route("DELETE", one, Subject::kNamespace, &Impl::DropNamespace);
+    Route("POST", one + "/properties", Subject::kNamespace, &Impl::UpdateProperties);
+    Route("GET", tables, Subject::kNamespace, &Impl::ListTables);
+    Route("POST", tables, Subject::kTable, &Impl::CreateTable);
+    Route("POST", one + "/register", Subject::kTable, &Impl::RegisterTable);
+    Route("GET", table, Subject::kTable, &Impl::LoadTable);
+    Route("HEAD", table, Subject::kTable, &Impl::TableExists);
+    Route("POST", table, Subject::kTable, &Impl::CommitTable);
+    Route("DELETE", table, Subject::kTable, &Impl::DropTable);
+    Route("GET", table + "/credentials", Subject::kTable, &Impl::Credentials);
+    Route("POST", table + "/metrics", Subject::kTable, &Impl::Metrics);
+    Route("POST", "/v1/{prefix}/tables/rename", Subject::kTable, &Impl::RenameTable);
+    Route("POST", "/v1/{prefix}/transactions/commit", Subject::kTable, &Impl::CommitTransaction);
+  }
+
+  template <typename Method>
+  void Route(const std::string& method, const std::string& pattern, Subject subject, Method m) {
+    router.Add(method, pattern, [this, subject, m](Request& req, const PathParams& params) {
+      auto principal = Authenticate(req);
+      if (!principal) return ToResponse(principal.error(), subject);
+      auto w = catalog.Warehouse(*principal, params.at("prefix"));
+      if (!w) return ToResponse(w.error(), Subject::kOther);
+      auto result = (this->*m)(req, params, *principal, *w);
+      if (!result) return ToResponse(result.error(), subject);
+      return std::move(*result);
+    });
+  }
+
+  Response Handle(Request& req) {
+    auto match = router.Find(req.method, req.path);
+    Response resp;
+    if (match.handler) {
+      resp = (*match.handler)(req, match.params);
+    } else if (match.path_known) {
+      resp = ErrorResponse(405, "MethodNotAllowedException", "Method not allowed");
+    } else {
+      resp = ErrorResponse(404, "NotFoundException", "No route for " + req.method + " " + req.path);
+    }
+    if (req.method == "HEAD") resp.body.clear();
+    return resp;
+  }
+
+  Result<CatalogPrincipal> Authenticate(const Request& req) {
+    auto auth = req.headers.Get("Authorization");
+    if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
+      return Fail(ErrorCode::kUnauthenticated,
+                  "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
+    }
+    return catalog.Authenticate(Trim(auth->substr(7)));
+  }
+
+  // ---------------------------------------------------------------- config & tokens
+  Response Config(Request& req) {
+    auto principal = Authenticate(req);
+    if (!principal) return ToResponse(principal.error(), Subject::kOther);
+    auto q = QueryMap(req);
+    auto w = catalog.Warehouse(*principal, q.count("warehouse") ? q["warehouse"] : "");
+    if (!w) return ToResponse(w.error(), Subject::kOther);
+    std::string prefix = catalog::CatalogService::PrefixOf(*w);
+    Json endpoints = Json::array();
+    for (const char* e : {
+             "GET /v1/{prefix}/namespaces", "POST /v1/{prefix}/namespaces",
+             "GET /v1/{prefix}/namespaces/{namespace}", "HEAD /v1/{prefix}/namespaces/{namespace}",
+             "DELETE /v1/{prefix}/namespaces/{namespace}",
+             "POST /v1/{prefix}/namespaces/{namespace}/properties",
+             "GET /v1/{prefix}/namespaces/{namespace}/tables",
+             "POST /v1/{prefix}/namespaces/{namespace}/tables",
+             "POST /v1/{prefix}/namespaces/{namespace}/register",
+             "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+             "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+             "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+             "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+             "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+             "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+             "POST /v1/{prefix}/tables/rename", "POST /v1/{prefix}/transactions/commit"}) {
+      endpoints.push_back(e);
+    }
+    Json body = {{"defaults", Json::object()},
+                 {"overrides", {{"prefix", prefix}, {"warehouse", "s3://" + prefix + "/"}}},
+                 {"endpoints", endpoints}};
+    return JsonResponse(200, body);
+  }
+
+  Response Token(Request& req) {
+    auto body = http::ReadAll(*req.body, 64 * 1024);
+    if (!body) return OAuthError(400, "invalid_request", "Unreadable request body");
+    auto form = ParseQuery(*body, true);
+    if (!form) return OAuthError(400, "invalid_request", "Malformed form body");
+    std::map<std::string, std::string> f;
+    for (auto& [k, v] : *form) f.emplace(k, v);
+    auto basic = BasicCredentials(req);
+    if (!basic) return OAuthError(400, "invalid_request", basic.error().message);
+    std::string grant_type = f["grant_type"];
+    Result<catalog::TokenGrant> grant = Fail(ErrorCode::kInvalidInput, "");
+    auto client = [&]() -> Result<catalog::TokenGrant> {
+      std::string id = f.count("client_id") ? f["client_id"] : basic->first;
+      std::string secret = f.count("client_secret") ? f["client_secret"] : basic->second;
+      if (id.empty() || secret.empty()) {
+        return Fail(Error{ErrorCode::kUnauthenticated, "client_id and client_secret are required", {}}
+                        .With("oauth_error", "invalid_client"));
+      }
+      return catalog.ClientCredentials(id, secret);
+    };
+    if (grant_type == "client_credentials") {
+      grant = client();
+    } else if (grant_type == "urn:ietf:params:oauth:grant-type:token-exchange") {
+      std::string subject = f["subject_token"];
+      if (subject.empty()) return OAuthError(400, "invalid_request", "subject_token is required");
+      grant = catalog.ExchangeToken(subject);
+      // Java refreshes an expired token with Basic client credentials beside it.
+      if (!grant && !basic->first.empty()) grant = client();
+    } else if (grant_type == "refresh_token") {
+      grant = client();
+    } else {
+      return OAuthError(400, "unsupported_grant_type",
+                        "grant_type must be client_credentials or token-exchange");
+    }
+    if (!grant) {
+      std::string error = grant.error().Detail("oauth_error");
+      if (error.empty()) {
+        return ErrorResponse(503, "ServiceUnavailableException", grant.error().message);
+      }
+      return OAuthError(error == "invalid_client" ? 401 : 400, error, grant.error().message);
+    }
+    Json resp = {{"access_token", grant->access_token},
+                 {"token_type", "bearer"},
+                 {"expires_in", grant->expires_in},
+                 {"issued_token_type", "urn:ietf:params:oauth:token-type:access_token"}};
+    Response r = JsonResponse(200, resp);
+    r.headers.Set("Cache-Control", "no-store");
+    return r;
+  }
+
+  // ---------------------------------------------------------------- namespaces
+  static Result<Namespace> Ns(const PathParams& params) {
+    return catalog::ParseNamespace(params.at("namespace"));
+  }
+
+  Result<Response> ListNamespaces(Request& req, const PathParams&, const CatalogPrincipal&,
+                                  const metastore::Warehouse& w) {
+    auto q = QueryMap(req);
+    Namespace parent;
+    if (q.count("parent") && !q["parent"].empty()) {
+      TM_ASSIGN(parent, catalog::ParseNamespace(q["parent"]));
+    }
+    TM_ASSIGN(auto all, catalog.ListNamespaces(w, parent));
+    TM_ASSIGN(auto page, Paginate(std::move(all), q));
+    Json list = Json::array();
+    for (const auto& ns : page.first) list.push_back(NamespaceJson(ns));
+    Json body = {{"namespaces", list}};
+    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
+    return JsonResponse(200, body);
+  }
+
+  Result<Response> CreateNamespace(Request& req, const PathParams&, const CatalogPrincipal& p,
+                                   const metastore::Warehouse& w) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object() || !body.contains("namespace") || !body["namespace"].is_array()) {
+      return Fail(ErrorCode::kInvalidInput, "namespace (an array of strings) is required");
+    }
+    Namespace ns;
+    for (const auto& level : body["namespace"]) {
+      if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+      ns.push_back(level.get<std::string>());
+    }
+    Json props = body.value("properties", Json::object());
+    auto created = catalog.CreateNamespace(p, w, ns, props);
+    if (!created) {
+      if (created.error().code == ErrorCode::kAlreadyExists) {
+        return ErrorResponse(409, "AlreadyExistsException", "Namespace already exists: " + ns.back());
+      }
+      return Fail(created.error());
+    }
+    // DuckDB requires 200 here, not the 201 one might expect.
+    return JsonResponse(200, Json{{"namespace", ns}, {"properties", *created}});
+  }
+
+  Result<Response> LoadNamespace(Request&, const PathParams& params, const CatalogPrincipal&,
+                                 const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(Json props, catalog.LoadNamespace(w, ns));
+    return JsonResponse(200, Json{{"namespace", ns}, {"properties", props}});
+  }
+
+  Result<Response> NamespaceExists(Request&, const PathParams& params, const CatalogPrincipal&,
+                                   const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_TRY(catalog.LoadNamespace(w, ns));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+
+  Result<Response> DropNamespace(Request&, const PathParams& params, const CatalogPrincipal& p,
+                                 const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_TRY(catalog.DropNamespace(p, w, ns));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+
+  Result<Response> UpdateProperties(Request& req, const PathParams& params,
+                                    const CatalogPrincipal& p, const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
+    std::vector<std::string> removals;
+    for (const auto& r : body.value("removals", Json::array())) {
+      if (!r.is_string()) return Fail(ErrorCode::kInvalidInput, "removals must be strings");
+      removals.push_back(r.get<std::string>());
+    }
+    TM_ASSIGN(Json result, catalog.UpdateNamespaceProperties(p, w, ns, removals,
+                                                             body.value("updates", Json::object())));
+    return JsonResponse(200, result);
+  }
+
+  // ---------------------------------------------------------------- tables
+  static Result<TableIdent> Ident(const PathParams& params) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    return TableIdent{ns, params.at("table")};
+  }
+
+  Result<Response> ListTables(Request& req, const PathParams& params, const CatalogPrincipal&,
+                              const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(auto all, catalog.ListTables(w, ns));
+    auto q = QueryMap(req);
+    TM_ASSIGN(auto page, Paginate(std::move(all), q));
+    Json ids = Json::array();
+    for (const auto& t : page.first) ids.push_back({{"namespace", t.ns}, {"name", t.name}});
+    Json body = {{"identifiers", ids}};
+    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
+    return JsonResponse(200, body);
+  }
+
+  Result<Response> CreateTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(auto table, catalog.CreateTable(p, w, ns, body, WantsVending(req)));
+    return JsonResponse(200, LoadResult(table));
+  }
+
+  Result<Response> RegisterTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                                 const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object() || !body.contains("name") || !body["name"].is_string() ||
+        !body.contains("metadata-location") || !body["metadata-location"].is_string()) {
+      return Fail(ErrorCode::kInvalidInput, "name and metadata-location are required");
+    }
+    TM_ASSIGN(auto table, catalog.RegisterTable(p, w, ns, body["name"], body["metadata-location"],
+                                                body.value("overwrite", false)));
+    return JsonResponse(200, LoadResult(table));
+  }
+
+  Result<Response> LoadTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                             const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    auto q = QueryMap(req);
+    bool refs = q.count("snapshots") && q["snapshots"] == "refs";
+    TM_ASSIGN(auto table, catalog.LoadTable(p, w, ident, WantsVending(req), refs));
+    return JsonResponse(200, LoadResult(table));
+  }
+
+  Result<Response> TableExists(Request&, const PathParams& params, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_TRY(catalog.LoadTable(p, w, ident, false, true));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+
+  static Result<catalog::TableChange> ParseChange(const Json& body, const TableIdent* path_ident) {
+    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
+    catalog::TableChange change;
+    if (path_ident) {
+      change.ident = *path_ident;
+    } else {
+      const Json& id = body.value("identifier", Json());
+      if (!id.is_object() || !id.contains("name") || !id["name"].is_string() ||
+          !id.contains("namespace") || !id["namespace"].is_array()) {
+        return Fail(ErrorCode::kInvalidInput, "identifier {namespace, name} is required");
+      }
+      for (const auto& level : id["namespace"]) {
+        if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+        change.ident.ns.push_back(level.get<std::string>());
+      }
+      change.ident.name = id["name"].get<std::string>();
+    }
+    change.requirements = body.value("requirements", Json::array());
+    change.updates = body.value("updates", Json::array());
+    return change;
+  }
+
+  Result<Response> CommitTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(auto change, ParseChange(body, &ident));
+    TM_ASSIGN(auto results, catalog.Commit(p, w, {change}));
+    const auto& t = results.front();
+    return JsonResponse(200, Json{{"metadata-location", t.metadata_location}, {"metadata", t.metadata}});
+  }
+
+  Result<Response> CommitTransaction(Request& req, const PathParams&, const CatalogPrincipal& p,
+                                     const metastore::Warehouse& w) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object() || !body.contains("table-changes") || !body["table-changes"].is_array()) {
+      return Fail(ErrorCode::kInvalidInput, "table-changes (an array) is required");
+    }
+    std::vector<catalog::TableChange> changes;
+    for (const auto& c : body["table-changes"]) {
+      TM_ASSIGN(auto change, ParseChange(c, nullptr));
+      changes.push_back(std::move(change));
+    }
+    TM_TRY(catalog.Commit(p, w, changes));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+
+  Result<Response> DropTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                             const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    auto q = QueryMap(req);
+    // PyIceberg sends the Python spelling "True"/"False".
+    bool purge = q.count("purgeRequested") && EqualsIgnoreCase(q["purgeRequested"], "true");
+    TM_TRY(catalog.DropTable(p, w, ident, purge));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+
+  Result<Response> Credentials(Request&, const PathParams& params, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(auto creds, catalog.TableCredentials(p, w, ident));
+    Json list = Json::array();
+    for (const auto& c : creds) {
+      Json cfg = Json::object();
+      for (const auto& [k, v] : c.config) cfg[k] = v;
+      list.push_back({{"prefix", c.prefix}, {"config", cfg}});
+    }
+    return JsonResponse(200, Json{{"storage-credentials", list}});
+  }
+
+  Result<Response> Metrics(Request& req, const PathParams&, const CatalogPrincipal&,
+                           const metastore::Warehouse&) {
+    TM_TRY(ParseBody(req));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+
+  Result<Response> RenameTable(Request& req, const PathParams&, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    auto ident = [&](const char* field) -> Result<TableIdent> {
+      const Json& id = body.value(field, Json());
+      if (!id.is_object() || !id.contains("name") || !id["name"].is_string() ||
+          !id.contains("namespace") || !id["namespace"].is_array()) {
+        return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
+      }
+      TableIdent t;
+      for (const auto& level : id["namespace"]) {
+        if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+        t.ns.push_back(level.get<std::string>());
+      }
+      t.name = id["name"].get<std::string>();
+      return t;
+    };
+    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
+    TM_ASSIGN(TableIdent from, ident("source"));
+    TM_ASSIGN(TableIdent to, ident("destination"));
+    TM_TRY(catalog.RenameTable(p, w, from, to));
+    Response r;
+    r.status = 204;
+    return r;
+  }
+};
+
+IcebergRestApi::IcebergRestApi(catalog::CatalogService& catalog)
+    : impl_(std::make_unique<Impl>(catalog)) {}
+IcebergRestApi::~IcebergRestApi() = default;
+http::Response IcebergRestApi::Handle(http::Request& request) { return impl_->Handle(request); }
+
+}  // namespace tablemere::api::iceberg

@@ -1,0 +1,593 @@
+#include "catalog/catalog_service.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+#include <set>
+
+namespace tablemere::catalog {
+
+namespace {
+
+Error OAuthError(const std::string& error, const std::string& description) {
+  return Error{ErrorCode::kUnauthenticated, description, {}}.With("oauth_error", error);
+}
+Error Forbidden(const std::string& message) {
+  return Error{ErrorCode::kPermissionDenied, message, {}};
+}
+Error BadRequest(const std::string& message) { return Error{ErrorCode::kInvalidInput, message, {}}; }
+
+std::string JoinPath(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); i++) out += (i ? "/" : "") + ns[i];
+  return out;
+}
+std::string JoinNsWire(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); i++) out += (i ? "\x1f" : "") + ns[i];
+  return out;
+}
+std::string JoinDots(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); i++) out += (i ? "." : "") + ns[i];
+  return out;
+}
+
+// The version number of a metadata file name "<…>/metadata/00042-<uuid>.metadata.json".
+int VersionOf(const std::string& metadata_location) {
+  size_t slash = metadata_location.rfind('/');
+  std::string file = slash == std::string::npos ? metadata_location : metadata_location.substr(slash + 1);
+  size_t dash = file.find('-');
+  if (dash == std::string::npos) return -1;
+  auto n = ParseInt(file.substr(0, dash));
+  return n ? static_cast<int>(*n) : -1;
+}
+
+bool ValidName(const std::string& name) {
+  return !name.empty() && name.size() <= 255 && name.find('/') == std::string::npos &&
+         name != "." && name != ".." && name.find('\x1f') == std::string::npos;
+}
+
+}  // namespace
+
+Result<Namespace> ParseNamespace(const std::string& text) {
+  std::string decoded = text;
+  // The router already percent-decoded the path segment; also accept a literal "%1F".
+  size_t pos;
+  while ((pos = decoded.find("%1F")) != std::string::npos) decoded.replace(pos, 3, "\x1f");
+  while ((pos = decoded.find("%1f")) != std::string::npos) decoded.replace(pos, 3, "\x1f");
+  Namespace ns = Split(decoded, '\x1f');
+  for (const auto& level : ns) {
+    if (!ValidName(level)) return Fail(BadRequest("Invalid namespace: '" + text + "'"));
+  }
+  return ns;
+}
+
+CatalogService::CatalogService(metastore::Metastore& meta, objectstore::ObjectStore& objects,
+                               const Clock& clock, Random& random,
+                               const storage::SessionSealer& sealer,
+                               const accounts::IdentitySecrets& secrets, const CatalogTokens& tokens,
+                               CatalogOptions options)
+    : meta_(meta),
+      objects_(objects),
+      clock_(clock),
+      random_(random),
+      sealer_(sealer),
+      secrets_(secrets),
+      tokens_(tokens),
+      options_(std::move(options)) {}
+
+// ------------------------------------------------------------------ authentication
+
+Result<TokenGrant> CatalogService::ClientCredentials(const std::string& client_id,
+                                                     const std::string& secret) {
+  auto identity = accounts::ParseIdentityName(client_id);
+  if (!identity) return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
+  auto w = meta_.accounts().FindWarehouse(identity->warehouse_id);
+  if (!w) {
+    if (w.error().code == ErrorCode::kNotFound) {
+      return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
+    }
+    return Fail(w.error());
+  }
+  std::string expected = secrets_.SecretFor(client_id, w->credential_generation);
+  if (!crypto::ConstantTimeEquals(expected, secret)) {
+    return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
+  }
+  CatalogPrincipal p{client_id, w->id, identity->read_only, w->credential_generation, 0};
+  TokenGrant grant;
+  grant.access_token = tokens_.Mint(p, &grant.expires_in);
+  return grant;
+}
+
+Result<TokenGrant> CatalogService::ExchangeToken(const std::string& subject_token) {
+  auto p = Authenticate(subject_token);
+  if (!p) return Fail(OAuthError("invalid_grant", "The subject token is invalid or expired"));
+  TokenGrant grant;
+  grant.access_token = tokens_.Mint(*p, &grant.expires_in);
+  return grant;
+}
+
+Result<CatalogPrincipal> CatalogService::Authenticate(const std::string& bearer) {
+  TM_ASSIGN(CatalogPrincipal p, tokens_.Verify(bearer));
+  auto w = meta_.accounts().FindWarehouse(p.warehouse_id);
+  if (!w || w->credential_generation != p.generation) {
+    return Fail(Error{ErrorCode::kUnauthenticated, "Token no longer valid (credential rotated)", {}});
+  }
+  return p;
+}
+
+Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& caller,
+                                                       const std::string& name) {
+  std::string id = name;
+  if (id.starts_with("s3://")) id = id.substr(5);
+  while (id.ends_with("/")) id.pop_back();
+  if (id.starts_with("w-")) id = id.substr(2);
+  if (id.empty()) id = caller.warehouse_id;
+  if (id != caller.warehouse_id) {
+    return Fail(Forbidden("This credential belongs to warehouse w-" + caller.warehouse_id +
+                          ", not '" + name + "'"));
+  }
+  return meta_.accounts().FindWarehouse(id);
+}
+
+Result<void> CatalogService::RequireWrite(const CatalogPrincipal& caller) {
+  if (caller.read_only) {
+    return Fail(Forbidden("The read-only identity " + caller.identity +
+                          " cannot change the catalog; use the read/write identity."));
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ namespaces
+
+Result<std::vector<Namespace>> CatalogService::ListNamespaces(const metastore::Warehouse& w,
+                                                              const Namespace& parent) {
+  if (!parent.empty()) TM_TRY(meta_.catalog().GetNamespace(w.id, parent));
+  TM_ASSIGN(auto list, meta_.catalog().ListNamespaces(w.id, parent));
+  std::vector<Namespace> out;
+  for (auto& ns : list) out.push_back(std::move(ns.levels));
+  return out;
+}
+
+Result<Json> CatalogService::CreateNamespace(const CatalogPrincipal& caller,
+                                             const metastore::Warehouse& w, const Namespace& ns,
+                                             const Json& properties) {
+  TM_TRY(RequireWrite(caller));
+  if (ns.empty()) return Fail(BadRequest("Namespace must not be empty"));
+  for (const auto& level : ns) {
+    if (!ValidName(level)) return Fail(BadRequest("Invalid namespace level '" + level + "'"));
+  }
+  if (!properties.is_object()) return Fail(BadRequest("properties must be an object"));
+  for (const auto& [k, v] : properties.items()) {
+    if (!v.is_string()) return Fail(BadRequest("property '" + k + "' must be a string"));
+  }
+  if (ns.size() > 1) {
+    Namespace parent(ns.begin(), ns.end() - 1);
+    TM_TRY(meta_.catalog().GetNamespace(w.id, parent));
+  }
+  TM_TRY(meta_.catalog().CreateNamespace(metastore::Namespace{w.id, ns, properties.dump()}));
+  return properties;
+}
+
+Result<Json> CatalogService::LoadNamespace(const metastore::Warehouse& w, const Namespace& ns) {
+  TM_ASSIGN(auto record, meta_.catalog().GetNamespace(w.id, ns));
+  Json props = Json::parse(record.properties_json, nullptr, false);
+  if (!props.is_object()) props = Json::object();
+  if (!props.contains("location")) props["location"] = "s3://w-" + w.id + "/" + JoinPath(ns);
+  return props;
+}
+
+Result<void> CatalogService::DropNamespace(const CatalogPrincipal& caller,
+                                           const metastore::Warehouse& w, const Namespace& ns) {
+  TM_TRY(RequireWrite(caller));
+  return meta_.catalog().DropNamespace(w.id, ns);
+}
+
+Result<Json> CatalogService::UpdateNamespaceProperties(const CatalogPrincipal& caller,
+                                                       const metastore::Warehouse& w,
+                                                       const Namespace& ns,
+                                                       const std::vector<std::string>& removals,
+                                                       const Json& updates) {
+  TM_TRY(RequireWrite(caller));
+  if (!updates.is_object()) return Fail(BadRequest("updates must be an object"));
+  for (const auto& r : removals) {
+    if (updates.contains(r)) {
+      return Fail(Error{ErrorCode::kInvalidInput, "Property '" + r + "' is both updated and removed", {}}
+                      .With("iceberg_type", "UnprocessableEntityException"));
+    }
+  }
+  TM_ASSIGN(auto record, meta_.catalog().GetNamespace(w.id, ns));
+  Json props = Json::parse(record.properties_json, nullptr, false);
+  if (!props.is_object()) props = Json::object();
+  Json removed = Json::array();
+  Json missing = Json::array();
+  Json updated = Json::array();
+  for (const auto& r : removals) {
+    if (props.contains(r)) {
+      props.erase(r);
+      removed.push_back(r);
+    } else {
+      missing.push_back(r);
+    }
+  }
+  for (const auto& [k, v] : updates.items()) {
+    if (!v.is_string()) return Fail(BadRequest("property '" + k + "' must be a string"));
+    props[k] = v;
+    updated.push_back(k);
+  }
+  TM_TRY(meta_.catalog().UpdateNamespaceProperties(w.id, ns, props.dump()));
+  return Json{{"updated", updated}, {"removed", removed}, {"missing", missing}};
+}
+
+// ------------------------------------------------------------------ tables
+
+Result<std::vector<TableIdent>> CatalogService::ListTables(const metastore::Warehouse& w,
+                                                           const Namespace& ns) {
+  TM_TRY(meta_.catalog().GetNamespace(w.id, ns));
+  TM_ASSIGN(auto entries, meta_.catalog().ListEntries(w.id, ns, "table"));
+  std::vector<TableIdent> out;
+  for (const auto& e : entries) out.push_back(TableIdent{e.namespace_levels, e.name});
+  return out;
+}
+
+std::string CatalogService::DefaultLocation(const metastore::Warehouse& w,
+                                            const TableIdent& ident) const {
+  return "s3://w-" + w.id + "/" + JoinPath(ident.ns) + "/" + ident.name;
+}
+
+Result<std::string> CatalogService::KeyOf(const metastore::Warehouse& w,
+                                          const std::string& location) const {
+  std::string prefix = "s3://w-" + w.id + "/";
+  if (!location.starts_with(prefix) || location.size() == prefix.size()) {
+    return Fail(BadRequest("Location '" + location + "' is outside this warehouse (" + prefix + ")"));
+  }
+  return location.substr(prefix.size());
+}
+
+Result<std::string> CatalogService::WriteMetadata(const metastore::Warehouse& w,
+                                                  const std::string& location, int version,
+                                                  const Json& metadata) {
+  char file[128];
+  std::snprintf(file, sizeof file, "%05d-%s.metadata.json", version, random_.Uuid().c_str());
+  std::string base = location;
+  while (base.ends_with("/")) base.pop_back();
+  std::string metadata_location = base + "/metadata/" + file;
+  TM_ASSIGN(std::string key, KeyOf(w, metadata_location));
+  std::string body = metadata.dump();
+  TM_ASSIGN(auto writer, objects_.BeginPut("w-" + w.id, key));
+  auto wrote = writer->Write(body.data(), body.size());
+  if (!wrote) {
+    writer->Abort();
+    return Fail(wrote.error());
+  }
+  objectstore::ObjectInfo info;
+  info.headers["Content-Type"] = "application/json";
+  TM_TRY(writer->Commit(std::move(info)));
+  return metadata_location;
+}
+
+Result<Json> CatalogService::ReadMetadataFile(const metastore::Warehouse& w,
+                                              const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  objectstore::ObjectInfo info;
+  auto reader = objects_.Get("w-" + w.id, key, 0, std::nullopt, &info);
+  if (!reader) {
+    if (reader.error().code == ErrorCode::kNotFound) {
+      return Fail(BadRequest("No metadata file at " + location));
+    }
+    return Fail(reader.error());
+  }
+  std::string body(info.size, '\0');
+  size_t got = 0;
+  while (got < body.size()) {
+    TM_ASSIGN(size_t n, (*reader)->Read(body.data() + got, body.size() - got));
+    if (n == 0) break;
+    got += n;
+  }
+  Json metadata = Json::parse(body, nullptr, false);
+  if (!metadata.is_object() || !metadata.contains("format-version")) {
+    return Fail(BadRequest(location + " is not Iceberg table metadata"));
+  }
+  return metadata;
+}
+
+StorageCredential CatalogService::Vend(const CatalogPrincipal& caller,
+                                       const metastore::Warehouse& w, const TableIdent& ident,
+                                       const std::string& location) {
+  std::string base = location;
+  while (base.ends_with("/")) base.pop_back();
+  std::string key_prefix = KeyOf(w, base).value_or("") + "/";
+  storage::SessionGrant grant;
+  grant.warehouse_id = w.id;
+  grant.bucket = "w-" + w.id;
+  grant.prefix = key_prefix;
+  grant.read_only = caller.read_only;
+  grant.expires_ms = clock_.NowMillis() + options_.session_seconds * 1000;
+  grant.generation = w.credential_generation;
+  storage::IssuedSession s = sealer_.Issue(grant, random_);
+  StorageCredential c;
+  c.prefix = base + "/";
+  c.config = {
+      {"s3.endpoint", options_.s3_url},
+      {"s3.path-style-access", "true"},
+      {"s3.region", "us-east-1"},
+      {"client.region", "us-east-1"},
+      {"s3.access-key-id", s.access_key_id},
+      {"s3.secret-access-key", s.secret_access_key},
+      {"s3.session-token", s.session_token},
+      {"s3.session-token-expires-at-ms", std::to_string(s.expires_ms)},
+      {"client.refresh-credentials-endpoint",
+       "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
+           UrlEncode(ident.name) + "/credentials"},
+  };
+  return c;
+}
+
+void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
+                                       const metastore::Warehouse& w, const TableIdent& ident,
+                                       bool vend) {
+  table.config = {{"s3.endpoint", options_.s3_url},
+                  {"s3.path-style-access", "true"},
+                  {"s3.region", "us-east-1"},
+                  {"client.region", "us-east-1"}};
+  if (!vend) return;
+  std::string location = table.metadata.value("location", DefaultLocation(w, ident));
+  StorageCredential c = Vend(caller, w, ident, location);
+  // PyIceberg ignores storage-credentials when metadata-location is null (stage-create),
+  // so the same session also goes into config.
+  for (const auto& [k, v] : c.config) table.config[k] = v;
+  table.credentials.push_back(std::move(c));
+}
+
+Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
+                                                const metastore::Warehouse& w, const Namespace& ns,
+                                                const Json& request, bool vend) {
+  // ---- validate
+  TM_TRY(RequireWrite(caller));
+  if (!request.is_object() || !request.contains("name") || !request["name"].is_string()) {
+    return Fail(BadRequest("name is required"));
+  }
+  TableIdent ident{ns, request["name"].get<std::string>()};
+  if (!ValidName(ident.name)) return Fail(BadRequest("Invalid table name '" + ident.name + "'"));
+  if (!request.contains("schema") || !request["schema"].is_object()) {
+    return Fail(BadRequest("schema is required"));
+  }
+  TM_TRY(meta_.catalog().GetNamespace(w.id, ns));
+  auto existing = meta_.catalog().GetEntry(w.id, ns, ident.name);
+  if (existing) {
+    return Fail(Error{ErrorCode::kAlreadyExists,
+                      std::string(existing->kind == "table" ? "Table" : existing->kind == "view" ? "View" : "Generic table") +
+                          " already exists: " + JoinDots(ns) + "." + ident.name,
+                      {}});
+  }
+  std::string location = DefaultLocation(w, ident);
+  if (request.contains("location") && request["location"].is_string() &&
+      !request["location"].get<std::string>().empty()) {
+    location = request["location"].get<std::string>();
+    while (location.ends_with("/")) location.pop_back();
+    TM_TRY(KeyOf(w, location));
+  }
+  TM_ASSIGN(Json metadata,
+            iceberg::NewTableMetadata(request, location, random_.Uuid(), clock_.NowMillis()));
+  LoadedTable result;
+  result.metadata = metadata;
+  bool staged = request.value("stage-create", false);
+  if (!staged) {
+    // ---- apply
+    TM_ASSIGN(result.metadata_location, WriteMetadata(w, location, 0, metadata));
+    metastore::TableEntry entry{w.id, ns, ident.name, "table", metadata.value("table-uuid", ""),
+                                location, result.metadata_location, metadata.dump(),
+                                clock_.NowMillis(), clock_.NowMillis()};
+    TM_TRY(meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}}));
+  }
+  AttachCredentials(result, caller, w, ident, vend);
+  return result;
+}
+
+Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
+                                              const metastore::Warehouse& w, const TableIdent& ident,
+                                              bool vend, bool refs_only) {
+  auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
+  if (!entry || entry->kind != "table") {
+    // Engines rely on NoSuchTable even when the namespace is missing (Spark metadata tables).
+    return Fail(Error{ErrorCode::kNotFound,
+                      "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
+                    .With("missing", "table"));
+  }
+  LoadedTable result;
+  result.metadata_location = entry->metadata_location;
+  result.metadata = Json::parse(entry->metadata_json);
+  if (refs_only && result.metadata.contains("snapshots")) {
+    std::set<int64_t> referenced;
+    Json refs = result.metadata.value("refs", Json::object());
+    for (const auto& [name, ref] : refs.items()) {
+      referenced.insert(ref.value("snapshot-id", int64_t{-1}));
+    }
+    Json kept = Json::array();
+    for (const auto& s : result.metadata["snapshots"]) {
+      if (referenced.count(s.value("snapshot-id", int64_t{-2}))) kept.push_back(s);
+    }
+    result.metadata["snapshots"] = kept;
+  }
+  AttachCredentials(result, caller, w, ident, vend);
+  return result;
+}
+
+Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller,
+                                                  const metastore::Warehouse& w, const Namespace& ns,
+                                                  const std::string& name,
+                                                  const std::string& metadata_location,
+                                                  bool overwrite) {
+  TM_TRY(RequireWrite(caller));
+  if (!ValidName(name)) return Fail(BadRequest("Invalid table name '" + name + "'"));
+  TM_TRY(meta_.catalog().GetNamespace(w.id, ns));
+  TM_ASSIGN(Json metadata, ReadMetadataFile(w, metadata_location));
+  std::string location = metadata.value("location", "");
+  TM_TRY(KeyOf(w, location));
+  metastore::TableEntry entry{w.id, ns, name, "table", metadata.value("table-uuid", ""), location,
+                              metadata_location, metadata.dump(), clock_.NowMillis(),
+                              clock_.NowMillis()};
+  auto existing = meta_.catalog().GetEntry(w.id, ns, name);
+  std::string expected;
+  if (existing) {
+    if (!overwrite || existing->kind != "table") {
+      return Fail(Error{ErrorCode::kAlreadyExists, "Table already exists: " + JoinDots(ns) + "." + name, {}});
+    }
+    expected = existing->metadata_location;
+  }
+  TM_TRY(meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, name, expected, entry}}));
+  LoadedTable result{metadata_location, metadata, {}, {}};
+  AttachCredentials(result, caller, w, TableIdent{ns, name}, true);
+  return result;
+}
+
+Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& caller,
+                                                        const metastore::Warehouse& w,
+                                                        const std::vector<TableChange>& changes) {
+  TM_TRY(RequireWrite(caller));
+  if (changes.empty()) return Fail(BadRequest("No table changes"));
+  for (const auto& c : changes) {
+    if (!c.requirements.is_array() || !c.updates.is_array()) {
+      return Fail(BadRequest("requirements and updates must be arrays"));
+    }
+    if (!ValidName(c.ident.name)) return Fail(BadRequest("Invalid table name"));
+  }
+  for (int attempt = 0;; attempt++) {
+    std::vector<metastore::MetadataSwap> swaps;
+    std::vector<LoadedTable> results;
+    std::vector<std::pair<std::string, std::string>> written;  // (bucket key) to remove on a lost race
+    auto cleanup = [&] {
+      for (const auto& [bucket, key] : written) (void)objects_.Delete(bucket, key);
+    };
+    Result<void> prepared = [&]() -> Result<void> {
+      for (const TableChange& c : changes) {
+        bool create = false;
+        for (const auto& r : c.requirements) {
+          if (r.is_object() && r.value("type", "") == "assert-create") create = true;
+        }
+        auto entry = meta_.catalog().GetEntry(w.id, c.ident.ns, c.ident.name);
+        const Json* current = nullptr;
+        Json current_doc;
+        if (entry) {
+          if (entry->kind != "table") {
+            return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
+          }
+          current_doc = Json::parse(entry->metadata_json);
+          current = &current_doc;
+        } else if (entry.error().code != ErrorCode::kNotFound) {
+          return Fail(entry.error());
+        } else if (!create) {
+          return Fail(Error{ErrorCode::kNotFound,
+                            "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name, {}}
+                          .With("missing", "table"));
+        }
+        if (create) {
+          if (c.requirements.size() != 1) {
+            return Fail(BadRequest("assert-create must be the only requirement of a create"));
+          }
+          TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
+        }
+        for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
+        Json base = current ? current_doc : Json::object();
+        TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
+        std::string location = next.value("location", "");
+        if (location.empty()) {
+          location = DefaultLocation(w, c.ident);
+          next["location"] = location;
+        }
+        TM_TRY(KeyOf(w, location));
+        if (current && *current == next) {
+          results.push_back(LoadedTable{entry->metadata_location, next, {}, {}});
+          continue;
+        }
+        int version = 0;
+        if (current) {
+          iceberg::AppendMetadataLog(next, entry->metadata_location,
+                                     current->value("last-updated-ms", int64_t{0}));
+          version = VersionOf(entry->metadata_location) + 1;
+        }
+        TM_ASSIGN(std::string new_location, WriteMetadata(w, location, version, next));
+        written.emplace_back("w-" + w.id, KeyOf(w, new_location).value());
+        metastore::TableEntry replacement{w.id,
+                                          c.ident.ns,
+                                          c.ident.name,
+                                          "table",
+                                          next.value("table-uuid", ""),
+                                          location,
+                                          new_location,
+                                          next.dump(),
+                                          entry ? entry->created_ms : clock_.NowMillis(),
+                                          clock_.NowMillis()};
+        swaps.push_back(metastore::MetadataSwap{w.id, c.ident.ns, c.ident.name,
+                                                entry ? entry->metadata_location : "",
+                                                std::move(replacement)});
+        results.push_back(LoadedTable{new_location, next, {}, {}});
+      }
+      if (swaps.empty()) return {};
+      return meta_.catalog().SwapMetadata(swaps);
+    }();
+    if (prepared) return results;
+    cleanup();
+    const Error& e = prepared.error();
+    bool lost_race = e.code == ErrorCode::kConflict && e.message == "the table was changed concurrently";
+    if (lost_race && attempt < options_.commit_retries) continue;
+    if (e.code == ErrorCode::kAlreadyExists) {
+      return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
+    }
+    if (lost_race) {
+      return Fail(Error{ErrorCode::kConflict,
+                        "Commit failed: the table was changed concurrently; refresh and retry", {}});
+    }
+    return Fail(e);
+  }
+}
+
+Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
+                                       const metastore::Warehouse& w, const TableIdent& ident,
+                                       bool purge) {
+  TM_TRY(RequireWrite(caller));
+  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table");
+  if (!dropped) {
+    if (dropped.error().code == ErrorCode::kNotFound) {
+      return Fail(Error{ErrorCode::kNotFound,
+                        "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
+                      .With("missing", "table"));
+    }
+    return Fail(dropped.error());
+  }
+  if (purge) {
+    TM_ASSIGN(std::string key, KeyOf(w, dropped->location));
+    Json payload = {{"bucket", "w-" + w.id}, {"prefix", key + "/"}};
+    TM_TRY(meta_.tasks().Enqueue("purge_prefix", payload.dump()));
+  }
+  return {};
+}
+
+Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
+                                         const metastore::Warehouse& w, const TableIdent& from,
+                                         const TableIdent& to) {
+  TM_TRY(RequireWrite(caller));
+  if (!ValidName(to.name)) return Fail(BadRequest("Invalid table name '" + to.name + "'"));
+  auto r = meta_.catalog().RenameEntry(w.id, from.ns, from.name, to.ns, to.name, "table");
+  if (!r && r.error().code == ErrorCode::kAlreadyExists) {
+    return Fail(Error{ErrorCode::kAlreadyExists,
+                      "Table already exists: " + JoinDots(to.ns) + "." + to.name, {}});
+  }
+  if (!r && r.error().code == ErrorCode::kNotFound && r.error().Detail("missing") == "entry") {
+    return Fail(Error{ErrorCode::kNotFound,
+                      "Table does not exist: " + JoinDots(from.ns) + "." + from.name, {}}
+                    .With("missing", "table"));
+  }
+  return r;
+}
+
+Result<std::vector<StorageCredential>> CatalogService::TableCredentials(
+    const CatalogPrincipal& caller, const metastore::Warehouse& w, const TableIdent& ident) {
+  TM_ASSIGN(LoadedTable table, LoadTable(caller, w, ident, true, true));
+  return table.credentials;
+}
+
+}  // namespace tablemere::catalog

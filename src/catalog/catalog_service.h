@@ -1,0 +1,138 @@
+// The Iceberg catalog: namespaces, tables, commits (optimistic compare-and-swap of the
+// metadata pointer, atomic across tables), drops with background purge, and the
+// vending of table-scoped storage sessions. Wire-neutral: the REST adapter maps
+// requests to these calls and results to the Iceberg JSON shapes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "accounts/credentials.h"
+#include "catalog/catalog_tokens.h"
+#include "common/clock.h"
+#include <nlohmann/json.hpp>
+
+#include "iceberg/table_metadata.h"
+#include "metastore/metastore.h"
+#include "objectstore/object_store.h"
+#include "storage/session_token.h"
+
+namespace tablemere::catalog {
+
+using iceberg::Json;
+using Namespace = std::vector<std::string>;
+
+struct TableIdent {
+  Namespace ns;
+  std::string name;
+};
+
+struct StorageCredential {
+  std::string prefix;  // "s3://w-…/ns/t/"
+  std::map<std::string, std::string> config;
+};
+
+struct LoadedTable {
+  std::string metadata_location;  // "" for a staged create
+  Json metadata;
+  std::map<std::string, std::string> config;
+  std::vector<StorageCredential> credentials;
+};
+
+struct TokenGrant {
+  std::string access_token;
+  int64_t expires_in = 0;
+};
+
+struct TableChange {
+  TableIdent ident;
+  Json requirements;  // array
+  Json updates;       // array
+};
+
+struct CatalogOptions {
+  std::string s3_url;               // public S3 endpoint vended to engines
+  int64_t session_seconds = 900;    // vended storage session lifetime
+  int commit_retries = 4;           // server-side retries of a lost CAS
+};
+
+class CatalogService {
+ public:
+  CatalogService(metastore::Metastore& meta, objectstore::ObjectStore& objects, const Clock& clock,
+                 Random& random, const storage::SessionSealer& sealer,
+                 const accounts::IdentitySecrets& secrets, const CatalogTokens& tokens,
+                 CatalogOptions options);
+
+  // ---- authentication (kUnauthenticated with detail oauth_error on failure)
+  Result<TokenGrant> ClientCredentials(const std::string& client_id, const std::string& secret);
+  Result<TokenGrant> ExchangeToken(const std::string& subject_token);
+  // Verifies a bearer token and that its warehouse credential is still current.
+  Result<CatalogPrincipal> Authenticate(const std::string& bearer);
+
+  // ---- warehouse / prefix
+  // Accepts "w-<id>", "s3://w-<id>/", the id, or "" (the token's own warehouse).
+  // kPermissionDenied when it is not the caller's warehouse, kNotFound when unknown.
+  Result<metastore::Warehouse> Warehouse(const CatalogPrincipal& caller, const std::string& name);
+  static std::string PrefixOf(const metastore::Warehouse& w) { return "w-" + w.id; }
+
+  // ---- namespaces
+  Result<std::vector<Namespace>> ListNamespaces(const metastore::Warehouse& w, const Namespace& parent);
+  Result<Json> CreateNamespace(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                               const Namespace& ns, const Json& properties);
+  Result<Json> LoadNamespace(const metastore::Warehouse& w, const Namespace& ns);  // properties
+  Result<void> DropNamespace(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                             const Namespace& ns);
+  // Returns {updated, removed, missing}.
+  Result<Json> UpdateNamespaceProperties(const CatalogPrincipal& caller,
+                                         const metastore::Warehouse& w, const Namespace& ns,
+                                         const std::vector<std::string>& removals,
+                                         const Json& updates);
+
+  // ---- tables
+  Result<std::vector<TableIdent>> ListTables(const metastore::Warehouse& w, const Namespace& ns);
+  Result<LoadedTable> CreateTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                                  const Namespace& ns, const Json& request, bool vend);
+  Result<LoadedTable> LoadTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                                const TableIdent& ident, bool vend, bool refs_only);
+  Result<LoadedTable> RegisterTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                                    const Namespace& ns, const std::string& name,
+                                    const std::string& metadata_location, bool overwrite);
+  // One table (`changes.size() == 1`) or a multi-table transaction; all or nothing.
+  Result<std::vector<LoadedTable>> Commit(const CatalogPrincipal& caller,
+                                          const metastore::Warehouse& w,
+                                          const std::vector<TableChange>& changes);
+  Result<void> DropTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                         const TableIdent& ident, bool purge);
+  Result<void> RenameTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                           const TableIdent& from, const TableIdent& to);
+  Result<std::vector<StorageCredential>> TableCredentials(const CatalogPrincipal& caller,
+                                                          const metastore::Warehouse& w,
+                                                          const TableIdent& ident);
+
+ private:
+  Result<void> RequireWrite(const CatalogPrincipal& caller);
+  std::string DefaultLocation(const metastore::Warehouse& w, const TableIdent& ident) const;
+  Result<std::string> KeyOf(const metastore::Warehouse& w, const std::string& location) const;
+  Result<std::string> WriteMetadata(const metastore::Warehouse& w, const std::string& location,
+                                    int version, const Json& metadata);
+  Result<Json> ReadMetadataFile(const metastore::Warehouse& w, const std::string& location);
+  StorageCredential Vend(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                         const TableIdent& ident, const std::string& location);
+  void AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
+                         const metastore::Warehouse& w, const TableIdent& ident, bool vend);
+
+  metastore::Metastore& meta_;
+  objectstore::ObjectStore& objects_;
+  const Clock& clock_;
+  Random& random_;
+  const storage::SessionSealer& sealer_;
+  const accounts::IdentitySecrets& secrets_;
+  const CatalogTokens& tokens_;
+  CatalogOptions options_;
+};
+
+// "a\x1fb" and "a%1Fb" → {"a", "b"}; empty parts are invalid.
+Result<Namespace> ParseNamespace(const std::string& text);
+
+}  // namespace tablemere::catalog

@@ -1,0 +1,54 @@
+#include "catalog/catalog_tokens.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/crypto.h"
+
+namespace tablemere::catalog {
+
+namespace {
+const char kHeader[] = R"({"alg":"HS256","typ":"JWT"})";
+
+Error Unauthenticated(const std::string& message) {
+  return Error{ErrorCode::kUnauthenticated, message, {}};
+}
+}  // namespace
+
+std::string CatalogTokens::Mint(const CatalogPrincipal& principal, int64_t* expires_in) const {
+  int64_t now_s = clock_.NowMillis() / 1000;
+  nlohmann::json claims = {{"sub", principal.identity},  {"wh", principal.warehouse_id},
+                           {"ro", principal.read_only},  {"gen", principal.generation},
+                           {"iat", now_s},               {"exp", now_s + lifetime_seconds_},
+                           {"typ", "tablemere-catalog"}};
+  std::string signing_input =
+      crypto::Base64UrlEncode(kHeader) + "." + crypto::Base64UrlEncode(claims.dump());
+  *expires_in = lifetime_seconds_;
+  return signing_input + "." + crypto::Base64UrlEncode(crypto::HmacSha256(key_, signing_input));
+}
+
+Result<CatalogPrincipal> CatalogTokens::Verify(const std::string& token) const {
+  size_t a = token.find('.');
+  size_t b = a == std::string::npos ? a : token.find('.', a + 1);
+  if (b == std::string::npos) return Fail(Unauthenticated("Malformed bearer token"));
+  std::string signing_input = token.substr(0, b);
+  auto signature = crypto::Base64UrlDecode(token.substr(b + 1));
+  if (!signature ||
+      !crypto::ConstantTimeEquals(*signature, crypto::HmacSha256(key_, signing_input))) {
+    return Fail(Unauthenticated("Invalid bearer token"));
+  }
+  auto payload = crypto::Base64UrlDecode(token.substr(a + 1, b - a - 1));
+  auto claims = payload ? nlohmann::json::parse(*payload, nullptr, false) : nlohmann::json();
+  if (!claims.is_object() || claims.value("typ", "") != "tablemere-catalog") {
+    return Fail(Unauthenticated("Invalid bearer token"));
+  }
+  CatalogPrincipal p;
+  p.identity = claims.value("sub", "");
+  p.warehouse_id = claims.value("wh", "");
+  p.read_only = claims.value("ro", true);
+  p.generation = claims.value("gen", int64_t{0});
+  p.expires_ms = claims.value("exp", int64_t{0}) * 1000;
+  if (clock_.NowMillis() >= p.expires_ms) return Fail(Unauthenticated("Token expired"));
+  return p;
+}
+
+}  // namespace tablemere::catalog

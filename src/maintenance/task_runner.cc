@@ -1,0 +1,77 @@
+#include "maintenance/task_runner.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tablemere::maintenance {
+
+TaskRunner::TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& objects)
+    : meta_(meta), objects_(objects) {}
+
+TaskRunner::~TaskRunner() { Stop(); }
+
+void TaskRunner::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      RunDue();
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::milliseconds(kPollMs), [&] { return stop_; });
+    }
+  });
+}
+
+void TaskRunner::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+int TaskRunner::RunDue() {
+  int ran = 0;
+  while (true) {
+    auto task = meta_.tasks().Claim(kLeaseMs);
+    if (!task || !*task) break;
+    auto result = Run(**task);
+    if (result) {
+      (void)meta_.tasks().Complete((*task)->id);
+    } else {
+      // Back off exponentially (1 s, 2 s, … capped at 10 min).
+      int64_t delay = std::min<int64_t>(1000LL << std::min((*task)->attempts, 20), kLeaseMs);
+      (void)meta_.tasks().Retry((*task)->id, delay);
+    }
+    ran++;
+  }
+  return ran;
+}
+
+Result<void> TaskRunner::Run(const metastore::Task& task) {
+  auto payload = nlohmann::json::parse(task.payload_json, nullptr, false);
+  if (!payload.is_object()) return {};  // malformed: drop it rather than retry forever
+  if (task.kind == "purge_prefix") {
+    return PurgePrefix(payload.value("bucket", ""), payload.value("prefix", ""));
+  }
+  return {};
+}
+
+Result<void> TaskRunner::PurgePrefix(const std::string& bucket, const std::string& prefix) {
+  // Never purge a whole bucket: a table prefix always has at least "<ns>/<table>/".
+  if (bucket.empty() || prefix.size() < 3 || !prefix.ends_with("/")) return {};
+  while (true) {
+    objectstore::ListOptions opts;
+    opts.prefix = prefix;
+    opts.max_keys = 1000;
+    auto page = objects_.List(bucket, opts);
+    if (!page) {
+      if (page.error().code == ErrorCode::kNotFound) return {};
+      return Fail(page.error());
+    }
+    for (const auto& o : page->objects) TM_TRY(objects_.Delete(bucket, o.key));
+    if (!page->truncated) return {};
+  }
+}
+
+}  // namespace tablemere::maintenance

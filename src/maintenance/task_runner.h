@@ -1,0 +1,42 @@
+// Background work from the metastore's task queue (purge after drop, later expiry,
+// orphan cleanup and compaction). Any replica may run it; a crash leaves the task
+// leased until the lease runs out, then another run resumes it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "metastore/metastore.h"
+#include "objectstore/object_store.h"
+
+namespace tablemere::maintenance {
+
+class TaskRunner {
+ public:
+  TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& objects);
+  ~TaskRunner();
+  void Start();
+  void Stop();
+  // Runs every task that is due now; returns how many ran. For tests and shutdown.
+  int RunDue();
+
+ private:
+  Result<void> Run(const metastore::Task& task);
+  Result<void> PurgePrefix(const std::string& bucket, const std::string& prefix);
+
+  // How long a claimed task is reserved for this runner before others may take it.
+  static constexpr int64_t kLeaseMs = 10 * 60 * 1000;
+  // How often the queue is polled when idle.
+  static constexpr int kPollMs = 500;
+
+  metastore::Metastore& meta_;
+  objectstore::ObjectStore& objects_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // protected by mu_
+};
+
+}  // namespace tablemere::maintenance

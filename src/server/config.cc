@@ -1,0 +1,118 @@
+#include "server/config.h"
+
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "common/strings.h"
+
+namespace tablemere::server {
+
+namespace {
+
+struct Flag {
+  const char* name;  // without "--"
+  const char* env;
+  const char* help;
+  std::function<Result<void>(const std::string&)> set;
+};
+
+Result<void> SetInt(int64_t& target, const std::string& value, const char* name) {
+  auto n = ParseInt(value);
+  if (!n || *n <= 0) return Fail(ErrorCode::kInvalidInput, std::string("--") + name + " needs a positive integer");
+  target = *n;
+  return {};
+}
+
+std::vector<Flag> Flags(Config& c) {
+  auto str = [](std::string& target) {
+    return [&target](const std::string& v) -> Result<void> {
+      target = v;
+      return {};
+    };
+  };
+  return {
+      {"api-addr", "TABLEMERE_API_ADDR", "control-plane API listen address (default 127.0.0.1:8080)", str(c.api_addr)},
+      {"catalog-addr", "TABLEMERE_CATALOG_ADDR", "Iceberg REST catalog listen address (default 127.0.0.1:8181)", str(c.catalog_addr)},
+      {"s3-addr", "TABLEMERE_S3_ADDR", "S3-compatible storage listen address (default 127.0.0.1:9000)", str(c.s3_addr)},
+      {"data-dir", "TABLEMERE_DATA_DIR", "directory for all state and objects (default ./data)", str(c.data_dir)},
+      {"public-api-url", "TABLEMERE_PUBLIC_API_URL", "API URL printed in recipes (default: from --api-addr)", str(c.public_api_url)},
+      {"public-catalog-url", "TABLEMERE_PUBLIC_CATALOG_URL", "catalog URL given to engines (default: from --catalog-addr)", str(c.public_catalog_url)},
+      {"public-s3-url", "TABLEMERE_PUBLIC_S3_URL", "S3 endpoint vended to engines (default: from --s3-addr)", str(c.public_s3_url)},
+      {"session-seconds", "TABLEMERE_SESSION_SECONDS", "lifetime of vended storage sessions (default 900)",
+       [&c](const std::string& v) { return SetInt(c.session_seconds, v, "session-seconds"); }},
+      {"catalog-token-seconds", "TABLEMERE_CATALOG_TOKEN_SECONDS", "lifetime of catalog tokens (default 900)",
+       [&c](const std::string& v) { return SetInt(c.catalog_token_seconds, v, "catalog-token-seconds"); }},
+      {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving", str(c.ready_file)},
+      {"access-log", "TABLEMERE_ACCESS_LOG", "access log: '-' for stderr (default), a file, or '' for none", str(c.access_log)},
+  };
+}
+
+std::string Usage(const std::vector<Flag>& flags) {
+  std::string out =
+      "Usage: tablemere-server [flags]\n\n"
+      "Serves the Tablemere control-plane API, the Iceberg REST catalog and S3-compatible\n"
+      "storage from one process, with state and objects under --data-dir.\n\nFlags (each also "
+      "read from the environment variable shown):\n";
+  for (const auto& f : flags) {
+    std::string name = std::string("  --") + f.name + " VALUE";
+    name.resize(std::max<size_t>(name.size() + 1, 30), ' ');
+    out += name + f.help + "  [" + f.env + "]\n";
+  }
+  out += "  --help                      this text\n  --version                   the version\n\n"
+         "Environment only (secrets never go on a command line):\n"
+         "  TABLEMERE_S3_USERS          operator S3 users, 'access:secret,…'; each owns the buckets it creates\n";
+  return out;
+}
+
+}  // namespace
+
+Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::string* output) {
+  std::vector<Flag> flags = Flags(config);
+  for (const auto& f : flags) {
+    if (const char* v = std::getenv(f.env)) TM_TRY(f.set(v));
+  }
+  if (const char* users = std::getenv("TABLEMERE_S3_USERS")) {
+    for (const auto& pair : Split(users, ',')) {
+      std::string p = Trim(pair);
+      if (p.empty()) continue;
+      size_t colon = p.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == p.size()) {
+        return Fail(ErrorCode::kInvalidInput, "TABLEMERE_S3_USERS must be 'access:secret,…'");
+      }
+      config.s3_users[p.substr(0, colon)] = p.substr(colon + 1);
+    }
+  }
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      *output = Usage(flags);
+      return ParseOutcome::kExitOk;
+    }
+    if (arg == "--version") {
+      *output = std::string("tablemere-server ") + TABLEMERE_VERSION + "\n";
+      return ParseOutcome::kExitOk;
+    }
+    if (!arg.starts_with("--")) return Fail(ErrorCode::kInvalidInput, "unexpected argument '" + arg + "'");
+    std::string name = arg.substr(2);
+    std::string value;
+    size_t eq = name.find('=');
+    bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    auto it = std::find_if(flags.begin(), flags.end(), [&](const Flag& f) { return name == f.name; });
+    if (it == flags.end()) {
+      return Fail(ErrorCode::kInvalidInput, "unknown flag --" + name + " (see --help)");
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) return Fail(ErrorCode::kInvalidInput, "--" + name + " needs a value");
+      value = argv[++i];
+    }
+    TM_TRY(it->set(value));
+  }
+  return ParseOutcome::kRun;
+}
+
+}  // namespace tablemere::server

@@ -1,0 +1,32 @@
+// Server configuration: flags, each also readable from a TABLEMERE_… environment variable.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "common/result.h"
+
+namespace tablemere::server {
+
+struct Config {
+  std::string api_addr = "127.0.0.1:8080";
+  std::string catalog_addr = "127.0.0.1:8181";
+  std::string s3_addr = "127.0.0.1:9000";
+  std::string data_dir = "./data";
+  std::string public_api_url;      // derived from api_addr when empty
+  std::string public_catalog_url;  // derived from catalog_addr when empty
+  std::string public_s3_url;       // derived from s3_addr when empty
+  int64_t session_seconds = 900;        // vended storage sessions
+  int64_t catalog_token_seconds = 900;  // catalog bearer tokens
+  std::string ready_file;               // written with the bound URLs once serving
+  std::string access_log = "-";         // "-" for stderr, "" to disable, or a file path
+  // Operator S3 users "access:secret,…" — from the environment only, never a flag.
+  std::map<std::string, std::string> s3_users;
+};
+
+enum class ParseOutcome { kRun, kExitOk };
+
+// Parses argv over the environment. Errors: kInvalidInput with a message for the user.
+Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::string* output);
+
+}  // namespace tablemere::server

@@ -1,0 +1,47 @@
+// Who may do what in the object store: the identities the S3 listener accepts, and the
+// rules for warehouse buckets (table buckets take only Iceberg's file layout).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace tablemere::storage {
+
+struct S3Identity {
+  enum class Kind { kOperator, kWarehouse, kSession };
+  Kind kind = Kind::kOperator;
+  std::string access_key;
+  std::string secret;        // the signing secret (never logged)
+  std::string warehouse_id;  // warehouse and session identities
+  std::string prefix;        // session: the only key prefix it may touch
+  bool read_only = false;
+};
+
+// Resolves an access key (and session token, when one was sent) to an identity.
+// Errors (detail s3_code): InvalidAccessKeyId, InvalidToken, ExpiredToken.
+class IdentityResolver {
+ public:
+  virtual ~IdentityResolver() = default;
+  virtual Result<S3Identity> Resolve(const std::string& access_key,
+                                     const std::string& session_token) = 0;
+  // The operator user that created `bucket`, or "" when none did. Thread-safe.
+  virtual Result<std::string> OperatorBucketOwner(const std::string& bucket) = 0;
+  virtual Result<void> RecordOperatorBucket(const std::string& bucket, const std::string& owner,
+                                            bool created) = 0;
+};
+
+std::string TableBucketName(const std::string& warehouse_id);  // "w-<id>"
+std::string BlobBucketName(const std::string& warehouse_id);   // "b-<id>"
+// The warehouse id of a "w-…" or "b-…" bucket name, or "".
+std::string WarehouseOfBucket(const std::string& bucket);
+bool IsTableBucket(const std::string& bucket);
+
+// Whether a key may be written to a table bucket: Iceberg's layout
+// "<namespace…>/<table>/(data|metadata)/…" with Iceberg file types, or a directory
+// marker ending in "/". Returns an error (detail s3_code InvalidArgument) whose message
+// names the blob bucket otherwise.
+Result<void> CheckTableBucketKey(const std::string& key, const std::string& blob_bucket);
+
+}  // namespace tablemere::storage
