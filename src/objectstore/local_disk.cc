@@ -741,8 +741,11 @@ class LocalDiskStore final : public ObjectStore {
           queue_.pop_front();
         }
         lock.unlock();
-        RunBatch(batch);
+        std::vector<Result<void>> results = RunBatch(batch);
         lock.lock();
+        // Results are published only now, after COMMIT and under the lock: a waiter must
+        // never answer its client before its write is durable and visible.
+        for (size_t i = 0; i < batch.size(); i++) batch[i]->result = std::move(results[i]);
         leader_active_ = false;
         queue_cv_.notify_all();
       } else {
@@ -752,7 +755,7 @@ class LocalDiskStore final : public ObjectStore {
     return std::move(*write.result);
   }
 
-  void RunBatch(std::vector<PendingWrite*>& batch) {
+  std::vector<Result<void>> RunBatch(const std::vector<PendingWrite*>& batch) {
     std::set<std::string> dirs;
     for (auto* w : batch) dirs.insert(w->dirs.begin(), w->dirs.end());
     for (const auto& dir : dirs) {
@@ -762,11 +765,12 @@ class LocalDiskStore final : public ObjectStore {
         ::close(fd);
       }
     }
+    std::vector<Result<void>> results;
     sqlite::Db& db = *writer_db_;
     auto begin = db.Exec("BEGIN IMMEDIATE");
     if (!begin) {
-      for (auto* w : batch) w->result = std::unexpected(begin.error());
-      return;
+      for (size_t i = 0; i < batch.size(); i++) results.push_back(std::unexpected(begin.error()));
+      return results;
     }
     for (auto* w : batch) {
       (void)db.Exec("SAVEPOINT w");
@@ -776,15 +780,16 @@ class LocalDiskStore final : public ObjectStore {
       } else {
         (void)db.Exec("ROLLBACK TO w; RELEASE w");
       }
-      w->result = std::move(r);
+      results.push_back(std::move(r));
     }
     auto commit = db.Exec("COMMIT");
     if (!commit) {
       (void)db.Exec("ROLLBACK");
-      for (auto* w : batch) {
-        if (*w->result) w->result = std::unexpected(commit.error());
+      for (auto& r : results) {
+        if (r) r = std::unexpected(commit.error());
       }
     }
+    return results;
   }
 
   std::string root_;

@@ -1,0 +1,104 @@
+"""Black-box test harness: starts a real tablemere-server on port 0 with a temporary
+data directory and hands its URLs to the tests. Nothing here is mocked."""
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+
+import pytest
+import requests
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SERVER_BIN = pathlib.Path(os.environ.get("TABLEMERE_SERVER", ROOT / "build" / "bin" / "tablemere-server"))
+
+OPERATORS = {"operator1": "operator1-secret-key", "operator2": "operator2-secret-key"}
+
+
+class Server:
+    """A running tablemere-server process."""
+
+    def __init__(self, extra_env=None, args=()):
+        self.data_dir = tempfile.mkdtemp(prefix="tm-test-")
+        self.ready_file = os.path.join(self.data_dir, "ready.json")
+        env = dict(os.environ)
+        env["TABLEMERE_S3_USERS"] = ",".join(f"{k}:{v}" for k, v in OPERATORS.items())
+        env.update(extra_env or {})
+        self.log_path = os.path.join(self.data_dir, "server.log")
+        self.log = open(self.log_path, "w")
+        cmd = [
+            str(SERVER_BIN),
+            "--data-dir", os.path.join(self.data_dir, "data"),
+            "--api-addr", "127.0.0.1:0",
+            "--catalog-addr", "127.0.0.1:0",
+            "--s3-addr", "127.0.0.1:0",
+            "--ready-file", self.ready_file,
+            *args,
+        ]
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 30
+        while not os.path.exists(self.ready_file):
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited: " + open(self.log_path).read())
+            if time.time() > deadline:
+                raise RuntimeError("server did not become ready")
+            time.sleep(0.02)
+        urls = json.load(open(self.ready_file))
+        self.api, self.catalog, self.s3 = urls["api"], urls["catalog"], urls["s3"]
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def signup(self, engine="duckdb", email=None, workspace=None):
+        email = email or f"user-{uuid.uuid4().hex[:10]}@example.com"
+        r = requests.post(self.api + "/v1/signup", json={
+            "email": email, "workspace": workspace or "ws-" + uuid.uuid4().hex[:6],
+            "engine": engine, "accept_terms": True})
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    def connection(self, api_key, engine="duckdb", warehouse_id=None):
+        params = {"engine": engine}
+        if warehouse_id:
+            params["warehouse_id"] = warehouse_id
+        r = requests.get(self.api + "/v1/connection", params=params,
+                         headers={"Authorization": "Bearer " + api_key})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = Server()
+    yield s
+    s.cleanup()
+
+
+@pytest.fixture(scope="session")
+def account(server):
+    """One signed-up account with its default warehouse `lake`."""
+    return server.signup()
+
+
+def catalog_token(server, client_id, client_secret):
+    r = requests.post(server.catalog + "/v1/oauth/tokens",
+                      data={"grant_type": "client_credentials", "client_id": client_id,
+                            "client_secret": client_secret, "scope": "catalog"})
+    assert r.status_code == 200, r.text
+    return r.json()["access_token"]
