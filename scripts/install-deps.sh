@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs everything Tablemere needs to build and to run its tests on a fresh Debian 12
+# machine: the C++ toolchain and libraries (apt), the engines and clients the tests drive
+# (pip), the Iceberg Spark jars (Maven), and DuckDB's extensions from their PyPI packages
+# (DuckDB cannot download them without internet).
+#   scripts/install-deps.sh          build + test dependencies
+#   scripts/install-deps.sh --build  build dependencies only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libboost1.81-dev libssl-dev libsqlite3-dev zlib1g-dev libisal-dev libpugixml-dev
+  nlohmann-json3-dev libgtest-dev
+  clang-format clang-tidy
+)
+TEST_APT_PACKAGES=(openjdk-17-jre-headless maven curl)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${1:-}" != "--build" ]; then
+  for p in "${TEST_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "apt: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+[ "${1:-}" = "--build" ] && exit 0
+
+PYTHON=${PYTHON:-python3}
+$PYTHON -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+
+# DuckDB's extensions come from their PyPI packages; put them where INSTALL finds them so
+# the server's recipes ("INSTALL iceberg; LOAD iceberg; …") run as printed, offline.
+$PYTHON - <<'PY'
+import duckdb, importlib, os, shutil
+version = duckdb.__version__
+platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
+target = os.path.expanduser(f"~/.duckdb/extensions/v{version}/{platform}")
+os.makedirs(target, exist_ok=True)
+for name in ("iceberg", "httpfs", "avro"):
+    package = importlib.import_module(f"duckdb_extension_{name}")
+    source = os.path.join(os.path.dirname(package.__file__), "extensions", f"v{version}", f"{name}.duckdb_extension")
+    shutil.copy(source, os.path.join(target, f"{name}.duckdb_extension"))
+print(f"duckdb extensions installed in {target}")
+PY
+
+# The Iceberg runtime for Spark 3.5 and the AWS bundle for S3FileIO, from Maven Central.
+for artifact in org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.11.0 org.apache.iceberg:iceberg-aws-bundle:1.11.0; do
+  mvn -q -B dependency:get -Dartifact="$artifact" -Dtransitive=false
+done
