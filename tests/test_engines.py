@@ -184,4 +184,5 @@ class TestCrossEngine:
         spark.sql("INSERT INTO lake.cross.from_duck VALUES (1000)")
         duck.execute("INSERT INTO lake.cross.from_py VALUES (500)")
         assert pyice.load_table(("cross", "from_duck")).scan().to_arrow().num_rows == 101
+        spark.sql("REFRESH TABLE lake.cross.from_py")  # Spark caches loaded tables for 30 s
         assert spark.sql("SELECT max(id) FROM lake.cross.from_py").collect()[0][0] == 500
