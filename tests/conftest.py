@@ -26,12 +26,10 @@ class Server:
     def __init__(self, extra_env=None, args=()):
         self.data_dir = tempfile.mkdtemp(prefix="tm-test-")
         self.ready_file = os.path.join(self.data_dir, "ready.json")
-        env = dict(os.environ)
-        env["TABLEMERE_S3_USERS"] = ",".join(f"{k}:{v}" for k, v in OPERATORS.items())
-        env.update(extra_env or {})
-        self.log_path = os.path.join(self.data_dir, "server.log")
-        self.log = open(self.log_path, "w")
-        cmd = [
+        self.env = dict(os.environ)
+        self.env["TABLEMERE_S3_USERS"] = ",".join(f"{k}:{v}" for k, v in OPERATORS.items())
+        self.env.update(extra_env or {})
+        self.cmd = [
             str(SERVER_BIN),
             "--data-dir", os.path.join(self.data_dir, "data"),
             "--api-addr", "127.0.0.1:0",
@@ -40,7 +38,16 @@ class Server:
             "--ready-file", self.ready_file,
             *args,
         ]
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.starts = 0
+        self._launch()
+
+    def _launch(self):
+        self.starts += 1
+        self.log_path = os.path.join(self.data_dir, f"server-{self.starts}.log")
+        self.log = open(self.log_path, "w")
+        if os.path.exists(self.ready_file):
+            os.remove(self.ready_file)
+        self.proc = subprocess.Popen(self.cmd, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 30
         while not os.path.exists(self.ready_file):
             if self.proc.poll() is not None:
@@ -51,6 +58,11 @@ class Server:
         urls = json.load(open(self.ready_file))
         self.api, self.catalog, self.s3 = urls["api"], urls["catalog"], urls["s3"]
 
+    def restart(self):
+        """Starts a new process over the same data directory (after stop() or a kill)."""
+        self.stop()
+        self._launch()
+
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -59,7 +71,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.log.close()
+        if not self.log.closed:
+            self.log.close()
 
     def cleanup(self):
         self.stop()
