@@ -95,6 +95,7 @@ struct ControlApi::Impl {
 
   Impl(accounts::AccountService& a, ControlApiOptions o) : accounts(a), options(std::move(o)) {
     Open("GET", "/healthz", &Impl::Health);
+    Open("GET", "/livez", &Impl::Live);
     Open("POST", "/v1/signup", &Impl::Signup);
     Authed("GET", "/v1/connection", &Impl::Connection);
     Authed("GET", "/v1/orgs", &Impl::Orgs);
@@ -140,6 +141,12 @@ struct ControlApi::Impl {
   }
 
   // ---------------------------------------------------------------- routes
+  // Liveness only: the process serves HTTP. Touches nothing (also the benchmarks'
+  // trivial-endpoint reference).
+  Result<Response> Live(Request&, const PathParams&) {
+    return Response::Json(200, R"({"ok":true})");
+  }
+
   Result<Response> Health(Request&, const PathParams&) {
     bool state = options.state_ok ? options.state_ok() : true;
     bool catalog = options.catalog_ok ? options.catalog_ok() : true;

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Runs the Tablemere benchmarks against a fresh server and writes docs/benchmarks.md.
+
+Every figure is reported beside a reference measured in the same run on the same machine
+(disk write rate, MD5 rate, loopback TCP, fsync rate, a trivial endpoint of the same
+server), because these machines are shared and noisy. Usage: bench/run.py [--quick]
+"""
+
+import datetime
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import time
+
+import requests
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import OPERATORS, Server, catalog_token  # noqa: E402
+
+LOAD = str(ROOT / "build" / "bin" / "tm-load")
+QUICK = "--quick" in sys.argv
+SECONDS = "2" if QUICK else "5"
+BIG = (64 if QUICK else 256) * 1024 * 1024
+
+
+def load(*args):
+    out = subprocess.run([LOAD, *map(str, args)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def best(runs, key):
+    return max(r[key] for r in runs)
+
+
+def rss_kb(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def main():
+    server = Server()
+    data_dir = os.path.join(server.data_dir, "data")
+    results = {}
+    try:
+        results["idle_rss_mb"] = rss_kb(server.proc.pid) / 1024
+        # ---- references
+        results["ref_write"] = best([load("ref-write", data_dir, BIG) for _ in range(3)], "mb_per_s")
+        results["ref_md5"] = best([load("ref-md5", 1 << 30) for _ in range(3)], "mb_per_s")
+        results["ref_loopback"] = best([load("ref-loopback", 2 << 30) for _ in range(3)], "mb_per_s")
+        results["ref_fsync_1"] = load("ref-fsync", data_dir, SECONDS, 1)["ops_per_s"]
+        results["ref_fsync_16"] = load("ref-fsync", data_dir, SECONDS, 16)["ops_per_s"]
+        results["ref_trivial"] = load("http", "GET", server.api + "/livez", 16, SECONDS)
+
+        # ---- S3
+        ak, sk = "operator1", OPERATORS["operator1"]
+        load("http", "PUT", server.s3 + "/bench", 1, "0.1", "--s3", ak, sk)  # CreateBucket
+        puts = [load("big-put", server.s3 + f"/bench/big{i}", BIG, ak, sk) for i in range(3)]
+        gets = [load("big-get", server.s3 + f"/bench/big{i}", ak, sk) for i in range(3)]
+        results["big_put"] = best(puts, "mb_per_s")
+        results["big_get"] = best(gets, "mb_per_s")
+        results["small_put"] = load("http", "PUT", server.s3 + "/bench/small", 16, SECONDS,
+                                    "--body-bytes", 4096, "--s3", ak, sk, "--unique-keys")
+        load("http", "PUT", server.s3 + "/bench/small-one", 1, "0.1", "--body-bytes", 4096, "--s3", ak, sk)
+        results["small_get"] = load("http", "GET", server.s3 + "/bench/small-one", 16, SECONDS,
+                                    "--s3", ak, sk)
+
+        # ---- catalog
+        account = server.signup()
+        cred = account["connection"]["catalog_credential"]
+        token = catalog_token(server, cred["client_id"], cred["client_secret"])
+        prefix = account["connection"]["warehouse_name"]
+        base = f"{server.catalog}/v1/{prefix}"
+        h = {"Authorization": "Bearer " + token}
+        requests.post(base + "/namespaces", json={"namespace": ["b"]}, headers=h).raise_for_status()
+        schema = {"type": "struct", "schema-id": 0,
+                  "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+        for i in range(16):
+            requests.post(base + "/namespaces/b/tables", json={"name": f"t{i}", "schema": schema},
+                          headers=h).raise_for_status()
+        parent = None
+        for n in range(100):
+            sid = 1000 + n
+            snap = {"snapshot-id": sid, "sequence-number": n + 1, "timestamp-ms": int(time.time() * 1000),
+                    "manifest-list": f"s3://{prefix}/b/t0/metadata/snap-{sid}.avro",
+                    "summary": {"operation": "append"}, "schema-id": 0}
+            if parent:
+                snap["parent-snapshot-id"] = parent
+            body = {"requirements": [], "updates": [
+                {"action": "add-snapshot", "snapshot": snap},
+                {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": sid}]}
+            requests.post(base + "/namespaces/b/tables/t0", json=body, headers=h).raise_for_status()
+            parent = sid
+        loaded = requests.get(base + "/namespaces/b/tables/t0", headers=h).json()
+        assert len(loaded["metadata"]["snapshots"]) == 100
+        results["load_table"] = load("http", "GET", base + "/namespaces/b/tables/t0?snapshots=all", 16,
+                                     SECONDS, "--bearer", token)
+        results["load_table_1"] = load("http", "GET", base + "/namespaces/b/tables/t0?snapshots=all", 1,
+                                       SECONDS, "--bearer", token)
+        commit_file = os.path.join(server.data_dir, "commit.json")
+        json.dump({"requirements": [], "updates": [{"action": "set-properties",
+                                                     "updates": {"bench": "yes"}}]}, open(commit_file, "w"))
+        results["commit"] = load("http", "POST", base + "/namespaces/b/tables/t{w}", 16, SECONDS,
+                                 "--bearer", token, "--body-file", commit_file)
+        results["busy_rss_mb"] = rss_kb(server.proc.pid) / 1024
+        time.sleep(1)
+        results["after_rss_mb"] = rss_kb(server.proc.pid) / 1024
+    finally:
+        server.cleanup()
+    write_report(results)
+
+
+def write_report(r):
+    ratio = lambda a, b: f"{a / b:.2f}×" if b else "n/a"  # noqa: E731
+    put_ref = min(r["ref_write"], r["ref_md5"])
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Measured by `bench/run.py` on {datetime.date.today().isoformat()} "
+        f"({platform.machine()}, {os.cpu_count()} cores, shared machine). Each figure stands beside a "
+        "reference measured in the same run; the ratio is what to compare across runs.",
+        "",
+        "| what | measured | reference (same run) | ratio | target |",
+        "|---|---|---|---|---|",
+        f"| S3 PUT 256 MiB, one stream | {r['big_put']:.0f} MB/s | min(fdatasync write {r['ref_write']:.0f}, MD5 {r['ref_md5']:.0f}) = {put_ref:.0f} MB/s | {ratio(r['big_put'], put_ref)} | ≥ 0.8× |",
+        f"| S3 GET 256 MiB, one stream | {r['big_get']:.0f} MB/s | loopback TCP {r['ref_loopback']:.0f} MB/s | {ratio(r['big_get'], r['ref_loopback'])} | ≥ 0.8× |",
+        f"| S3 PUT 4 KiB, 16 clients, durable | {r['small_put']['ops_per_s']:.0f} ops/s (p50 {r['small_put']['p50_ms']:.2f} ms, p99 {r['small_put']['p99_ms']:.2f} ms) | fsync rate {r['ref_fsync_1']:.0f} ops/s (1 thread), {r['ref_fsync_16']:.0f} ops/s (16 threads) | {ratio(r['small_put']['ops_per_s'], r['ref_fsync_1'])} of 1-thread fsync | ≥ 1× |",
+        f"| S3 GET 4 KiB, 16 clients | {r['small_get']['ops_per_s']:.0f} ops/s (p99 {r['small_get']['p99_ms']:.2f} ms) | trivial endpoint {r['ref_trivial']['ops_per_s']:.0f} ops/s | {ratio(r['small_get']['ops_per_s'], r['ref_trivial']['ops_per_s'])} | — |",
+        f"| catalog loadTable, 100 snapshots, 16 clients | {r['load_table']['ops_per_s']:.0f} ops/s (p50 {r['load_table']['p50_ms']:.2f} ms, p99 {r['load_table']['p99_ms']:.2f} ms) | trivial endpoint {r['ref_trivial']['ops_per_s']:.0f} ops/s | {ratio(r['load_table']['ops_per_s'], r['ref_trivial']['ops_per_s'])} | ≥ 0.5×, p99 < 5 ms |",
+        f"| catalog loadTable, 1 client | {r['load_table_1']['ops_per_s']:.0f} ops/s (p50 {r['load_table_1']['p50_ms']:.2f} ms, p99 {r['load_table_1']['p99_ms']:.2f} ms) | | | |",
+        f"| catalog commits across 16 tables, 16 clients | {r['commit']['ops_per_s']:.0f} ops/s (p50 {r['commit']['p50_ms']:.2f} ms, p99 {r['commit']['p99_ms']:.2f} ms, errors {r['commit']['errors']}) | fsync rate {r['ref_fsync_1']:.0f} ops/s | {ratio(r['commit']['ops_per_s'], r['ref_fsync_1'])} | — |",
+        f"| memory | idle {r['idle_rss_mb']:.1f} MB RSS; {r['after_rss_mb']:.1f} MB after the run | | | idle < 40 MB |",
+        "",
+        "Errors in the load runs: "
+        f"small PUT {r['small_put']['errors']}, small GET {r['small_get']['errors']}, "
+        f"loadTable {r['load_table']['errors']}, commit {r['commit']['errors']}.",
+        "",
+    ]
+    out = ROOT / "docs" / "benchmarks.md"
+    out.write_text("\n".join(lines))
+    print("\n".join(lines))
+    print(json.dumps(r, indent=1))
+
+
+if __name__ == "__main__":
+    main()
