@@ -17,6 +17,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "common/crypto.h"
 #include "sqlite/sqlite.h"
@@ -96,14 +97,124 @@ class FileReader final : public ObjectReader {
   uint64_t pos_ = 0;
 };
 
-class LocalDiskStore;
+// Objects larger than this are written by a helper thread while the request thread
+// receives and hashes: MD5 and the disk then run on two cores instead of one.
+constexpr uint64_t kPipelineThreshold = 8 * 1024 * 1024;
+// Size of the buffers handed to the helper thread, and how many may be queued.
+constexpr size_t kPipelineChunk = 4 * 1024 * 1024;
+constexpr size_t kPipelineDepth = 4;
+// Dirty data is pushed to the disk every this many bytes, so the final fdatasync is short.
+constexpr uint64_t kWritebackEvery = 32 * 1024 * 1024;
+// Objects up to this size are made durable by the group-commit leader, which syncs a whole
+// batch of files at once (one journal commit for many small writes).
+constexpr uint64_t kDeferredSyncMax = 1024 * 1024;
+
+Result<void> WriteFully(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Fail(IoError(std::string("write: ") + std::strerror(errno)));
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return {};
+}
+
+// A bounded producer/consumer queue of buffers written to `fd` by one helper thread.
+class WritePipeline {
+ public:
+  explicit WritePipeline(int fd) : fd_(fd), thread_([this] { Run(); }) {}
+  ~WritePipeline() { (void)Finish(); }
+
+  Result<void> Push(const char* data, size_t size) {
+    while (size > 0) {
+      if (current_.capacity() < kPipelineChunk) current_.reserve(kPipelineChunk);
+      size_t n = std::min(size, kPipelineChunk - current_.size());
+      current_.append(data, n);
+      data += n;
+      size -= n;
+      if (current_.size() == kPipelineChunk) TM_TRY(Flush());
+    }
+    return {};
+  }
+
+  // Writes what is left and waits for the helper; returns its first error.
+  Result<void> Finish() {
+    if (finished_) return status_;
+    if (!current_.empty()) (void)Flush();
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    finished_ = true;
+    return status_;
+  }
+
+ private:
+  Result<void> Flush() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return queue_.size() < kPipelineDepth || failed_; });
+    if (failed_) return Fail(IoError("write failed"));
+    queue_.push_back(std::move(current_));
+    current_ = std::string();
+    cv_.notify_all();
+    return {};
+  }
+
+  void Run() {
+    uint64_t written = 0;
+    uint64_t synced = 0;
+    while (true) {
+      std::string chunk;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        chunk = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      cv_.notify_all();
+      auto r = WriteFully(fd_, chunk.data(), chunk.size());
+      if (!r) {
+        std::lock_guard lock(mu_);
+        failed_ = true;
+        status_ = r;
+        cv_.notify_all();
+        return;
+      }
+      written += chunk.size();
+      if (written - synced >= kWritebackEvery) {
+        ::sync_file_range(fd_, static_cast<off_t>(synced), static_cast<off_t>(written - synced),
+                          SYNC_FILE_RANGE_WRITE);
+        synced = written;
+      }
+    }
+  }
+
+  int fd_;
+  std::string current_;  // filled by the producer only
+  bool finished_ = false;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;  // protected by mu_
+  bool done_ = false;              // protected by mu_
+  bool failed_ = false;            // protected by mu_
+  Result<void> status_;            // set by the helper before it exits
+  std::thread thread_;             // last: starts after the state above exists
+};
 
 class FileWriter final : public ObjectWriter {
  public:
-  using CommitFn = std::function<Result<ObjectInfo>(const std::string& blob, ObjectInfo info)>;
-  FileWriter(LocalDiskStore& store, std::string blob, std::string path, int fd, CommitFn commit)
-      : store_(store),
-        blob_(std::move(blob)),
+  // `fd_to_sync` is the still-open file when the store must fdatasync it before
+  // publishing (small objects), or -1 when it is already durable.
+  using CommitFn =
+      std::function<Result<ObjectInfo>(const std::string& blob, int fd_to_sync, ObjectInfo info)>;
+  FileWriter(std::string blob, std::string path, int fd, CommitFn commit)
+      : blob_(std::move(blob)),
         path_(std::move(path)),
         fd_(fd),
         commit_(std::move(commit)),
@@ -112,28 +223,33 @@ class FileWriter final : public ObjectWriter {
 
   Result<void> Write(const char* data, size_t size) override {
     if (fd_ < 0) return Fail(IoError("writer closed"));
-    md5_.Update(data, size);
-    while (size > 0) {
-      ssize_t n = ::write(fd_, data, size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Fail(IoError(std::string("write: ") + std::strerror(errno)));
-      }
-      data += n;
-      size -= static_cast<size_t>(n);
-      written_ += static_cast<uint64_t>(n);
+    if (!pipeline_ && written_ + size > kPipelineThreshold) {
+      pipeline_ = std::make_unique<WritePipeline>(fd_);
     }
+    if (pipeline_) {
+      TM_TRY(pipeline_->Push(data, size));
+    } else {
+      TM_TRY(WriteFully(fd_, data, size));
+    }
+    md5_.Update(data, size);
+    written_ += size;
     return {};
   }
 
   Result<ObjectInfo> Commit(ObjectInfo info) override {
     if (fd_ < 0) return Fail(IoError("writer closed"));
-    if (::fdatasync(fd_) != 0) return Fail(IoError("fdatasync"));
-    ::close(fd_);
-    fd_ = -1;
+    if (pipeline_) {
+      auto finished = pipeline_->Finish();
+      pipeline_.reset();
+      if (!finished) return Fail(finished.error());
+    }
+    bool defer = written_ <= kDeferredSyncMax;
+    if (!defer && ::fdatasync(fd_) != 0) return Fail(IoError("fdatasync"));
     info.size = written_;
     info.etag = crypto::HexEncode(md5_.Finish());
-    auto result = commit_(blob_, std::move(info));
+    auto result = commit_(blob_, defer ? fd_ : -1, std::move(info));
+    ::close(fd_);
+    fd_ = -1;
     if (result) {
       committed_ = true;
     } else {
@@ -144,6 +260,7 @@ class FileWriter final : public ObjectWriter {
 
   void Abort() override {
     if (committed_) return;
+    pipeline_.reset();
     if (fd_ >= 0) {
       ::close(fd_);
       fd_ = -1;
@@ -154,12 +271,12 @@ class FileWriter final : public ObjectWriter {
   uint64_t bytes_written() const override { return written_; }
 
  private:
-  [[maybe_unused]] LocalDiskStore& store_;
   std::string blob_;
   std::string path_;
   int fd_;
   CommitFn commit_;
   crypto::Digest md5_;
+  std::unique_ptr<WritePipeline> pipeline_;
   uint64_t written_ = 0;
   bool committed_ = false;
 };
@@ -239,8 +356,8 @@ class LocalDiskStore final : public ObjectStore {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindBucket(*reader_db_, bucket));
     }
-    return NewWriter([this, bucket, key](const std::string& blob, ObjectInfo info) {
-      return PublishObject(bucket, key, blob, std::move(info));
+    return NewWriter([this, bucket, key](const std::string& blob, int fd_to_sync, ObjectInfo info) {
+      return PublishObject(bucket, key, blob, fd_to_sync, std::move(info));
     });
   }
 
@@ -426,8 +543,8 @@ class LocalDiskStore final : public ObjectStore {
       TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
     }
     return NewWriter([this, bucket, upload_id, part_number](const std::string& blob,
-                                                            ObjectInfo info) {
-      return PublishPart(bucket, upload_id, part_number, blob, std::move(info));
+                                                            int fd_to_sync, ObjectInfo info) {
+      return PublishPart(bucket, upload_id, part_number, blob, fd_to_sync, std::move(info));
     });
   }
 
@@ -540,15 +657,15 @@ class LocalDiskStore final : public ObjectStore {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
     if (fd < 0) return Fail(IoError(std::string("create blob: ") + std::strerror(errno)));
     return std::unique_ptr<ObjectWriter>(
-        std::make_unique<FileWriter>(*this, blob, path, fd, std::move(commit)));
+        std::make_unique<FileWriter>(blob, path, fd, std::move(commit)));
   }
 
   Result<ObjectInfo> PublishObject(const std::string& bucket, const std::string& key,
-                                   const std::string& blob, ObjectInfo info) {
+                                   const std::string& blob, int fd_to_sync, ObjectInfo info) {
     info.key = key;
     info.last_modified_ms = clock_.NowMillis();
     std::string old_blob;
-    TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
+    TM_TRY(IndexWrite({BlobDir(blob)}, fd_to_sync, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindBucket(db, bucket));
       return UpsertObject(db, bucket, key, blob, info, &old_blob);
     }));
@@ -557,10 +674,11 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<ObjectInfo> PublishPart(const std::string& bucket, const std::string& upload_id,
-                                 int part_number, const std::string& blob, ObjectInfo info) {
+                                 int part_number, const std::string& blob, int fd_to_sync,
+                                 ObjectInfo info) {
     info.last_modified_ms = clock_.NowMillis();
     std::string old_blob;
-    TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
+    TM_TRY(IndexWrite({BlobDir(blob)}, fd_to_sync, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindUpload(db, bucket, upload_id));
       TM_ASSIGN(auto* sel,
                 db.Prepare("SELECT blob FROM parts WHERE upload_id = ? AND part_number = ?"));
@@ -723,13 +841,19 @@ class LocalDiskStore final : public ObjectStore {
   // WAL fsync), each inside its own savepoint so one failure does not undo the others.
   struct PendingWrite {
     std::set<std::string> dirs;
+    int fd_to_sync = -1;  // a new file to fdatasync before the batch commits
     std::function<Result<void>(sqlite::Db&)> op;
     std::optional<Result<void>> result;
   };
 
   Result<void> IndexWrite(std::set<std::string> dirs_to_sync,
                           std::function<Result<void>(sqlite::Db&)> op) {
-    PendingWrite write{std::move(dirs_to_sync), std::move(op), std::nullopt};
+    return IndexWrite(std::move(dirs_to_sync), -1, std::move(op));
+  }
+
+  Result<void> IndexWrite(std::set<std::string> dirs_to_sync, int fd_to_sync,
+                          std::function<Result<void>(sqlite::Db&)> op) {
+    PendingWrite write{std::move(dirs_to_sync), fd_to_sync, std::move(op), std::nullopt};
     std::unique_lock lock(queue_mu_);
     queue_.push_back(&write);
     while (!write.result) {
@@ -756,6 +880,13 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   std::vector<Result<void>> RunBatch(const std::vector<PendingWrite*>& batch) {
+    std::vector<Result<void>> results;
+    // Files first: the first fdatasync commits the journal for the whole batch, so the
+    // rest are cheap. A write whose file cannot be synced fails alone.
+    std::vector<bool> synced(batch.size(), true);
+    for (size_t i = 0; i < batch.size(); i++) {
+      if (batch[i]->fd_to_sync >= 0 && ::fdatasync(batch[i]->fd_to_sync) != 0) synced[i] = false;
+    }
     std::set<std::string> dirs;
     for (auto* w : batch) dirs.insert(w->dirs.begin(), w->dirs.end());
     for (const auto& dir : dirs) {
@@ -765,14 +896,18 @@ class LocalDiskStore final : public ObjectStore {
         ::close(fd);
       }
     }
-    std::vector<Result<void>> results;
     sqlite::Db& db = *writer_db_;
     auto begin = db.Exec("BEGIN IMMEDIATE");
     if (!begin) {
       for (size_t i = 0; i < batch.size(); i++) results.push_back(std::unexpected(begin.error()));
       return results;
     }
-    for (auto* w : batch) {
+    for (size_t i = 0; i < batch.size(); i++) {
+      PendingWrite* w = batch[i];
+      if (!synced[i]) {
+        results.push_back(Fail(IoError("fdatasync")));
+        continue;
+      }
       (void)db.Exec("SAVEPOINT w");
       auto r = w->op(db);
       if (r) {
