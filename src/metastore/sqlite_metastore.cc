@@ -1,6 +1,7 @@
 // The embedded metastore on SQLite (WAL). Writes go through one connection behind a
 // mutex (SQLite has one writer anyway); reads use a separate connection so they never
 // wait behind a write transaction's fsync.
+#include <condition_variable>
 #include <mutex>
 
 #include "common/strings.h"
@@ -42,6 +43,9 @@ CREATE TABLE tasks (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, pa
 )sql",
 };
 
+// Read connections kept open: enough for the cores this runs on to read concurrently.
+constexpr int kReaders = 4;
+
 std::string JoinNs(const std::vector<std::string>& levels) {
   std::string out;
   for (size_t i = 0; i < levels.size(); i++) {
@@ -59,9 +63,11 @@ class SqliteMetastore final : public Metastore,
                               public CatalogStore,
                               public TaskStore {
  public:
-  SqliteMetastore(std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::Db> reader,
-                  const Clock& clock)
-      : writer_(std::move(writer)), reader_(std::move(reader)), clock_(clock) {}
+  SqliteMetastore(std::unique_ptr<sqlite::Db> writer,
+                  std::vector<std::unique_ptr<sqlite::Db>> readers, const Clock& clock)
+      : writer_(std::move(writer)), clock_(clock) {
+    for (auto& r : readers) idle_readers_.push_back(std::move(r));
+  }
 
   Result<void> Migrate() {
     std::lock_guard lock(write_mu_);
@@ -87,8 +93,7 @@ class SqliteMetastore final : public Metastore,
   CatalogStore& catalog() override { return *this; }
   TaskStore& tasks() override { return *this; }
   Result<void> Ping() override {
-    std::lock_guard lock(read_mu_);
-    return reader_->Exec("SELECT 1");
+    return Read([](sqlite::Db& db) { return db.Exec("SELECT 1"); });
   }
 
   // ---------------- accounts ----------------
@@ -452,10 +457,24 @@ class SqliteMetastore final : public Metastore,
     return result;
   }
 
+  // Reads borrow one of a few connections, so concurrent readers (loadTable under
+  // load) do not queue behind each other; WAL lets them run beside the writer.
   template <typename F>
   auto Read(F&& fn) -> decltype(fn(std::declval<sqlite::Db&>())) {
-    std::lock_guard lock(read_mu_);
-    return fn(*reader_);
+    std::unique_ptr<sqlite::Db> db;
+    {
+      std::unique_lock lock(read_mu_);
+      read_cv_.wait(lock, [&] { return !idle_readers_.empty(); });
+      db = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+    }
+    auto result = fn(*db);
+    {
+      std::lock_guard lock(read_mu_);
+      idle_readers_.push_back(std::move(db));
+    }
+    read_cv_.notify_one();
+    return result;
   }
 
   static Result<void> Run(sqlite::Db& db, const std::string& sql,
@@ -529,7 +548,8 @@ class SqliteMetastore final : public Metastore,
   std::mutex write_mu_;
   std::unique_ptr<sqlite::Db> writer_;  // protected by write_mu_
   std::mutex read_mu_;
-  std::unique_ptr<sqlite::Db> reader_;  // protected by read_mu_
+  std::condition_variable read_cv_;
+  std::vector<std::unique_ptr<sqlite::Db>> idle_readers_;  // protected by read_mu_
   const Clock& clock_;
 };
 
@@ -537,8 +557,12 @@ class SqliteMetastore final : public Metastore,
 
 Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path, const Clock& clock) {
   TM_ASSIGN(auto writer, sqlite::Db::Open(path, true));
-  TM_ASSIGN(auto reader, sqlite::Db::Open(path, true));
-  auto store = std::make_unique<SqliteMetastore>(std::move(writer), std::move(reader), clock);
+  std::vector<std::unique_ptr<sqlite::Db>> readers;
+  for (int i = 0; i < kReaders; i++) {
+    TM_ASSIGN(auto reader, sqlite::Db::Open(path, true));
+    readers.push_back(std::move(reader));
+  }
+  auto store = std::make_unique<SqliteMetastore>(std::move(writer), std::move(readers), clock);
   TM_TRY(store->Migrate());
   return std::unique_ptr<Metastore>(std::move(store));
 }
