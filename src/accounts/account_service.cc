@@ -250,6 +250,17 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   return c;
 }
 
+Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
+                                                  const std::string& warehouse) {
+  TM_ASSIGN(auto access, Access(caller, warehouse));
+  if (access.level != "write") {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                      "Rotating a warehouse's credentials needs write on it.")
+                    .With("your_level", access.level));
+  }
+  return meta_.accounts().RotateWarehouse(access.warehouse.id);
+}
+
 Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
                                                 const std::string& name, const std::string& role,
                                                 const std::vector<AgentGrantRequest>& grants) {

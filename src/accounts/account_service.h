@@ -93,6 +93,12 @@ class AccountService {
   Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
                                   const std::string& name, const std::string& role,
                                   const std::vector<AgentGrantRequest>& grants);
+  // Replaces both identities' secrets (a new credential generation): old secrets, the
+  // catalog tokens minted from them and vended sessions stop working. Requires write.
+  Result<metastore::Warehouse> Rotate(const Caller& caller, const std::string& warehouse);
+  std::string SecretOf(const metastore::Warehouse& w, bool read_only) const {
+    return secrets_.SecretFor(IdentityName(w.id, read_only), w.credential_generation);
+  }
   const PublicUrls& urls() const { return urls_; }
 
  private:

@@ -100,6 +100,7 @@ struct ControlApi::Impl {
     Authed("GET", "/v1/connection", &Impl::Connection);
     Authed("GET", "/v1/orgs", &Impl::Orgs);
     Authed("POST", "/v1/orgs/{org_id}/agents", &Impl::CreateAgent);
+    Authed("POST", "/v1/warehouses/{warehouse_id}/rotate", &Impl::Rotate);
   }
 
   void Open(const std::string& method, const std::string& pattern, Handler h) {
@@ -249,6 +250,25 @@ struct ControlApi::Impl {
                       {"created_at", FormatIso8601(org.created_ms)}});
     }
     return Response::Json(200, Json{{"organizations", list}}.dump());
+  }
+
+  Result<Response> Rotate(Request&, const PathParams& params, const accounts::Caller& caller) {
+    TM_ASSIGN(auto w, accounts.Rotate(caller, params.at("warehouse_id")));
+    std::string rw = accounts::IdentityName(w.id, false);
+    std::string ro = accounts::IdentityName(w.id, true);
+    Json out = {{"warehouse_id", w.id},
+                {"warehouse_name", "w-" + w.id},
+                {"catalog_credential", {{"client_id", rw}, {"client_secret", accounts.SecretOf(w, false)}}},
+                {"catalog_credential_ro", {{"client_id", ro}, {"client_secret", accounts.SecretOf(w, true)}}},
+                {"previous_client_id", rw},
+                {"previous_revoked", true},
+                {"previous_client_id_ro", ro},
+                {"previous_revoked_ro", true},
+                {"rotated_at", FormatIso8601(SystemClock().NowMillis())},
+                {"note", "The identities keep their names; their secrets changed. Old secrets, the "
+                         "catalog tokens minted from them and vended storage sessions are refused "
+                         "now (storage within a second). Fetch fresh recipes with GET /v1/connection."}};
+    return Response::Json(200, out.dump());
   }
 
   Result<Response> CreateAgent(Request& req, const PathParams& params, const accounts::Caller& caller) {
