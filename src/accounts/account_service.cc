@@ -37,6 +37,15 @@ std::string Slug(const std::string& text) {
   return out.size() < 2 ? "workspace" : out;
 }
 
+// The engines GET /v1/connection has a recipe for.
+Result<void> CheckEngine(const std::string& engine) {
+  static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark"};
+  if (std::find(kEngines.begin(), kEngines.end(), engine) != kEngines.end()) return {};
+  return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine",
+                    "engine must be one of duckdb, pyiceberg, spark")
+                  .With("available", "duckdb,pyiceberg,spark"));
+}
+
 std::string HostPort(const std::string& url) {
   size_t p = url.find("://");
   return p == std::string::npos ? url : url.substr(p + 3);
@@ -75,6 +84,9 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "email is not a valid address")
                     .With("field", "email"));
   }
+  // Checked before anything is created: the recipe is built after the account exists,
+  // and a failure there would burn the address without ever showing the key.
+  TM_TRY(CheckEngine(request.engine));
   if (!request.accept_terms) {
     return Fail(Coded(ErrorCode::kInvalidInput, "terms_required", "accept_terms must be exactly true")
                     .With("field", "accept_terms"));
@@ -193,12 +205,7 @@ Result<WarehouseAccess> AccountService::DefaultWarehouse(const Caller& caller) {
 
 Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access,
                                                    const std::string& engine) {
-  static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark"};
-  if (std::find(kEngines.begin(), kEngines.end(), engine) == kEngines.end()) {
-    return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine",
-                      "engine must be one of duckdb, pyiceberg, spark")
-                    .With("available", "duckdb,pyiceberg,spark"));
-  }
+  TM_TRY(CheckEngine(engine));
   Connection c;
   c.engine = engine;
   c.access = access;
@@ -223,10 +230,11 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
             "', SECRET tablemere);\n";
     c.notes.push_back("ATTACH the bare bucket name; the s3:// form attaches read-only in DuckDB.");
   } else if (engine == "pyiceberg") {
+    // oauth2-server-uri explicitly: PyIceberg deprecates deriving it from uri (gone in 1.0).
     c.python = "from pyiceberg.catalog.rest import RestCatalog\n"
                "catalog = RestCatalog(name='tablemere', uri='" + urls_.catalog + "', warehouse='s3://" +
                bucket + "/', credential='" + c.identity + ":" + c.client_secret +
-               "', **{'s3.endpoint': '" + urls_.s3 +
+               "', **{'oauth2-server-uri': '" + token_url + "', 's3.endpoint': '" + urls_.s3 +
                "', 's3.path-style-access': 'true', 's3.region': 'us-east-1'})\n";
   } else {
     const std::string p = "spark.sql.catalog.lake";

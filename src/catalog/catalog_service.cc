@@ -238,6 +238,21 @@ std::string CatalogService::DefaultLocation(const metastore::Warehouse& w,
   return "s3://w-" + w.id + "/" + JoinPath(ident.ns) + "/" + ident.name;
 }
 
+Result<std::string> CatalogService::FreeDefaultLocation(const metastore::Warehouse& w,
+                                                        const TableIdent& ident) {
+  // A rename keeps the table's directory, and a purge deletes its whole prefix later,
+  // asynchronously: a new table at an occupied default would share files with the old
+  // one and lose its own to that purge.
+  std::string location = DefaultLocation(w, ident);
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  objectstore::ListOptions opts;
+  opts.prefix = key + "/";
+  opts.max_keys = 1;
+  TM_ASSIGN(auto page, objects_.List("w-" + w.id, opts));
+  if (page.objects.empty()) return location;
+  return location + "-" + crypto::HexEncode(random_.Bytes(4));
+}
+
 Result<std::string> CatalogService::KeyOf(const metastore::Warehouse& w,
                                           const std::string& location) const {
   std::string prefix = "s3://w-" + w.id + "/";
@@ -363,18 +378,31 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
                           " already exists: " + JoinDots(ns) + "." + ident.name,
                       {}});
   }
-  std::string location = DefaultLocation(w, ident);
+  // Json::value() throws on a type mismatch (a 500); a wrongly typed field is the
+  // client's mistake, and a location silently ignored would put the table elsewhere.
+  if (request.contains("location") && !request["location"].is_null() &&
+      !request["location"].is_string()) {
+    return Fail(BadRequest("location must be a string"));
+  }
+  if (request.contains("stage-create") && !request["stage-create"].is_null() &&
+      !request["stage-create"].is_boolean()) {
+    return Fail(BadRequest("stage-create must be a boolean"));
+  }
+  std::string location;
   if (request.contains("location") && request["location"].is_string() &&
       !request["location"].get<std::string>().empty()) {
     location = request["location"].get<std::string>();
     while (location.ends_with("/")) location.pop_back();
     TM_TRY(KeyOf(w, location));
+  } else {
+    TM_ASSIGN(location, FreeDefaultLocation(w, ident));
   }
   TM_ASSIGN(Json metadata,
             iceberg::NewTableMetadata(request, location, random_.Uuid(), clock_.NowMillis()));
   LoadedTable result;
   result.metadata = metadata;
-  bool staged = request.value("stage-create", false);
+  bool staged = request.contains("stage-create") && request["stage-create"].is_boolean() &&
+                request["stage-create"].get<bool>();
   if (!staged) {
     // ---- apply
     TM_ASSIGN(result.metadata_location, WriteMetadata(w, location, 0, metadata));
@@ -425,6 +453,12 @@ Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller
   if (!ValidName(name)) return Fail(BadRequest("Invalid table name '" + name + "'"));
   TM_TRY(meta_.catalog().GetNamespace(w.id, ns));
   TM_ASSIGN(Json metadata, ReadMetadataFile(w, metadata_location));
+  // The file is client-written: check the types before reading them (value() throws).
+  if (!metadata.contains("location") || !metadata["location"].is_string() ||
+      (metadata.contains("table-uuid") && !metadata["table-uuid"].is_string())) {
+    return Fail(
+        BadRequest(metadata_location + " is not Iceberg table metadata (location, table-uuid)"));
+  }
   std::string location = metadata.value("location", "");
   TM_TRY(KeyOf(w, location));
   metastore::TableEntry entry{w.id, ns, name, "table", metadata.value("table-uuid", ""), location,
@@ -466,7 +500,9 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
       for (const TableChange& c : changes) {
         bool create = false;
         for (const auto& r : c.requirements) {
-          if (r.is_object() && r.value("type", "") == "assert-create") create = true;
+          // Compared as JSON: value("type", "") would throw on a non-string type (a 500);
+          // CheckRequirement below answers that with a 400.
+          if (r.is_object() && r.contains("type") && r["type"] == "assert-create") create = true;
         }
         auto entry = meta_.catalog().GetEntry(w.id, c.ident.ns, c.ident.name);
         const Json* current = nullptr;
@@ -545,17 +581,59 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
   }
 }
 
+Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w,
+                                             const TableIdent& self, const std::string& prefix) {
+  // No index by location: walk every namespace. Only purging drops pay for this.
+  std::vector<Namespace> pending = {Namespace{}};
+  while (!pending.empty()) {
+    Namespace parent = std::move(pending.back());
+    pending.pop_back();
+    TM_ASSIGN(auto children, meta_.catalog().ListNamespaces(w.id, parent));
+    for (auto& child : children) {
+      for (const char* kind : {"table", "view", "generic"}) {
+        TM_ASSIGN(auto entries, meta_.catalog().ListEntries(w.id, child.levels, kind));
+        for (const auto& e : entries) {
+          if (e.namespace_levels == self.ns && e.name == self.name) continue;
+          auto key = KeyOf(w, e.location);
+          if (!key) continue;
+          std::string other = *key + "/";
+          if (other.starts_with(prefix) || prefix.starts_with(other)) {
+            return Fail(BadRequest("Cannot purge " + JoinDots(self.ns) + "." + self.name +
+                                   ": its location overlaps that of " +
+                                   JoinDots(e.namespace_levels) + "." + e.name +
+                                   ", whose files the purge would delete; drop it without "
+                                   "purgeRequested"));
+          }
+        }
+      }
+      pending.push_back(std::move(child.levels));
+    }
+  }
+  return {};
+}
+
 Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
                                        bool purge) {
   TM_TRY(RequireWrite(caller));
+  auto missing = [&] {
+    return Fail(Error{ErrorCode::kNotFound,
+                      "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
+                    .With("missing", "table"));
+  };
+  if (purge) {
+    // The purge task deletes every object under the location, not only the files the
+    // metadata references as the reference does: refuse unless the table owns it alone
+    // (an explicit location around other tables, a registered copy, a renamed twin).
+    auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
+    if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
+    if (!entry || entry->kind != "table") return missing();
+    TM_ASSIGN(std::string key, KeyOf(w, entry->location));
+    TM_TRY(CheckSolePrefix(w, ident, key + "/"));
+  }
   auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table");
   if (!dropped) {
-    if (dropped.error().code == ErrorCode::kNotFound) {
-      return Fail(Error{ErrorCode::kNotFound,
-                        "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
-                      .With("missing", "table"));
-    }
+    if (dropped.error().code == ErrorCode::kNotFound) return missing();
     return Fail(dropped.error());
   }
   if (purge) {

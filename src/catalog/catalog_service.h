@@ -113,6 +113,12 @@ class CatalogService {
  private:
   Result<void> RequireWrite(const CatalogPrincipal& caller);
   std::string DefaultLocation(const metastore::Warehouse& w, const TableIdent& ident) const;
+  // DefaultLocation, or a suffixed sibling when objects already live there (a renamed
+  // table's directory, or a dropped one's files awaiting their purge task).
+  Result<std::string> FreeDefaultLocation(const metastore::Warehouse& w, const TableIdent& ident);
+  // Fails when another entry's location overlaps `prefix` (a key ending in '/').
+  Result<void> CheckSolePrefix(const metastore::Warehouse& w, const TableIdent& self,
+                               const std::string& prefix);
   Result<std::string> KeyOf(const metastore::Warehouse& w, const std::string& location) const;
   Result<std::string> WriteMetadata(const metastore::Warehouse& w, const std::string& location,
                                     int version, const Json& metadata);

@@ -201,7 +201,14 @@ struct IcebergRestApi::Impl {
     auto match = router.Find(req.method, req.path);
     Response resp;
     if (match.handler) {
-      resp = (*match.handler)(req, match.params);
+      // The HTTP layer answers an escaped exception with the control-plane error shape;
+      // engines parse only {"error":{"message","type","code"}} (PyIceberg, DuckDB).
+      try {
+        resp = (*match.handler)(req, match.params);
+      } catch (const std::exception&) {
+        resp = ErrorResponse(500, "InternalServerError",
+                             "internal error (request " + req.request_id + ")");
+      }
     } else if (match.path_known) {
       resp = ErrorResponse(405, "MethodNotAllowedException", "Method not allowed");
     } else {
@@ -421,8 +428,15 @@ struct IcebergRestApi::Impl {
         !body.contains("metadata-location") || !body["metadata-location"].is_string()) {
       return Fail(ErrorCode::kInvalidInput, "name and metadata-location are required");
     }
-    TM_ASSIGN(auto table, catalog.RegisterTable(p, w, ns, body["name"], body["metadata-location"],
-                                                body.value("overwrite", false)));
+    // value("overwrite", false) would throw on a non-boolean (a 500, not the client's 400).
+    if (body.contains("overwrite") && !body["overwrite"].is_null() &&
+        !body["overwrite"].is_boolean()) {
+      return Fail(ErrorCode::kInvalidInput, "overwrite must be a boolean");
+    }
+    TM_ASSIGN(auto table,
+              catalog.RegisterTable(p, w, ns, body["name"], body["metadata-location"],
+                                    body.contains("overwrite") && body["overwrite"].is_boolean() &&
+                                        body["overwrite"].get<bool>()));
     return JsonResponse(200, LoadResult(table));
   }
 
