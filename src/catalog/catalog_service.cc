@@ -14,42 +14,6 @@ namespace {
 Error OAuthError(const std::string& error, const std::string& description) {
   return Error{ErrorCode::kUnauthenticated, description, {}}.With("oauth_error", error);
 }
-Error Forbidden(const std::string& message) {
-  return Error{ErrorCode::kPermissionDenied, message, {}};
-}
-Error BadRequest(const std::string& message) { return Error{ErrorCode::kInvalidInput, message, {}}; }
-
-std::string JoinPath(const Namespace& ns) {
-  std::string out;
-  for (size_t i = 0; i < ns.size(); i++) out += (i ? "/" : "") + ns[i];
-  return out;
-}
-std::string JoinNsWire(const Namespace& ns) {
-  std::string out;
-  for (size_t i = 0; i < ns.size(); i++) out += (i ? "\x1f" : "") + ns[i];
-  return out;
-}
-std::string JoinDots(const Namespace& ns) {
-  std::string out;
-  for (size_t i = 0; i < ns.size(); i++) out += (i ? "." : "") + ns[i];
-  return out;
-}
-
-// The version number of a metadata file name "<…>/metadata/00042-<uuid>.metadata.json".
-int VersionOf(const std::string& metadata_location) {
-  size_t slash = metadata_location.rfind('/');
-  std::string file = slash == std::string::npos ? metadata_location : metadata_location.substr(slash + 1);
-  size_t dash = file.find('-');
-  if (dash == std::string::npos) return -1;
-  auto n = ParseInt(file.substr(0, dash));
-  return n ? static_cast<int>(*n) : -1;
-}
-
-bool ValidName(const std::string& name) {
-  return !name.empty() && name.size() <= 255 && name.find('/') == std::string::npos &&
-         name != "." && name != ".." && name.find('\x1f') == std::string::npos;
-}
-
 }  // namespace
 
 Result<Namespace> ParseNamespace(const std::string& text) {
@@ -77,7 +41,8 @@ CatalogService::CatalogService(metastore::Metastore& meta, objectstore::ObjectSt
       sealer_(sealer),
       secrets_(secrets),
       tokens_(tokens),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      files_(objects, clock, random, sealer, options_.s3_url, options_.session_seconds) {}
 
 // ------------------------------------------------------------------ authentication
 
@@ -133,13 +98,6 @@ Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& c
   return meta_.accounts().FindWarehouse(id);
 }
 
-Result<void> CatalogService::RequireWrite(const CatalogPrincipal& caller) {
-  if (caller.read_only) {
-    return Fail(Forbidden("The read-only identity " + caller.identity +
-                          " cannot change the catalog; use the read/write identity."));
-  }
-  return {};
-}
 
 // ------------------------------------------------------------------ namespaces
 
@@ -253,104 +211,25 @@ Result<std::string> CatalogService::FreeDefaultLocation(const metastore::Warehou
   return location + "-" + crypto::HexEncode(random_.Bytes(4));
 }
 
-Result<std::string> CatalogService::KeyOf(const metastore::Warehouse& w,
-                                          const std::string& location) const {
-  std::string prefix = "s3://w-" + w.id + "/";
-  if (!location.starts_with(prefix) || location.size() == prefix.size()) {
-    return Fail(BadRequest("Location '" + location + "' is outside this warehouse (" + prefix + ")"));
-  }
-  return location.substr(prefix.size());
-}
-
-Result<std::string> CatalogService::WriteMetadata(const metastore::Warehouse& w,
-                                                  const std::string& location, int version,
-                                                  const Json& metadata) {
-  char file[128];
-  std::snprintf(file, sizeof file, "%05d-%s.metadata.json", version, random_.Uuid().c_str());
-  std::string base = location;
-  while (base.ends_with("/")) base.pop_back();
-  std::string metadata_location = base + "/metadata/" + file;
-  TM_ASSIGN(std::string key, KeyOf(w, metadata_location));
-  std::string body = metadata.dump();
-  TM_ASSIGN(auto writer, objects_.BeginPut("w-" + w.id, key));
-  auto wrote = writer->Write(body.data(), body.size());
-  if (!wrote) {
-    writer->Abort();
-    return Fail(wrote.error());
-  }
-  objectstore::ObjectInfo info;
-  info.headers["Content-Type"] = "application/json";
-  TM_TRY(writer->Commit(std::move(info)));
-  return metadata_location;
-}
-
 Result<Json> CatalogService::ReadMetadataFile(const metastore::Warehouse& w,
                                               const std::string& location) {
-  TM_ASSIGN(std::string key, KeyOf(w, location));
-  objectstore::ObjectInfo info;
-  auto reader = objects_.Get("w-" + w.id, key, 0, std::nullopt, &info);
-  if (!reader) {
-    if (reader.error().code == ErrorCode::kNotFound) {
-      return Fail(BadRequest("No metadata file at " + location));
-    }
-    return Fail(reader.error());
-  }
-  std::string body(info.size, '\0');
-  size_t got = 0;
-  while (got < body.size()) {
-    TM_ASSIGN(size_t n, (*reader)->Read(body.data() + got, body.size() - got));
-    if (n == 0) break;
-    got += n;
-  }
-  Json metadata = Json::parse(body, nullptr, false);
-  if (!metadata.is_object() || !metadata.contains("format-version")) {
+  TM_ASSIGN(Json metadata, files_.ReadJson(w, location));
+  if (!metadata.contains("format-version")) {
     return Fail(BadRequest(location + " is not Iceberg table metadata"));
   }
   return metadata;
 }
 
-StorageCredential CatalogService::Vend(const CatalogPrincipal& caller,
-                                       const metastore::Warehouse& w, const TableIdent& ident,
-                                       const std::string& location) {
-  std::string base = location;
-  while (base.ends_with("/")) base.pop_back();
-  std::string key_prefix = KeyOf(w, base).value_or("") + "/";
-  storage::SessionGrant grant;
-  grant.warehouse_id = w.id;
-  grant.bucket = "w-" + w.id;
-  grant.prefix = key_prefix;
-  grant.read_only = caller.read_only;
-  grant.expires_ms = clock_.NowMillis() + options_.session_seconds * 1000;
-  grant.generation = w.credential_generation;
-  storage::IssuedSession s = sealer_.Issue(grant, random_);
-  StorageCredential c;
-  c.prefix = base + "/";
-  c.config = {
-      {"s3.endpoint", options_.s3_url},
-      {"s3.path-style-access", "true"},
-      {"s3.region", "us-east-1"},
-      {"client.region", "us-east-1"},
-      {"s3.access-key-id", s.access_key_id},
-      {"s3.secret-access-key", s.secret_access_key},
-      {"s3.session-token", s.session_token},
-      {"s3.session-token-expires-at-ms", std::to_string(s.expires_ms)},
-      {"client.refresh-credentials-endpoint",
-       "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
-           UrlEncode(ident.name) + "/credentials"},
-  };
-  return c;
-}
-
 void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
                                        bool vend) {
-  table.config = {{"s3.endpoint", options_.s3_url},
-                  {"s3.path-style-access", "true"},
-                  {"s3.region", "us-east-1"},
-                  {"client.region", "us-east-1"}};
+  table.config = files_.BaseConfig();
   if (!vend) return;
   std::string location = table.metadata.value("location", DefaultLocation(w, ident));
-  StorageCredential c = Vend(caller, w, ident, location);
+  StorageCredential c = files_.Vend(caller, w, location,
+                                    "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) +
+                                        "/tables/" + UrlEncode(ident.name) + "/credentials",
+                                    "");
   // PyIceberg ignores storage-credentials when metadata-location is null (stage-create),
   // so the same session also goes into config.
   for (const auto& [k, v] : c.config) table.config[k] = v;
@@ -405,7 +284,7 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
                 request["stage-create"].get<bool>();
   if (!staged) {
     // ---- apply
-    TM_ASSIGN(result.metadata_location, WriteMetadata(w, location, 0, metadata));
+    TM_ASSIGN(result.metadata_location, files_.WriteMetadata(w, location, 0, metadata));
     metastore::TableEntry entry{w.id, ns, ident.name, "table", metadata.value("table-uuid", ""),
                                 location, result.metadata_location, metadata.dump(),
                                 clock_.NowMillis(), clock_.NowMillis()};
@@ -545,7 +424,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
                                      current->value("last-updated-ms", int64_t{0}));
           version = VersionOf(entry->metadata_location) + 1;
         }
-        TM_ASSIGN(std::string new_location, WriteMetadata(w, location, version, next));
+        TM_ASSIGN(std::string new_location, files_.WriteMetadata(w, location, version, next));
         written.emplace_back("w-" + w.id, KeyOf(w, new_location).value());
         metastore::TableEntry replacement{w.id,
                                           c.ident.ns,
@@ -581,9 +460,11 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
   }
 }
 
-Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w,
-                                             const TableIdent& self, const std::string& prefix) {
-  // No index by location: walk every namespace. Only purging drops pay for this.
+Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
+                                              const TableIdent& self, const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  std::string prefix = key + "/";
+  // No index by location: walk every namespace. Only purges and explicit locations pay.
   std::vector<Namespace> pending = {Namespace{}};
   while (!pending.empty()) {
     Namespace parent = std::move(pending.back());
@@ -594,15 +475,16 @@ Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w,
         TM_ASSIGN(auto entries, meta_.catalog().ListEntries(w.id, child.levels, kind));
         for (const auto& e : entries) {
           if (e.namespace_levels == self.ns && e.name == self.name) continue;
-          auto key = KeyOf(w, e.location);
-          if (!key) continue;
-          std::string other = *key + "/";
+          auto other_key = KeyOf(w, e.location);
+          if (!other_key) continue;
+          std::string other = *other_key + "/";
           if (other.starts_with(prefix) || prefix.starts_with(other)) {
-            return Fail(BadRequest("Cannot purge " + JoinDots(self.ns) + "." + self.name +
-                                   ": its location overlaps that of " +
-                                   JoinDots(e.namespace_levels) + "." + e.name +
-                                   ", whose files the purge would delete; drop it without "
-                                   "purgeRequested"));
+            return Fail(Error{ErrorCode::kConflict,
+                              "Location " + location + " overlaps the location of " +
+                                  KindNoun(e.kind) + " " + JoinDots(e.namespace_levels) + "." +
+                                  e.name,
+                              {}}
+                            .With("overlaps", JoinDots(e.namespace_levels) + "." + e.name));
           }
         }
       }
@@ -610,6 +492,19 @@ Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w,
     }
   }
   return {};
+}
+
+Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w,
+                                             const TableIdent& self, const std::string& prefix) {
+  std::string location = WarehouseFiles::Root(w) + prefix;
+  while (location.ends_with("/")) location.pop_back();
+  auto free = CheckLocationFree(w, self, location);
+  if (!free && free.error().code == ErrorCode::kConflict) {
+    return Fail(BadRequest("Cannot purge " + JoinDots(self.ns) + "." + self.name +
+                           ": its location overlaps that of " + free.error().Detail("overlaps") +
+                           ", whose files the purge would delete; drop it without purgeRequested"));
+  }
+  return free;
 }
 
 Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,

@@ -9,29 +9,15 @@
 #include <vector>
 
 #include "accounts/credentials.h"
+#include "catalog/catalog_support.h"
 #include "catalog/catalog_tokens.h"
 #include "common/clock.h"
-#include <nlohmann/json.hpp>
-
 #include "iceberg/table_metadata.h"
 #include "metastore/metastore.h"
 #include "objectstore/object_store.h"
 #include "storage/session_token.h"
 
 namespace tablemere::catalog {
-
-using iceberg::Json;
-using Namespace = std::vector<std::string>;
-
-struct TableIdent {
-  Namespace ns;
-  std::string name;
-};
-
-struct StorageCredential {
-  std::string prefix;  // "s3://w-…/ns/t/"
-  std::map<std::string, std::string> config;
-};
 
 struct LoadedTable {
   std::string metadata_location;  // "" for a staged create
@@ -75,6 +61,13 @@ class CatalogService {
   // kPermissionDenied when it is not the caller's warehouse, kNotFound when unknown.
   Result<metastore::Warehouse> Warehouse(const CatalogPrincipal& caller, const std::string& name);
   static std::string PrefixOf(const metastore::Warehouse& w) { return "w-" + w.id; }
+  // The warehouse's files and vended sessions, shared with the view and generic-table
+  // services.
+  WarehouseFiles& files() { return files_; }
+  metastore::Metastore& metastore() { return meta_; }
+  // Fails when an entry other than `self` has a location overlapping `location`.
+  Result<void> CheckLocationFree(const metastore::Warehouse& w, const TableIdent& self,
+                                 const std::string& location);
 
   // ---- namespaces
   Result<std::vector<Namespace>> ListNamespaces(const metastore::Warehouse& w, const Namespace& parent);
@@ -111,7 +104,6 @@ class CatalogService {
                                                           const TableIdent& ident);
 
  private:
-  Result<void> RequireWrite(const CatalogPrincipal& caller);
   std::string DefaultLocation(const metastore::Warehouse& w, const TableIdent& ident) const;
   // DefaultLocation, or a suffixed sibling when objects already live there (a renamed
   // table's directory, or a dropped one's files awaiting their purge task).
@@ -119,12 +111,10 @@ class CatalogService {
   // Fails when another entry's location overlaps `prefix` (a key ending in '/').
   Result<void> CheckSolePrefix(const metastore::Warehouse& w, const TableIdent& self,
                                const std::string& prefix);
-  Result<std::string> KeyOf(const metastore::Warehouse& w, const std::string& location) const;
-  Result<std::string> WriteMetadata(const metastore::Warehouse& w, const std::string& location,
-                                    int version, const Json& metadata);
+  Result<std::string> KeyOf(const metastore::Warehouse& w, const std::string& location) const {
+    return files_.KeyOf(w, location);
+  }
   Result<Json> ReadMetadataFile(const metastore::Warehouse& w, const std::string& location);
-  StorageCredential Vend(const CatalogPrincipal& caller, const metastore::Warehouse& w,
-                         const TableIdent& ident, const std::string& location);
   void AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
                          const metastore::Warehouse& w, const TableIdent& ident, bool vend);
 
@@ -136,6 +126,7 @@ class CatalogService {
   const accounts::IdentitySecrets& secrets_;
   const CatalogTokens& tokens_;
   CatalogOptions options_;
+  WarehouseFiles files_;
 };
 
 // "a\x1fb" and "a%1Fb" → {"a", "b"}; empty parts are invalid.

@@ -40,7 +40,8 @@ std::string SessionSealer::SecretFor(const std::string& token) const {
 IssuedSession SessionSealer::Issue(const SessionGrant& grant, Random& random) const {
   nlohmann::json payload = {{"w", grant.warehouse_id}, {"b", grant.bucket},
                             {"p", grant.prefix},       {"r", grant.read_only},
-                            {"e", grant.expires_ms},   {"g", grant.generation}};
+                            {"e", grant.expires_ms},   {"g", grant.generation},
+                            {"f", grant.format}};
   std::string nonce = random.Bytes(12);
   std::string token =
       kTokenPrefix + crypto::Base64UrlEncode(crypto::Seal(seal_key_, nonce, payload.dump(), kAssociated));
@@ -69,6 +70,7 @@ Result<SessionGrant> SessionSealer::Open(const std::string& access_key_id,
   g.read_only = j.value("r", true);
   g.expires_ms = j.value("e", int64_t{0});
   g.generation = j.value("g", int64_t{0});
+  g.format = j.value("f", "");
   if (now_ms >= g.expires_ms) {
     return Fail(TokenError("ExpiredToken", "The provided token has expired."));
   }

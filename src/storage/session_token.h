@@ -20,6 +20,7 @@ struct SessionGrant {
   bool read_only = false;
   int64_t expires_ms = 0;
   int64_t generation = 0;  // the warehouse credential generation it was issued under
+  std::string format;      // "" for an Iceberg table; a generic table's format otherwise
 };
 
 struct IssuedSession {

@@ -1,0 +1,154 @@
+#include "catalog/catalog_support.h"
+
+#include <cstdio>
+
+#include "common/strings.h"
+
+namespace tablemere::catalog {
+
+std::string JoinPath(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); i++) out += (i ? "/" : "") + ns[i];
+  return out;
+}
+std::string JoinNsWire(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); i++) out += (i ? "\x1f" : "") + ns[i];
+  return out;
+}
+std::string JoinDots(const Namespace& ns) {
+  std::string out;
+  for (size_t i = 0; i < ns.size(); i++) out += (i ? "." : "") + ns[i];
+  return out;
+}
+
+bool ValidName(const std::string& name) {
+  return !name.empty() && name.size() <= 255 && name.find('/') == std::string::npos &&
+         name != "." && name != ".." && name.find('\x1f') == std::string::npos;
+}
+
+Error BadRequest(const std::string& message) { return Error{ErrorCode::kInvalidInput, message, {}}; }
+Error Forbidden(const std::string& message) {
+  return Error{ErrorCode::kPermissionDenied, message, {}};
+}
+
+Result<void> RequireWrite(const CatalogPrincipal& caller) {
+  if (caller.read_only) {
+    return Fail(Forbidden("The read-only identity " + caller.identity +
+                          " cannot change the catalog; use the read/write identity."));
+  }
+  return {};
+}
+
+std::string KindNoun(const std::string& kind) {
+  if (kind == "table") return "Table";
+  if (kind == "view") return "View";
+  return "Generic table";
+}
+
+int VersionOf(const std::string& metadata_location) {
+  size_t slash = metadata_location.rfind('/');
+  std::string file =
+      slash == std::string::npos ? metadata_location : metadata_location.substr(slash + 1);
+  size_t dash = file.find('-');
+  if (dash == std::string::npos) return -1;
+  auto n = ParseInt(file.substr(0, dash));
+  return n ? static_cast<int>(*n) : -1;
+}
+
+Result<std::string> WarehouseFiles::KeyOf(const metastore::Warehouse& w,
+                                          const std::string& location) const {
+  std::string root = Root(w);
+  if (!location.starts_with(root) || location.size() == root.size()) {
+    return Fail(BadRequest("Location '" + location + "' is outside this warehouse (" + root + ")"));
+  }
+  return location.substr(root.size());
+}
+
+Result<bool> WarehouseFiles::Occupied(const metastore::Warehouse& w, const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  objectstore::ListOptions opts;
+  opts.prefix = key + "/";
+  opts.max_keys = 1;
+  TM_ASSIGN(auto page, objects_.List(Bucket(w), opts));
+  return !page.objects.empty();
+}
+
+Result<std::string> WarehouseFiles::WriteMetadata(const metastore::Warehouse& w,
+                                                  const std::string& location, int version,
+                                                  const Json& document) {
+  char file[128];
+  std::snprintf(file, sizeof file, "%05d-%s.metadata.json", version, random_.Uuid().c_str());
+  std::string base = location;
+  while (base.ends_with("/")) base.pop_back();
+  std::string metadata_location = base + "/metadata/" + file;
+  TM_ASSIGN(std::string key, KeyOf(w, metadata_location));
+  std::string body = document.dump();
+  TM_ASSIGN(auto writer, objects_.BeginPut(Bucket(w), key));
+  auto wrote = writer->Write(body.data(), body.size());
+  if (!wrote) {
+    writer->Abort();
+    return Fail(wrote.error());
+  }
+  objectstore::ObjectInfo info;
+  info.headers["Content-Type"] = "application/json";
+  TM_TRY(writer->Commit(std::move(info)));
+  return metadata_location;
+}
+
+Result<Json> WarehouseFiles::ReadJson(const metastore::Warehouse& w, const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  objectstore::ObjectInfo info;
+  auto reader = objects_.Get(Bucket(w), key, 0, std::nullopt, &info);
+  if (!reader) {
+    if (reader.error().code == ErrorCode::kNotFound) {
+      return Fail(BadRequest("No metadata file at " + location));
+    }
+    return Fail(reader.error());
+  }
+  std::string body(info.size, '\0');
+  size_t got = 0;
+  while (got < body.size()) {
+    TM_ASSIGN(size_t n, (*reader)->Read(body.data() + got, body.size() - got));
+    if (n == 0) break;
+    got += n;
+  }
+  Json document = Json::parse(body, nullptr, false);
+  if (!document.is_object()) return Fail(BadRequest(location + " is not a JSON document"));
+  return document;
+}
+
+std::map<std::string, std::string> WarehouseFiles::BaseConfig() const {
+  return {{"s3.endpoint", s3_url_},
+          {"s3.path-style-access", "true"},
+          {"s3.region", "us-east-1"},
+          {"client.region", "us-east-1"}};
+}
+
+StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
+                                       const metastore::Warehouse& w, const std::string& location,
+                                       const std::string& refresh_endpoint,
+                                       const std::string& format) {
+  std::string base = location;
+  while (base.ends_with("/")) base.pop_back();
+  storage::SessionGrant grant;
+  grant.warehouse_id = w.id;
+  grant.bucket = Bucket(w);
+  grant.prefix = KeyOf(w, base).value_or("") + "/";
+  grant.read_only = caller.read_only;
+  grant.expires_ms = clock_.NowMillis() + session_seconds_ * 1000;
+  grant.generation = w.credential_generation;
+  grant.format = format;
+  storage::IssuedSession s = sealer_.Issue(grant, random_);
+  StorageCredential c;
+  c.prefix = base + "/";
+  c.config = BaseConfig();
+  c.config["s3.access-key-id"] = s.access_key_id;
+  c.config["s3.secret-access-key"] = s.secret_access_key;
+  c.config["s3.session-token"] = s.session_token;
+  c.config["s3.session-token-expires-at-ms"] = std::to_string(s.expires_ms);
+  c.config["client.refresh-credentials-endpoint"] = refresh_endpoint;
+  return c;
+}
+
+}  // namespace tablemere::catalog

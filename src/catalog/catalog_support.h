@@ -1,0 +1,88 @@
+// What the catalog's services share: identifier helpers, the write check, and the
+// warehouse's files — metadata documents in the table bucket and the storage sessions
+// vended for a location.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "catalog/catalog_tokens.h"
+#include "common/clock.h"
+#include "common/result.h"
+#include "metastore/types.h"
+#include "objectstore/object_store.h"
+#include "storage/session_token.h"
+
+namespace tablemere::catalog {
+
+using Json = nlohmann::json;
+using Namespace = std::vector<std::string>;
+
+struct TableIdent {
+  Namespace ns;
+  std::string name;
+};
+
+struct StorageCredential {
+  std::string prefix;  // "s3://w-…/ns/t/"
+  std::map<std::string, std::string> config;
+};
+
+std::string JoinPath(const Namespace& ns);    // "a/b"
+std::string JoinDots(const Namespace& ns);    // "a.b"
+std::string JoinNsWire(const Namespace& ns);  // "a\x1f" "b"
+bool ValidName(const std::string& name);
+Error BadRequest(const std::string& message);
+Error Forbidden(const std::string& message);
+// The read-only identity may read but never change the catalog.
+Result<void> RequireWrite(const CatalogPrincipal& caller);
+// "Table"/"View"/"Generic table" for an entry kind, for messages.
+std::string KindNoun(const std::string& kind);
+// The version number of ".../metadata/00042-<uuid>.metadata.json", or -1.
+int VersionOf(const std::string& metadata_location);
+
+class WarehouseFiles {
+ public:
+  WarehouseFiles(objectstore::ObjectStore& objects, const Clock& clock, Random& random,
+                 const storage::SessionSealer& sealer, std::string s3_url, int64_t session_seconds)
+      : objects_(objects),
+        clock_(clock),
+        random_(random),
+        sealer_(sealer),
+        s3_url_(std::move(s3_url)),
+        session_seconds_(session_seconds) {}
+
+  static std::string Bucket(const metastore::Warehouse& w) { return "w-" + w.id; }
+  static std::string Root(const metastore::Warehouse& w) { return "s3://w-" + w.id + "/"; }
+  // The object key of a location inside the warehouse's table bucket; kInvalidInput when
+  // the location is elsewhere.
+  Result<std::string> KeyOf(const metastore::Warehouse& w, const std::string& location) const;
+  // Whether any object exists below `location` + "/".
+  Result<bool> Occupied(const metastore::Warehouse& w, const std::string& location);
+  // Writes `<location>/metadata/<version:05d>-<uuid>.metadata.json`; returns its location.
+  Result<std::string> WriteMetadata(const metastore::Warehouse& w, const std::string& location,
+                                    int version, const Json& document);
+  // Reads a JSON document; kInvalidInput when it is missing or not JSON.
+  Result<Json> ReadJson(const metastore::Warehouse& w, const std::string& location);
+  // The endpoint and region every client needs (no secrets).
+  std::map<std::string, std::string> BaseConfig() const;
+  // A session scoped to `location` (read-only when the caller is); `format` ("" for
+  // Iceberg) decides which files it may write there.
+  StorageCredential Vend(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                         const std::string& location, const std::string& refresh_endpoint,
+                         const std::string& format);
+  int64_t session_seconds() const { return session_seconds_; }
+
+ private:
+  objectstore::ObjectStore& objects_;
+  const Clock& clock_;
+  Random& random_;
+  const storage::SessionSealer& sealer_;
+  std::string s3_url_;
+  int64_t session_seconds_;
+};
+
+}  // namespace tablemere::catalog
