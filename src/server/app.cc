@@ -86,7 +86,8 @@ class AppImpl final : public App {
         *accounts_, api::control::ControlApiOptions{
                         [this] { return meta_->Ping().has_value(); },
                         [this] { return meta_->Ping().has_value(); }});
-    iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_);
+    views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
+    iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
     s3_api_ = std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_, api::s3::S3ApiOptions{});
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
     tasks_->Start();
@@ -135,6 +136,7 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::CatalogTokens> tokens_;
   std::unique_ptr<accounts::AccountService> accounts_;
   std::unique_ptr<catalog::CatalogService> catalog_;
+  std::unique_ptr<catalog::ViewService> views_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<api::control::ControlApi> control_api_;
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;

@@ -21,7 +21,7 @@ using http::Response;
 constexpr size_t kMaxJsonBody = 16 * 1024 * 1024;
 
 // What a 404 / 409 means depends on the route.
-enum class Subject { kNamespace, kTable, kOther };
+enum class Subject { kNamespace, kTable, kView, kOther };
 
 struct Mapped {
   int status;
@@ -34,6 +34,7 @@ Mapped MapError(const Error& e, Subject subject) {
     case ErrorCode::kNotFound:
       if (e.Detail("missing") == "namespace") return {404, "NoSuchNamespaceException"};
       if (subject == Subject::kNamespace) return {404, "NoSuchNamespaceException"};
+      if (subject == Subject::kView || e.Detail("missing") == "view") return {404, "NoSuchViewException"};
       return {404, "NoSuchTableException"};
     case ErrorCode::kAlreadyExists: return {409, "AlreadyExistsException"};
     case ErrorCode::kConflict:
@@ -152,13 +153,14 @@ Response OAuthError(int status, const std::string& error, const std::string& des
 
 struct IcebergRestApi::Impl {
   catalog::CatalogService& catalog;
+  catalog::ViewService& views;
   http::Router router;
 
   // A handler that runs after authentication with the resolved warehouse.
   using Authed = std::function<Response(Request&, const PathParams&, const CatalogPrincipal&,
                                         const metastore::Warehouse&)>;
 
-  explicit Impl(catalog::CatalogService& c) : catalog(c) {
+  Impl(catalog::CatalogService& c, catalog::ViewService& v) : catalog(c), views(v) {
     router.Add("GET", "/v1/config", [this](Request& r, const PathParams&) { return Config(r); });
     router.Add("POST", "/v1/oauth/tokens", [this](Request& r, const PathParams&) { return Token(r); });
     const std::string ns = "/v1/{prefix}/namespaces";
@@ -182,6 +184,16 @@ struct IcebergRestApi::Impl {
     Route("POST", table + "/metrics", Subject::kTable, &Impl::Metrics);
     Route("POST", "/v1/{prefix}/tables/rename", Subject::kTable, &Impl::RenameTable);
     Route("POST", "/v1/{prefix}/transactions/commit", Subject::kTable, &Impl::CommitTransaction);
+    const std::string views_path = one + "/views";
+    const std::string view = views_path + "/{view}";
+    Route("GET", views_path, Subject::kNamespace, &Impl::ListViews);
+    Route("POST", views_path, Subject::kView, &Impl::CreateView);
+    Route("GET", view, Subject::kView, &Impl::LoadView);
+    Route("HEAD", view, Subject::kView, &Impl::ViewExists);
+    Route("POST", view, Subject::kView, &Impl::ReplaceView);
+    Route("DELETE", view, Subject::kView, &Impl::DropView);
+    Route("POST", "/v1/{prefix}/views/rename", Subject::kView, &Impl::RenameView);
+    Route("POST", one + "/register-view", Subject::kView, &Impl::RegisterView);
   }
 
   template <typename Method>
@@ -250,7 +262,15 @@ struct IcebergRestApi::Impl {
              "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
              "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
              "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
-             "POST /v1/{prefix}/tables/rename", "POST /v1/{prefix}/transactions/commit"}) {
+             "POST /v1/{prefix}/tables/rename", "POST /v1/{prefix}/transactions/commit",
+             "GET /v1/{prefix}/namespaces/{namespace}/views",
+             "POST /v1/{prefix}/namespaces/{namespace}/views",
+             "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+             "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+             "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+             "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+             "POST /v1/{prefix}/views/rename",
+             "POST /v1/{prefix}/namespaces/{namespace}/register-view"}) {
       endpoints.push_back(e);
     }
     Json body = {{"defaults", Json::object()},
@@ -540,35 +560,125 @@ struct IcebergRestApi::Impl {
     return r;
   }
 
+  // {"namespace": [...], "name": "..."} under `field` of a request body.
+  static Result<TableIdent> IdentField(const Json& body, const char* field) {
+    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
+    auto it = body.find(field);
+    if (it == body.end() || !it->is_object() || !it->contains("name") || !(*it)["name"].is_string() ||
+        !it->contains("namespace") || !(*it)["namespace"].is_array()) {
+      return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
+    }
+    TableIdent t;
+    for (const auto& level : (*it)["namespace"]) {
+      if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+      t.ns.push_back(level.get<std::string>());
+    }
+    t.name = (*it)["name"].get<std::string>();
+    return t;
+  }
+
   Result<Response> RenameTable(Request& req, const PathParams&, const CatalogPrincipal& p,
                                const metastore::Warehouse& w) {
     TM_ASSIGN(Json body, ParseBody(req));
-    auto ident = [&](const char* field) -> Result<TableIdent> {
-      const Json& id = body.value(field, Json());
-      if (!id.is_object() || !id.contains("name") || !id["name"].is_string() ||
-          !id.contains("namespace") || !id["namespace"].is_array()) {
-        return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
-      }
-      TableIdent t;
-      for (const auto& level : id["namespace"]) {
-        if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
-        t.ns.push_back(level.get<std::string>());
-      }
-      t.name = id["name"].get<std::string>();
-      return t;
-    };
-    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
-    TM_ASSIGN(TableIdent from, ident("source"));
-    TM_ASSIGN(TableIdent to, ident("destination"));
+    TM_ASSIGN(TableIdent from, IdentField(body, "source"));
+    TM_ASSIGN(TableIdent to, IdentField(body, "destination"));
     TM_TRY(catalog.RenameTable(p, w, from, to));
+    return NoContent();
+  }
+
+  static Response NoContent() {
     Response r;
     r.status = 204;
     return r;
   }
+
+  // ---------------------------------------------------------------- views
+  static Json ViewResult(const catalog::LoadedView& v) {
+    Json config = Json::object();
+    for (const auto& [k, val] : v.config) config[k] = val;
+    return Json{{"metadata-location", v.metadata_location}, {"metadata", v.metadata}, {"config", config}};
+  }
+
+  static Result<TableIdent> ViewIdent(const PathParams& params) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    return TableIdent{ns, params.at("view")};
+  }
+
+  Result<Response> ListViews(Request& req, const PathParams& params, const CatalogPrincipal&,
+                             const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(auto all, views.List(w, ns));
+    TM_ASSIGN(auto page, Paginate(std::move(all), QueryMap(req)));
+    Json ids = Json::array();
+    for (const auto& v : page.first) ids.push_back({{"namespace", v.ns}, {"name", v.name}});
+    Json body = {{"identifiers", ids}};
+    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
+    return JsonResponse(200, body);
+  }
+
+  Result<Response> CreateView(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                              const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(auto view, views.Create(p, w, ns, body));
+    return JsonResponse(200, ViewResult(view));
+  }
+
+  Result<Response> LoadView(Request&, const PathParams& params, const CatalogPrincipal&,
+                            const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, ViewIdent(params));
+    TM_ASSIGN(auto view, views.Load(w, ident));
+    return JsonResponse(200, ViewResult(view));
+  }
+
+  Result<Response> ViewExists(Request&, const PathParams& params, const CatalogPrincipal&,
+                              const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, ViewIdent(params));
+    TM_TRY(views.Load(w, ident));
+    return NoContent();
+  }
+
+  Result<Response> ReplaceView(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, ViewIdent(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
+    TM_ASSIGN(auto view, views.Replace(p, w, ident, body.value("requirements", Json::array()),
+                                       body.value("updates", Json::array())));
+    return JsonResponse(200, ViewResult(view));
+  }
+
+  Result<Response> DropView(Request&, const PathParams& params, const CatalogPrincipal& p,
+                            const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, ViewIdent(params));
+    TM_TRY(views.Drop(p, w, ident));
+    return NoContent();
+  }
+
+  Result<Response> RenameView(Request& req, const PathParams&, const CatalogPrincipal& p,
+                              const metastore::Warehouse& w) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(TableIdent from, IdentField(body, "source"));
+    TM_ASSIGN(TableIdent to, IdentField(body, "destination"));
+    TM_TRY(views.Rename(p, w, from, to));
+    return NoContent();
+  }
+
+  Result<Response> RegisterView(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                                const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, Ns(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object() || !body.contains("name") || !body["name"].is_string() ||
+        !body.contains("metadata-location") || !body["metadata-location"].is_string()) {
+      return Fail(ErrorCode::kInvalidInput, "name and metadata-location are required");
+    }
+    TM_ASSIGN(auto view, views.Register(p, w, ns, body["name"], body["metadata-location"]));
+    return JsonResponse(200, ViewResult(view));
+  }
 };
 
-IcebergRestApi::IcebergRestApi(catalog::CatalogService& catalog)
-    : impl_(std::make_unique<Impl>(catalog)) {}
+IcebergRestApi::IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views)
+    : impl_(std::make_unique<Impl>(catalog, views)) {}
 IcebergRestApi::~IcebergRestApi() = default;
 http::Response IcebergRestApi::Handle(http::Request& request) { return impl_->Handle(request); }
 

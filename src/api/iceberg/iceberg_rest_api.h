@@ -5,13 +5,14 @@
 #include <memory>
 
 #include "catalog/catalog_service.h"
+#include "catalog/view_service.h"
 #include "http/message.h"
 
 namespace tablemere::api::iceberg {
 
 class IcebergRestApi {
  public:
-  explicit IcebergRestApi(catalog::CatalogService& catalog);
+  IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views);
   ~IcebergRestApi();
   http::Response Handle(http::Request& request);
 
