@@ -1,5 +1,7 @@
 #include "accounts/s3_identities.h"
 
+#include <nlohmann/json.hpp>
+
 #include "common/crypto.h"
 
 namespace tablemere::accounts {
@@ -53,7 +55,7 @@ Result<storage::S3Identity> S3Identities::Resolve(const std::string& access_key,
                       .With("s3_code", "ExpiredToken"));
     }
     return storage::S3Identity{Kind::kSession, access_key, sealer_.SecretFor(session_token),
-                               grant.warehouse_id, grant.prefix, grant.read_only};
+                               grant.warehouse_id, grant.prefix, grant.read_only, grant.format};
   }
   if (!session_token.empty()) {
     return Fail(Error{ErrorCode::kUnauthenticated,
@@ -72,6 +74,33 @@ Result<storage::S3Identity> S3Identities::Resolve(const std::string& access_key,
   }
   return storage::S3Identity{Kind::kWarehouse, access_key, secrets_.SecretFor(access_key, *gen),
                              identity->warehouse_id, "", identity->read_only};
+}
+
+Result<std::vector<storage::GenericLocation>> S3Identities::GenericLocations(
+    const std::string& warehouse_id) {
+  int64_t now = clock_.NowMillis();
+  {
+    std::lock_guard lock(mu_);
+    auto it = generic_.find(warehouse_id);
+    if (it != generic_.end() && now - it->second.fetched_ms < kGenerationTtlMs) {
+      return it->second.locations;
+    }
+  }
+  TM_ASSIGN(auto entries, meta_.catalog().ListEntriesOfKind(warehouse_id, "generic"));
+  std::vector<storage::GenericLocation> locations;
+  std::string root = "s3://w-" + warehouse_id + "/";
+  for (const auto& e : entries) {
+    if (!e.location.starts_with(root)) continue;
+    std::string prefix = e.location.substr(root.size());
+    while (prefix.ends_with("/")) prefix.pop_back();
+    std::string format = "parquet";
+    auto record = nlohmann::json::parse(e.metadata_json, nullptr, false);
+    if (record.is_object()) format = record.value("format", format);
+    locations.push_back(storage::GenericLocation{prefix + "/", format});
+  }
+  std::lock_guard lock(mu_);
+  generic_[warehouse_id] = CachedLocations{locations, now};
+  return locations;
 }
 
 Result<std::string> S3Identities::OperatorBucketOwner(const std::string& bucket) {

@@ -27,6 +27,8 @@ class S3Identities final : public storage::IdentityResolver {
   Result<std::string> OperatorBucketOwner(const std::string& bucket) override;
   Result<void> RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                     bool created) override;
+  Result<std::vector<storage::GenericLocation>> GenericLocations(
+      const std::string& warehouse_id) override;
 
  private:
   // The warehouse's credential generation, cached briefly: the S3 hot path must not hit
@@ -43,6 +45,11 @@ class S3Identities final : public storage::IdentityResolver {
 
   std::mutex mu_;
   std::map<std::string, std::pair<int64_t, int64_t>> generations_;  // id → (gen, fetched at)
+  struct CachedLocations {
+    std::vector<storage::GenericLocation> locations;
+    int64_t fetched_ms = 0;
+  };
+  std::map<std::string, CachedLocations> generic_;  // warehouse id → locations
 };
 
 }  // namespace tablemere::accounts

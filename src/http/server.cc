@@ -163,8 +163,6 @@ class ConnectionBodyReader final : public BodyReader {
 
   Result<size_t> Read(char* out, size_t size) override {
     if (size == 0) return size_t{0};
-    if (!chunked_ && remaining_ == 0) return size_t{0};
-    if (chunked_ && parser_.is_done()) return size_t{0};
     if (expect_continue_ && !continue_sent_) {
       static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
       if (!stream_.WriteAll(kContinue, sizeof kContinue - 1)) {
@@ -172,6 +170,8 @@ class ConnectionBodyReader final : public BodyReader {
       }
       continue_sent_ = true;
     }
+    if (!chunked_ && remaining_ == 0) return size_t{0};
+    if (chunked_ && parser_.is_done()) return size_t{0};
     started_ = true;
     return chunked_ ? ReadChunked(out, size) : ReadFixed(out, size);
   }

@@ -66,6 +66,9 @@ class CatalogStore {
   virtual Result<std::vector<TableEntry>> ListEntries(const std::string& warehouse_id,
                                                       const std::vector<std::string>& ns,
                                                       const std::string& kind) = 0;
+  // Every entry of one kind in a warehouse, across namespaces.
+  virtual Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
+                                                            const std::string& kind) = 0;
   // Applies every swap or none: creates (expected "") must not collide with any entry of
   // any kind (kAlreadyExists); updates must find the expected metadata location
   // (kConflict otherwise, kNotFound when the entry is gone).

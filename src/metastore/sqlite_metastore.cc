@@ -336,6 +336,22 @@ class SqliteMetastore final : public Metastore,
     });
   }
 
+  Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
+                                                    const std::string& kind) override {
+    return Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
+      TM_ASSIGN(auto* st, db.Prepare(std::string(kEntrySelect) +
+                                     " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name"));
+      st->Bind({warehouse_id, kind});
+      std::vector<TableEntry> out;
+      while (true) {
+        TM_ASSIGN(bool row, st->Step());
+        if (!row) break;
+        out.push_back(EntryRow(*st));
+      }
+      return out;
+    });
+  }
+
   Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) override {
     return Write([&](sqlite::Db& db) -> Result<void> {
       for (const MetadataSwap& s : swaps) {

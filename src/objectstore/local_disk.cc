@@ -308,9 +308,11 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<void> DeleteBucket(const std::string& bucket) override {
-    return IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+    std::vector<std::string> dropped;
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_ASSIGN(auto* probe, db.Prepare("SELECT 1 FROM objects WHERE bucket = ? LIMIT 1"));
       TM_ASSIGN(bool has, probe->Bind({bucket}).Step());
+      probe->Bind({});  // a statement left on its row would hold a read snapshot open
       if (has) {
         return Fail(Error{ErrorCode::kConflict, "The bucket you tried to delete is not empty", {}}
                         .With("s3_code", "BucketNotEmpty"));
@@ -323,12 +325,18 @@ class LocalDiskStore final : public ObjectStore {
         if (!row) break;
         ids.push_back(uploads->Text(0));
       }
-      for (const auto& id : ids) TM_TRY(DeleteUploadRows(db, id, nullptr));
+      // Unfinished uploads go with the bucket; their part files are removed after the
+      // commit, as AbortUpload does, instead of being left unreferenced on disk.
+      std::vector<std::string> parts;
+      for (const auto& id : ids) TM_TRY(DeleteUploadRows(db, id, &parts));
       TM_ASSIGN(auto* del, db.Prepare("DELETE FROM buckets WHERE name = ?"));
       TM_TRY(del->Bind({bucket}).Run());
       if (db.Changes() == 0) return Fail(NoSuchBucket(bucket));
+      dropped = std::move(parts);
       return {};
-    });
+    }));
+    for (const auto& b : dropped) ::unlink(BlobPath(b).c_str());
+    return {};
   }
 
   Result<BucketInfo> HeadBucket(const std::string& bucket) override {
@@ -626,6 +634,9 @@ class LocalDiskStore final : public ObjectStore {
       u.pending.checksums = JsonToMap(st->Text(4));
       out.push_back(std::move(u));
     }
+    // Leaving the loop early (past the prefix) keeps the statement active, which would
+    // pin this connection's read snapshot and hide every later write from readers.
+    st->Bind({});
     return out;
   }
 

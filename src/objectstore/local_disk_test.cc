@@ -112,6 +112,38 @@ TEST_F(LocalDiskTest, MultipartCompleteAndAbort) {
   EXPECT_FALSE(store_->ListParts("b", up2.upload_id).has_value());
 }
 
+// ListUploads stops at the first key past the prefix; the statement must still be
+// reset, or the reader connection keeps that snapshot and later writes stay invisible.
+TEST_F(LocalDiskTest, ListUploadsByPrefixDoesNotHideLaterWrites) {
+  ObjectInfo pending;
+  ASSERT_TRUE(store_->CreateUpload("b", "a", pending).has_value());
+  ASSERT_TRUE(store_->CreateUpload("b", "z", pending).has_value());
+  auto uploads = store_->ListUploads("b", "a").value();
+  ASSERT_EQ(uploads.size(), 1u);
+  Put("fresh", "new");
+  EXPECT_EQ(ReadAll("fresh"), "new");
+  ASSERT_TRUE(store_->Delete("b", "fresh").has_value());
+  EXPECT_FALSE(store_->Head("b", "fresh").has_value());
+}
+
+TEST_F(LocalDiskTest, DeleteBucketRemovesUnfinishedUploadParts) {
+  auto count_blobs = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_ / "blobs")) {
+      if (e.is_regular_file()) n++;
+    }
+    return n;
+  };
+  ObjectInfo pending;
+  auto up = store_->CreateUpload("b", "k", pending).value();
+  auto w = store_->BeginPart("b", up.upload_id, 1).value();
+  ASSERT_TRUE(w->Write("part", 4).has_value());
+  ASSERT_TRUE(w->Commit(ObjectInfo{}).has_value());
+  EXPECT_EQ(count_blobs(), 1u);
+  ASSERT_TRUE(store_->DeleteBucket("b").has_value());
+  EXPECT_EQ(count_blobs(), 0u);
+}
+
 TEST_F(LocalDiskTest, DeleteBucketRequiresEmpty) {
   Put("k", "v");
   EXPECT_EQ(store_->DeleteBucket("b").error().Detail("s3_code"), "BucketNotEmpty");

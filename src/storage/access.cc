@@ -57,4 +57,52 @@ Result<void> CheckTableBucketKey(const std::string& key, const std::string& blob
   return refuse("'" + key + "' is not a data or metadata file");
 }
 
+bool IsSupportedGenericFormat(const std::string& format) {
+  return format == "lance" || format == "delta" || format == "csv" || format == "parquet";
+}
+
+Result<void> CheckGenericTableKey(const std::string& relative_key, const std::string& format,
+                                  const std::string& blob_bucket) {
+  const std::string& k = relative_key;
+  for (const auto& part : Split(k, '/')) {
+    if (part == "." || part == "..") {
+      return Fail(Error{ErrorCode::kInvalidInput, "Relative path segments are not allowed.", {}}
+                      .With("s3_code", "InvalidArgument"));
+    }
+  }
+  if (k.empty() || k.ends_with("/")) return {};  // directory markers
+  bool ok = false;
+  if (format == "lance") {
+    ok = k.ends_with(".lance") || k.starts_with("_versions/") || k.starts_with("_transactions/") ||
+         k.starts_with("_indices/") || k.starts_with("_deletions/") || k.starts_with("_refs/") ||
+         k == "_latest.manifest";
+  } else if (format == "delta") {
+    ok = k.starts_with("_delta_log/") || k.ends_with(".parquet") || k.starts_with("_change_data/") ||
+         (k.find("deletion_vector_") != std::string::npos && k.ends_with(".bin"));
+  } else if (format == "csv") {
+    ok = k.ends_with(".csv") || k.ends_with(".csv.gz") || k.ends_with(".tsv");
+  } else if (format == "parquet") {
+    ok = k.ends_with(".parquet");
+  }
+  if (ok) return {};
+  return Fail(Error{ErrorCode::kInvalidInput,
+                    "This location belongs to a " + format + " generic table, which accepts only " +
+                        format + " files; '" + k + "' is not one. Put other objects in the blob bucket " +
+                        blob_bucket + ".",
+                    {}}
+                  .With("s3_code", "InvalidArgument"));
+}
+
+Result<void> CheckWarehouseKey(const std::string& key, const std::string& blob_bucket,
+                               const std::vector<GenericLocation>& generic) {
+  for (const auto& g : generic) {
+    if (key.starts_with(g.prefix)) {
+      return CheckGenericTableKey(key.substr(g.prefix.size()), g.format, blob_bucket);
+    }
+    // The marker of the base location itself ("…/table/") is fine too.
+    if (key + "/" == g.prefix || key == g.prefix) return {};
+  }
+  return CheckTableBucketKey(key, blob_bucket);
+}
+
 }  // namespace tablemere::storage

@@ -17,6 +17,13 @@ struct S3Identity {
   std::string warehouse_id;  // warehouse and session identities
   std::string prefix;        // session: the only key prefix it may touch
   bool read_only = false;
+  std::string format;        // session: a generic table's format ("" for Iceberg)
+};
+
+// A generic (non-Iceberg) table's base location inside a table bucket.
+struct GenericLocation {
+  std::string prefix;  // key prefix, ending in '/'
+  std::string format;  // "lance" | "delta" | "csv" | "parquet"
 };
 
 // Resolves an access key (and session token, when one was sent) to an identity.
@@ -30,6 +37,9 @@ class IdentityResolver {
   virtual Result<std::string> OperatorBucketOwner(const std::string& bucket) = 0;
   virtual Result<void> RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                             bool created) = 0;
+  // The generic tables' base locations in a warehouse's table bucket (may be cached
+  // briefly). Thread-safe.
+  virtual Result<std::vector<GenericLocation>> GenericLocations(const std::string& warehouse_id) = 0;
 };
 
 std::string TableBucketName(const std::string& warehouse_id);  // "w-<id>"
@@ -43,5 +53,18 @@ bool IsTableBucket(const std::string& bucket);
 // marker ending in "/". Returns an error (detail s3_code InvalidArgument) whose message
 // names the blob bucket otherwise.
 Result<void> CheckTableBucketKey(const std::string& key, const std::string& blob_bucket);
+
+// The generic-table formats whose files the table bucket accepts.
+bool IsSupportedGenericFormat(const std::string& format);
+// Whether `relative_key` (below a generic table's base location) is a file of `format`:
+// Lance (*.lance, _versions/, _transactions/, _indices/, _deletions/, _refs/), Delta
+// (_delta_log/, *.parquet, _change_data/, deletion vectors), CSV, Parquet; directory
+// markers always. Error as CheckTableBucketKey's.
+Result<void> CheckGenericTableKey(const std::string& relative_key, const std::string& format,
+                                  const std::string& blob_bucket);
+// A write anywhere in a table bucket: generic-table rules inside a generic table's base
+// location, Iceberg's layout elsewhere.
+Result<void> CheckWarehouseKey(const std::string& key, const std::string& blob_bucket,
+                               const std::vector<GenericLocation>& generic);
 
 }  // namespace tablemere::storage

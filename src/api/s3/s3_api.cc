@@ -97,6 +97,16 @@ bool IsStoredHeader(const std::string& lower) {
          lower.starts_with("x-amz-meta-");
 }
 
+// An x-amz-checksum-<alg> header naming an algorithm we cannot compute (newer SDKs
+// offer xxhash64, sha512, …). Ignoring it would acknowledge an unverified upload.
+bool IsUnsupportedChecksumHeader(const std::string& lower) {
+  static constexpr char kPrefix[] = "x-amz-checksum-";
+  if (!lower.starts_with(kPrefix)) return false;
+  std::string alg = lower.substr(sizeof kPrefix - 1);
+  if (alg == "mode" || alg == "type" || alg == "algorithm") return false;
+  return !storage::ParseChecksumAlgorithm(alg);
+}
+
 std::optional<ChecksumAlgorithm> AlgorithmFromHeaderName(const std::string& lower) {
   static constexpr char kPrefix[] = "x-amz-checksum-";
   if (!lower.starts_with(kPrefix)) return std::nullopt;
@@ -272,10 +282,57 @@ struct S3Api::Impl {
     return Fail(AccessDenied());
   }
 
-  Result<void> CheckWritableKey(const std::string& bucket, const std::string& key) {
+  static bool OutsideSession(const Ctx& ctx, const std::string& key) {
+    return ctx.identity.kind == storage::S3Identity::Kind::kSession &&
+           !key.starts_with(ctx.identity.prefix);
+  }
+
+  // Authorize lets a session list its table's prefix without the trailing slash ("ns/t",
+  // as Iceberg's S3FileIO.listPrefix sends a table location). That prefix also matches
+  // sibling tables ("ns/t2/…", "ns/t-x/…"), so the store is asked for the session's own
+  // scope instead: their keys are never read, not even as a paging marker.
+  Result<objectstore::ListResult> ListFor(const Ctx& ctx, objectstore::ListOptions opts) {
+    const storage::S3Identity& id = ctx.identity;
+    if (id.kind != storage::S3Identity::Kind::kSession || opts.prefix.starts_with(id.prefix)) {
+      return store.List(ctx.bucket, opts);
+    }
+    // Here opts.prefix + "/" == id.prefix.
+    if (opts.delimiter == "/") {
+      // Every key in scope is cut right after the requested prefix: the scope is the one
+      // common prefix, listed unless an earlier page (the marker) already reported it.
+      objectstore::ListResult result;
+      if (opts.max_keys <= 0 || opts.continuation == id.prefix) return result;
+      objectstore::ListOptions probe;
+      probe.prefix = id.prefix;
+      probe.start_after = std::max(opts.start_after, opts.continuation);
+      probe.max_keys = 1;
+      TM_ASSIGN(auto any, store.List(ctx.bucket, probe));
+      if (!any.objects.empty()) result.common_prefixes.push_back(id.prefix);
+      return result;
+    }
+    if (!opts.delimiter.empty() && opts.delimiter.front() == '/') {
+      return Fail(AccessDenied("List this storage session's objects with prefix " + id.prefix));
+    }
+    // Any other delimiter first occurs after the scope's "/", as it would for the
+    // requested prefix.
+    opts.prefix = id.prefix;
+    return store.List(ctx.bucket, opts);
+  }
+
+  // Table buckets take only table files: a generic table's session is held to its format
+  // (sealed in the session, no lookup); other writers are checked against the generic
+  // tables' locations, then Iceberg's layout.
+  Result<void> CheckWritableKey(const Ctx& ctx, const std::string& bucket, const std::string& key) {
     if (!storage::IsTableBucket(bucket)) return {};
-    return storage::CheckTableBucketKey(
-        key, storage::BlobBucketName(storage::WarehouseOfBucket(bucket)));
+    std::string warehouse = storage::WarehouseOfBucket(bucket);
+    std::string blob_bucket = storage::BlobBucketName(warehouse);
+    const storage::S3Identity& id = ctx.identity;
+    if (id.kind == storage::S3Identity::Kind::kSession && !id.format.empty()) {
+      return storage::CheckGenericTableKey(key.substr(std::min(key.size(), id.prefix.size())),
+                                           id.format, blob_bucket);
+    }
+    TM_ASSIGN(auto generic, identities.GenericLocations(warehouse));
+    return storage::CheckWarehouseKey(key, blob_bucket, generic);
   }
 
   // ---------------------------------------------------------------- buckets
@@ -461,7 +518,7 @@ struct S3Api::Impl {
     } else {
       opts.continuation = ctx.Q("marker");
     }
-    TM_ASSIGN(auto list, store.List(ctx.bucket, opts));
+    TM_ASSIGN(auto list, ListFor(ctx, opts));
     XmlWriter x;
     x.Open("ListBucketResult", true).Element("Name", ctx.bucket).Element("Prefix", Enc(p, p.prefix));
     if (v2) {
@@ -498,7 +555,7 @@ struct S3Api::Impl {
     opts.delimiter = p.delimiter;
     opts.max_keys = p.max_keys;
     opts.continuation = ctx.Q("key-marker");
-    TM_ASSIGN(auto list, store.List(ctx.bucket, opts));
+    TM_ASSIGN(auto list, ListFor(ctx, opts));
     XmlWriter x;
     x.Open("ListVersionsResult", true)
         .Element("Name", ctx.bucket)
@@ -535,6 +592,8 @@ struct S3Api::Impl {
     std::string prefix = ctx.Q("prefix");
     TM_TRY(Authorize(ctx, ctx.bucket, prefix, Access::kList));
     TM_ASSIGN(auto uploads, store.ListUploads(ctx.bucket, prefix));
+    // As in ListFor: the prefix "ns/t" a session may use also matches sibling tables.
+    std::erase_if(uploads, [&](const objectstore::UploadInfo& u) { return OutsideSession(ctx, u.key); });
     bool url = ctx.Q("encoding-type") == "url";
     XmlWriter x;
     x.Open("ListMultipartUploadsResult", true)
@@ -607,7 +666,11 @@ struct S3Api::Impl {
       return GetObject(ctx, m == "HEAD");
     }
     if (m == "PUT") {
-      if (ctx.Has("partNumber") && ctx.Has("uploadId")) return UploadPart(ctx);
+      if (ctx.Has("partNumber") && ctx.Has("uploadId")) {
+        // Without this branch an UploadPartCopy would store its empty body as the part.
+        if (ctx.req.headers.Has("x-amz-copy-source")) return UploadPartCopy(ctx);
+        return UploadPart(ctx);
+      }
       if (ctx.Has("acl") || ctx.Has("tagging") || ctx.Has("retention") || ctx.Has("legal-hold")) {
         return NotImplemented("acl/tagging");
       }
@@ -835,7 +898,12 @@ struct S3Api::Impl {
     std::string expected;
     int header_checksums = 0;
     for (const auto& [k, v] : h.entries()) {
-      auto alg = AlgorithmFromHeaderName(ToLower(k));
+      std::string lower = ToLower(k);
+      if (IsUnsupportedChecksumHeader(lower)) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
+                            "The checksum algorithm of header " + lower + " is not supported."));
+      }
+      auto alg = AlgorithmFromHeaderName(lower);
       if (!alg) continue;
       header_checksums++;
       algorithm = alg;
@@ -885,8 +953,11 @@ struct S3Api::Impl {
       return Fail(S3Error(ErrorCode::kInvalidInput, "MissingContentLength",
                           "You must provide the Content-Length HTTP header."));
     }
-    uint64_t declared = decoded_length ? *decoded_length : ctx.req.body->declared_length().value_or(0);
-    if (declared > kMaxObjectSize) {
+    // A plain body sent with Transfer-Encoding: chunked declares no length; the HTTP
+    // framing itself marks its end, so there is nothing to compare the total against.
+    std::optional<uint64_t> declared =
+        decoded_length ? decoded_length : ctx.req.body->declared_length();
+    if (declared && *declared > kMaxObjectSize) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "EntityTooLarge",
                           "Your proposed upload exceeds the maximum allowed object size."));
     }
@@ -946,7 +1017,7 @@ struct S3Api::Impl {
         expected = Trim(it->second);
       }
     }
-    if (total != declared) {
+    if (declared && total != *declared) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "IncompleteBody",
                           "You did not provide the number of bytes specified by the Content-Length HTTP header."));
     }
@@ -991,7 +1062,7 @@ struct S3Api::Impl {
 
   Result<http::Response> PutObject(Ctx& ctx) {
     TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
-    TM_TRY(CheckWritableKey(ctx.bucket, ctx.key));
+    TM_TRY(CheckWritableKey(ctx, ctx.bucket, ctx.key));
     TM_TRY(CheckWritePreconditions(ctx));
     TM_ASSIGN(auto writer, store.BeginPut(ctx.bucket, ctx.key));
     TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
@@ -1013,7 +1084,8 @@ struct S3Api::Impl {
     return r;
   }
 
-  Result<http::Response> CopyObject(Ctx& ctx) {
+  // "x-amz-copy-source: [/]bucket/key[?versionId=…]" → (bucket, key).
+  static Result<std::pair<std::string, std::string>> CopySource(const Ctx& ctx) {
     std::string source = *ctx.req.headers.Get("x-amz-copy-source");
     size_t q = source.find('?');
     if (q != std::string::npos) source = source.substr(0, q);
@@ -1026,12 +1098,11 @@ struct S3Api::Impl {
       return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
                           "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"));
     }
-    std::string src_bucket = src.substr(0, slash);
-    std::string src_key = src.substr(slash + 1);
-    TM_TRY(Authorize(ctx, src_bucket, src_key, Access::kRead));
-    TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
-    TM_TRY(CheckWritableKey(ctx.bucket, ctx.key));
-    TM_ASSIGN(ObjectInfo src_info, store.Head(src_bucket, src_key));
+    return std::pair{src.substr(0, slash), src.substr(slash + 1)};
+  }
+
+  // x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
+  static Result<void> CheckCopySourceConditions(const Ctx& ctx, const ObjectInfo& src_info) {
     http::Headers conditions;
     for (const auto& [hk, hv] : ctx.req.headers.entries()) {
       std::string lower = ToLower(hk);
@@ -1042,6 +1113,17 @@ struct S3Api::Impl {
       return Fail(S3Error(ErrorCode::kConflict, "PreconditionFailed",
                           "At least one of the pre-conditions you specified did not hold"));
     }
+    return {};
+  }
+
+  Result<http::Response> CopyObject(Ctx& ctx) {
+    TM_ASSIGN(auto source, CopySource(ctx));
+    const auto& [src_bucket, src_key] = source;
+    TM_TRY(Authorize(ctx, src_bucket, src_key, Access::kRead));
+    TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
+    TM_TRY(CheckWritableKey(ctx, ctx.bucket, ctx.key));
+    TM_ASSIGN(ObjectInfo src_info, store.Head(src_bucket, src_key));
+    TM_TRY(CheckCopySourceConditions(ctx, src_info));
     std::optional<ObjectInfo> replace;
     bool replace_meta = EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-metadata-directive", "COPY"), "REPLACE");
     if (replace_meta) {
@@ -1066,7 +1148,7 @@ struct S3Api::Impl {
   // ---------------------------------------------------------------- multipart
   Result<http::Response> CreateUpload(Ctx& ctx) {
     TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
-    TM_TRY(CheckWritableKey(ctx.bucket, ctx.key));
+    TM_TRY(CheckWritableKey(ctx, ctx.bucket, ctx.key));
     ObjectInfo pending;
     pending.headers = StoredHeaders(ctx.req.headers);
     const http::Headers& h = ctx.req.headers;
@@ -1113,19 +1195,110 @@ struct S3Api::Impl {
     return upload;
   }
 
-  Result<http::Response> UploadPart(Ctx& ctx) {
-    TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
+  static Result<int> PartNumber(const Ctx& ctx) {
     auto number = ParseInt(ctx.Q("partNumber"));
     if (!number || *number < 1 || *number > kMaxPartNumber) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
                           "Part number must be an integer between 1 and 10000, inclusive"));
     }
+    return static_cast<int>(*number);
+  }
+
+  static std::optional<ChecksumAlgorithm> UploadAlgorithm(const objectstore::UploadInfo& upload) {
+    auto it = upload.pending.checksums.find("algorithm");
+    if (it == upload.pending.checksums.end()) return std::nullopt;
+    return storage::ParseChecksumAlgorithm(it->second);
+  }
+
+  // A part copied from (a byte range of) an existing object; boto3's managed copy()
+  // and `aws s3 cp s3://… s3://…` use it for large objects.
+  Result<http::Response> UploadPartCopy(Ctx& ctx) {
+    TM_ASSIGN(auto source, CopySource(ctx));
+    const auto& [src_bucket, src_key] = source;
+    TM_TRY(Authorize(ctx, src_bucket, src_key, Access::kRead));
+    TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
+    TM_ASSIGN(int number, PartNumber(ctx));
     TM_ASSIGN(auto upload, UploadFor(ctx));
-    std::optional<ChecksumAlgorithm> upload_alg;
-    if (auto it = upload.pending.checksums.find("algorithm"); it != upload.pending.checksums.end()) {
-      upload_alg = storage::ParseChecksumAlgorithm(it->second);
+    TM_ASSIGN(ObjectInfo src_info, store.Head(src_bucket, src_key));
+    TM_TRY(CheckCopySourceConditions(ctx, src_info));
+    uint64_t offset = 0;
+    uint64_t length = src_info.size;
+    if (auto range = ctx.req.headers.Get("x-amz-copy-source-range")) {
+      // S3 accepts only the explicit form "bytes=first-last" here.
+      std::string spec = Trim(*range);
+      size_t dash = spec.find('-');
+      std::optional<int64_t> first, last;
+      if (spec.starts_with("bytes=") && dash != std::string::npos) {
+        first = ParseInt(spec.substr(6, dash - 6));
+        last = ParseInt(spec.substr(dash + 1));
+      }
+      if (!first || !last || *last < *first) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                            "The x-amz-copy-source-range value must be of the form bytes=first-last "
+                            "where first and last are the zero-based offsets of the first and last "
+                            "bytes to copy"));
+      }
+      if (static_cast<uint64_t>(*last) >= src_info.size) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRange",
+                            "The requested range is not satisfiable"));
+      }
+      offset = static_cast<uint64_t>(*first);
+      length = static_cast<uint64_t>(*last - *first + 1);
     }
-    TM_ASSIGN(auto writer, store.BeginPart(ctx.bucket, upload.upload_id, static_cast<int>(*number)));
+    ObjectInfo opened;
+    TM_ASSIGN(auto reader, store.Get(src_bucket, src_key, offset, length, &opened));
+    if (opened.etag != src_info.etag) {
+      return Fail(S3Error(ErrorCode::kConflict, "PreconditionFailed",
+                          "The source object changed during the copy; retry."));
+    }
+    std::optional<ChecksumAlgorithm> upload_alg = UploadAlgorithm(upload);
+    std::optional<storage::Checksummer> checksummer;
+    if (upload_alg) checksummer.emplace(*upload_alg);
+    TM_ASSIGN(auto writer, store.BeginPart(ctx.bucket, upload.upload_id, number));
+    std::string buffer(kUploadSlice, '\0');
+    uint64_t copied = 0;
+    while (true) {
+      auto n = reader->Read(buffer.data(), buffer.size());
+      if (!n) {
+        writer->Abort();
+        return Fail(n.error());
+      }
+      if (*n == 0) break;
+      if (checksummer) checksummer->Update(buffer.data(), *n);
+      if (auto wrote = writer->Write(buffer.data(), *n); !wrote) {
+        writer->Abort();
+        return Fail(wrote.error());
+      }
+      copied += *n;
+    }
+    if (copied != length) {
+      writer->Abort();
+      return Fail(Error{ErrorCode::kUnavailable, "copy source ended early", {}});
+    }
+    ObjectInfo info;
+    std::string checksum;
+    if (checksummer) {
+      checksum = crypto::Base64Encode(checksummer->Finish());
+      info.checksums[storage::ChecksumAlgorithmName(*upload_alg)] = checksum;
+    }
+    TM_ASSIGN(ObjectInfo stored, writer->Commit(std::move(info)));
+    XmlWriter x;
+    x.Open("CopyPartResult", true)
+        .Element("LastModified", FormatIso8601(stored.last_modified_ms))
+        .Element("ETag", Quote(stored.etag));
+    if (checksummer) {
+      x.Element(std::string("Checksum") + storage::ChecksumAlgorithmName(*upload_alg), checksum);
+    }
+    x.Close("CopyPartResult");
+    return Xml(200, x.Take());
+  }
+
+  Result<http::Response> UploadPart(Ctx& ctx) {
+    TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
+    TM_ASSIGN(int number, PartNumber(ctx));
+    TM_ASSIGN(auto upload, UploadFor(ctx));
+    std::optional<ChecksumAlgorithm> upload_alg = UploadAlgorithm(upload);
+    TM_ASSIGN(auto writer, store.BeginPart(ctx.bucket, upload.upload_id, number));
     TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, upload_alg));
     ObjectInfo info;
     if (body.algorithm) {
