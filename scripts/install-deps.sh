@@ -47,7 +47,7 @@ version = duckdb.__version__
 platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
 target = os.path.expanduser(f"~/.duckdb/extensions/v{version}/{platform}")
 os.makedirs(target, exist_ok=True)
-for name in ("iceberg", "httpfs", "avro"):
+for name in ("iceberg", "httpfs", "avro", "delta"):
     package = importlib.import_module(f"duckdb_extension_{name}")
     source = os.path.join(os.path.dirname(package.__file__), "extensions", f"v{version}", f"{name}.duckdb_extension")
     shutil.copy(source, os.path.join(target, f"{name}.duckdb_extension"))

@@ -97,12 +97,25 @@ class TaskStore {
   virtual Result<void> Retry(int64_t task_id, int64_t delay_ms) = 0;
 };
 
+class AuditStore {
+ public:
+  virtual ~AuditStore() = default;
+  virtual Result<void> Record(const AuditEvent& event) = 0;
+  // Newest first. Events of `org_id` (any principal) when it is non-empty, else those of
+  // `principal_id`; `action_prefix` filters by prefix ("" for all).
+  virtual Result<std::vector<AuditEvent>> List(const std::string& org_id,
+                                               const std::string& principal_id,
+                                               const std::string& action_prefix, int64_t since_ms,
+                                               int limit) = 0;
+};
+
 class Metastore {
  public:
   virtual ~Metastore() = default;
   virtual AccountStore& accounts() = 0;
   virtual CatalogStore& catalog() = 0;
   virtual TaskStore& tasks() = 0;
+  virtual AuditStore& audit() = 0;
   virtual Result<void> Ping() = 0;
 };
 

@@ -41,6 +41,14 @@ CREATE TABLE entries (warehouse_id TEXT NOT NULL, namespace TEXT NOT NULL, name 
 CREATE TABLE tasks (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, payload TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0, run_after_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL);
 )sql",
+    // 2: the audit log
+    R"sql(
+CREATE TABLE audit_events (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL,
+  principal_id TEXT NOT NULL, org_id TEXT NOT NULL, action TEXT NOT NULL, target_type TEXT NOT NULL,
+  target_id TEXT NOT NULL, request_id TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE INDEX audit_by_org ON audit_events(org_id, at_ms);
+CREATE INDEX audit_by_principal ON audit_events(principal_id, at_ms);
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -61,7 +69,8 @@ Error NotFound(const std::string& what) { return Error{ErrorCode::kNotFound, wha
 class SqliteMetastore final : public Metastore,
                               public AccountStore,
                               public CatalogStore,
-                              public TaskStore {
+                              public TaskStore,
+                              public AuditStore {
  public:
   SqliteMetastore(std::unique_ptr<sqlite::Db> writer,
                   std::vector<std::unique_ptr<sqlite::Db>> readers, const Clock& clock)
@@ -92,6 +101,7 @@ class SqliteMetastore final : public Metastore,
   AccountStore& accounts() override { return *this; }
   CatalogStore& catalog() override { return *this; }
   TaskStore& tasks() override { return *this; }
+  AuditStore& audit() override { return *this; }
   Result<void> Ping() override {
     return Read([](sqlite::Db& db) { return db.Exec("SELECT 1"); });
   }
@@ -445,6 +455,39 @@ class SqliteMetastore final : public Metastore,
     int64_t at = clock_.NowMillis() + delay_ms;
     return Write([&](sqlite::Db& db) {
       return Run(db, "UPDATE tasks SET run_after_ms = ? WHERE id = ?", {at, task_id});
+    });
+  }
+
+  // ---------------------------------------------------------------- audit
+  Result<void> Record(const AuditEvent& e) override {
+    return Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT INTO audit_events(at_ms, principal_id, org_id, action, target_type, "
+                     "target_id, request_id, detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                 {e.at_ms, e.principal_id, e.org_id, e.action, e.target_type, e.target_id,
+                  e.request_id, e.detail_json});
+    });
+  }
+
+  Result<std::vector<AuditEvent>> List(const std::string& org_id, const std::string& principal_id,
+                                       const std::string& action_prefix, int64_t since_ms,
+                                       int limit) override {
+    return Read([&](sqlite::Db& db) -> Result<std::vector<AuditEvent>> {
+      std::string sql =
+          "SELECT id, at_ms, principal_id, org_id, action, target_type, target_id, request_id, "
+          "detail FROM audit_events WHERE ";
+      sql += org_id.empty() ? "principal_id = ?" : "org_id = ?";
+      sql += " AND at_ms >= ? AND substr(action, 1, ?) = ? ORDER BY at_ms DESC, id DESC LIMIT ?";
+      TM_ASSIGN(auto* st, db.Prepare(sql));
+      st->Bind({org_id.empty() ? principal_id : org_id, since_ms,
+                static_cast<int64_t>(action_prefix.size()), action_prefix, int64_t{limit}});
+      std::vector<AuditEvent> out;
+      while (true) {
+        TM_ASSIGN(bool row, st->Step());
+        if (!row) break;
+        out.push_back(AuditEvent{st->Int(0), st->Int(1), st->Text(2), st->Text(3), st->Text(4),
+                                 st->Text(5), st->Text(6), st->Text(7), st->Text(8)});
+      }
+      return out;
     });
   }
 

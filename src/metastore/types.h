@@ -93,6 +93,19 @@ struct MetadataSwap {
   TableEntry replacement;                  // full new row
 };
 
+// Who did what: one audit event. `detail_json` is an object.
+struct AuditEvent {
+  int64_t id = 0;
+  int64_t at_ms = 0;
+  std::string principal_id;  // a principal, or a warehouse identity (t-<uuid>) for catalog calls
+  std::string org_id;
+  std::string action;        // "credentials.vend", "warehouse.rotate", …
+  std::string target_type;   // "generic_table", "warehouse", …
+  std::string target_id;
+  std::string request_id;
+  std::string detail_json = "{}";
+};
+
 struct Task {
   int64_t id = 0;
   std::string kind;  // "purge_prefix"

@@ -12,6 +12,8 @@
 #include "accounts/s3_identities.h"
 #include "api/control/control_api.h"
 #include "api/iceberg/iceberg_rest_api.h"
+#include "api/lakekeeper/lakekeeper_api.h"
+#include "catalog/generic_table_service.h"
 #include "api/s3/s3_api.h"
 #include "catalog/catalog_service.h"
 #include "common/key_ring.h"
@@ -88,6 +90,8 @@ class AppImpl final : public App {
                         [this] { return meta_->Ping().has_value(); }});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
+    generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
+    lakekeeper_api_ = std::make_unique<api::lakekeeper::LakekeeperApi>(*catalog_, *generic_tables_);
     s3_api_ = std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_, api::s3::S3ApiOptions{});
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
     tasks_->Start();
@@ -121,7 +125,10 @@ class AppImpl final : public App {
     }
     switch (listener) {
       case 0: return control_api_->Handle(request);
-      case 1: return iceberg_api_->Handle(request);
+      case 1:
+        // One listener serves both catalog APIs; Lakekeeper's live under /lakekeeper/.
+        if (request.path.starts_with("/lakekeeper/")) return lakekeeper_api_->Handle(request);
+        return iceberg_api_->Handle(request);
       default: return s3_api_->Handle(request);
     }
   }
@@ -137,9 +144,11 @@ class AppImpl final : public App {
   std::unique_ptr<accounts::AccountService> accounts_;
   std::unique_ptr<catalog::CatalogService> catalog_;
   std::unique_ptr<catalog::ViewService> views_;
+  std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<api::control::ControlApi> control_api_;
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
+  std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;
   std::unique_ptr<api::s3::S3Api> s3_api_;
   std::unique_ptr<maintenance::TaskRunner> tasks_;
   std::atomic<bool> ready_{false};

@@ -1,0 +1,256 @@
+#include "api/lakekeeper/lakekeeper_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/iceberg/error_model.h"
+#include "common/strings.h"
+#include "http/router.h"
+
+namespace tablemere::api::lakekeeper {
+namespace {
+
+using catalog::CatalogPrincipal;
+using catalog::Json;
+using catalog::Namespace;
+using catalog::TableIdent;
+using http::PathParams;
+using http::Request;
+using http::Response;
+using iceberg::ErrorModelResponse;
+using iceberg::Subject;
+
+// JSON bodies here are small (a table record with an optional schema).
+constexpr size_t kMaxJsonBody = 4 * 1024 * 1024;
+constexpr int64_t kDefaultPageSize = 100;
+
+Response JsonResponse(int status, const Json& body) { return Response::Json(status, body.dump()); }
+
+Response NoContent() {
+  Response r;
+  r.status = 204;
+  return r;
+}
+
+Result<Json> ParseBody(Request& req) {
+  TM_ASSIGN(std::string body, http::ReadAll(*req.body, kMaxJsonBody));
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Fail(ErrorCode::kInvalidInput, "The request body must be a JSON object");
+  }
+  return j;
+}
+
+std::map<std::string, std::string> QueryMap(const Request& req) {
+  std::map<std::string, std::string> out;
+  if (auto q = ParseQuery(req.query)) {
+    for (auto& [k, v] : *q) out.emplace(k, v);
+  }
+  return out;
+}
+
+bool WantsVending(const Request& req) {
+  auto h = req.headers.Get("X-Iceberg-Access-Delegation");
+  return h && ToLower(*h).find("vended-credentials") != std::string::npos;
+}
+
+Json CredentialsJson(const std::vector<catalog::StorageCredential>& creds) {
+  Json list = Json::array();
+  for (const auto& c : creds) {
+    Json cfg = Json::object();
+    for (const auto& [k, v] : c.config) cfg[k] = v;
+    list.push_back({{"prefix", c.prefix}, {"config", cfg}});
+  }
+  return list;
+}
+
+Json LoadResponse(const catalog::LoadedGenericTable& t) {
+  Json config = Json::object();
+  for (const auto& [k, v] : t.config) config[k] = v;
+  Json table = t.table;
+  table.erase("id");
+  Json out = {{"table", table}, {"config", config}};
+  out["storage-credentials"] = t.credentials.empty() ? Json(nullptr) : CredentialsJson(t.credentials);
+  return out;
+}
+
+Result<TableIdent> IdentField(const Json& body, const char* field) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_object() || !it->contains("name") || !(*it)["name"].is_string() ||
+      !it->contains("namespace") || !(*it)["namespace"].is_array()) {
+    return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
+  }
+  TableIdent t;
+  for (const auto& level : (*it)["namespace"]) {
+    if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+    t.ns.push_back(level.get<std::string>());
+  }
+  t.name = (*it)["name"].get<std::string>();
+  return t;
+}
+
+// "a%1Fb%1Fview,c%1Fother" → views; the last separator splits namespace from name.
+Result<std::vector<TableIdent>> ParseReferencedBy(const std::string& value) {
+  std::vector<TableIdent> out;
+  if (value.empty()) return out;
+  for (const auto& item : Split(value, ',')) {
+    auto decoded = UrlDecode(item);
+    if (!decoded || decoded->empty()) return Fail(ErrorCode::kInvalidInput, "Malformed referenced-by");
+    size_t sep = decoded->rfind('\x1f');
+    if (sep == std::string::npos || sep == 0 || sep + 1 == decoded->size()) {
+      return Fail(ErrorCode::kInvalidInput,
+                  "referenced-by entries are <namespace>%1F<view>, comma-separated");
+    }
+    TM_ASSIGN(Namespace ns, catalog::ParseNamespace(decoded->substr(0, sep)));
+    out.push_back(TableIdent{ns, decoded->substr(sep + 1)});
+  }
+  return out;
+}
+
+}  // namespace
+
+struct LakekeeperApi::Impl {
+  catalog::CatalogService& catalog;
+  catalog::GenericTableService& tables;
+  http::Router router;
+
+  using Method = Result<Response> (Impl::*)(Request&, const PathParams&, const CatalogPrincipal&,
+                                            const metastore::Warehouse&);
+
+  Impl(catalog::CatalogService& c, catalog::GenericTableService& t) : catalog(c), tables(t) {
+    const std::string collection = "/lakekeeper/v1/{prefix}/namespaces/{namespace}/generic-tables";
+    const std::string table = collection + "/{table}";
+    Route("GET", collection, Subject::kNamespace, &Impl::List);
+    Route("POST", collection, Subject::kGenericTable, &Impl::Create);
+    Route("GET", table, Subject::kGenericTable, &Impl::Load);
+    Route("DELETE", table, Subject::kGenericTable, &Impl::Drop);
+    Route("GET", table + "/credentials", Subject::kGenericTable, &Impl::Credentials);
+    Route("POST", table + "/protection", Subject::kGenericTable, &Impl::Protection);
+    Route("POST", "/lakekeeper/v1/{prefix}/generic-tables/rename", Subject::kGenericTable,
+          &Impl::Rename);
+  }
+
+  void Route(const std::string& method, const std::string& pattern, Subject subject, Method m) {
+    router.Add(method, pattern, [this, subject, m](Request& req, const PathParams& params) {
+      auto auth = req.headers.Get("Authorization");
+      if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
+        return ErrorModelResponse(401, "NotAuthorizedException",
+                                  "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
+      }
+      auto principal = catalog.Authenticate(Trim(auth->substr(7)));
+      if (!principal) return ErrorModelResponse(principal.error(), Subject::kOther);
+      // {prefix} is the /v1/config prefix (w-<id>) or the bare warehouse id.
+      auto w = catalog.Warehouse(*principal, params.at("prefix"));
+      if (!w) return ErrorModelResponse(w.error(), Subject::kOther);
+      auto result = (this->*m)(req, params, *principal, *w);
+      if (!result) return ErrorModelResponse(result.error(), subject);
+      return std::move(*result);
+    });
+  }
+
+  Response Handle(Request& req) {
+    auto match = router.Find(req.method, req.path);
+    if (match.handler) return (*match.handler)(req, match.params);
+    if (match.path_known) return ErrorModelResponse(405, "MethodNotAllowedException", "Method not allowed");
+    return ErrorModelResponse(404, "NotFoundException", "No route for " + req.method + " " + req.path);
+  }
+
+  static Result<TableIdent> Ident(const PathParams& params) {
+    TM_ASSIGN(Namespace ns, catalog::ParseNamespace(params.at("namespace")));
+    return TableIdent{ns, params.at("table")};
+  }
+
+  Result<Response> List(Request& req, const PathParams& params, const CatalogPrincipal&,
+                        const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, catalog::ParseNamespace(params.at("namespace")));
+    TM_ASSIGN(auto all, tables.List(w, ns));
+    auto q = QueryMap(req);
+    int64_t start = 0;
+    if (q.count("pageToken") && !q["pageToken"].empty()) {
+      auto n = ParseInt(q["pageToken"]);
+      if (!n) return Fail(ErrorCode::kInvalidInput, "Invalid pageToken");
+      start = *n;
+    }
+    int64_t size = static_cast<int64_t>(all.size());
+    if (q.count("pageSize") && !q["pageSize"].empty()) {
+      auto n = ParseInt(q["pageSize"]);
+      if (!n || *n < 1) return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
+      size = *n;
+    } else if (q.count("pageToken")) {
+      size = kDefaultPageSize;
+    }
+    Json ids = Json::array();
+    int64_t end = std::min<int64_t>(start + size, static_cast<int64_t>(all.size()));
+    for (int64_t i = start; i < end; i++) {
+      const auto& t = all[static_cast<size_t>(i)];
+      ids.push_back({{"namespace", t.ident.ns}, {"name", t.ident.name}, {"id", t.id}, {"format", t.format}});
+    }
+    Json body = {{"identifiers", ids}};
+    body["next-page-token"] =
+        end < static_cast<int64_t>(all.size()) ? Json(std::to_string(end)) : Json(nullptr);
+    return JsonResponse(200, body);
+  }
+
+  Result<Response> Create(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                          const metastore::Warehouse& w) {
+    TM_ASSIGN(Namespace ns, catalog::ParseNamespace(params.at("namespace")));
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(auto table, tables.Create(p, w, ns, body, WantsVending(req)));
+    return JsonResponse(200, LoadResponse(table));
+  }
+
+  Result<Response> Load(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                        const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(auto table, tables.Load(p, w, ident, WantsVending(req)));
+    return JsonResponse(200, LoadResponse(table));
+  }
+
+  Result<Response> Drop(Request&, const PathParams& params, const CatalogPrincipal& p,
+                        const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_TRY(tables.Drop(p, w, ident));
+    return NoContent();
+  }
+
+  Result<Response> Credentials(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                               const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    // referenced-by is parsed from the raw query: its %1F separators must survive until
+    // the view identifiers are split.
+    std::string raw;
+    for (const auto& part : Split(req.query, '&')) {
+      if (part.starts_with("referenced-by=")) raw = part.substr(14);
+    }
+    TM_ASSIGN(auto chain, ParseReferencedBy(raw));
+    TM_ASSIGN(auto creds, tables.Credentials(p, w, ident, chain, req.request_id));
+    return JsonResponse(200, Json{{"storage-credentials", CredentialsJson(creds)}});
+  }
+
+  Result<Response> Protection(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                              const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    auto it = body.find("protected");
+    if (it == body.end() || !it->is_boolean()) {
+      return Fail(ErrorCode::kInvalidInput, "protected (true or false) is required");
+    }
+    TM_ASSIGN(auto table, tables.SetProtected(p, w, ident, it->get<bool>()));
+    return JsonResponse(200, LoadResponse(table));
+  }
+
+  Result<Response> Rename(Request& req, const PathParams&, const CatalogPrincipal& p,
+                          const metastore::Warehouse& w) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(TableIdent from, IdentField(body, "source"));
+    TM_ASSIGN(TableIdent to, IdentField(body, "destination"));
+    TM_TRY(tables.Rename(p, w, from, to));
+    return NoContent();
+  }
+};
+
+LakekeeperApi::LakekeeperApi(catalog::CatalogService& catalog, catalog::GenericTableService& tables)
+    : impl_(std::make_unique<Impl>(catalog, tables)) {}
+LakekeeperApi::~LakekeeperApi() = default;
+http::Response LakekeeperApi::Handle(http::Request& request) { return impl_->Handle(request); }
+
+}  // namespace tablemere::api::lakekeeper

@@ -1,0 +1,244 @@
+#include "catalog/generic_table_service.h"
+
+#include "common/strings.h"
+#include "storage/access.h"
+
+namespace tablemere::catalog {
+
+namespace {
+
+Error NoSuchGeneric(const TableIdent& ident) {
+  return Error{ErrorCode::kNotFound,
+               "Generic table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
+      .With("missing", "generic");
+}
+
+Error Collision(const metastore::TableEntry& existing) {
+  return Error{ErrorCode::kAlreadyExists,
+               KindNoun(existing.kind) + " already exists with that name: " +
+                   JoinDots(existing.namespace_levels) + "." + existing.name,
+               {}}
+      .With("existing_kind", existing.kind);
+}
+
+// The record's CAS token: changes whenever the record does.
+std::string NextVersion(const std::string& id, int64_t now) {
+  return "generic:" + id + ":" + std::to_string(now);
+}
+
+}  // namespace
+
+Result<metastore::TableEntry> GenericTableService::Entry(const metastore::Warehouse& w,
+                                                         const TableIdent& ident) {
+  auto entry = catalog_.metastore().catalog().GetEntry(w.id, ident.ns, ident.name);
+  if (!entry) {
+    if (entry.error().code == ErrorCode::kNotFound) return Fail(NoSuchGeneric(ident));
+    return Fail(entry.error());
+  }
+  if (entry->kind != "generic") return Fail(NoSuchGeneric(ident));
+  return entry;
+}
+
+LoadedGenericTable GenericTableService::Loaded(const CatalogPrincipal& caller,
+                                               const metastore::Warehouse& w,
+                                               const TableIdent& ident,
+                                               const metastore::TableEntry& entry, bool vend) {
+  LoadedGenericTable out;
+  out.table = Json::parse(entry.metadata_json);
+  out.table["name"] = ident.name;  // a rename changes the name, not the record
+  out.config = catalog_.files().BaseConfig();
+  if (vend) {
+    StorageCredential c = catalog_.files().Vend(
+        caller, w, entry.location,
+        "lakekeeper/v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) +
+            "/generic-tables/" + UrlEncode(ident.name) + "/credentials",
+        out.table.value("format", ""));
+    for (const auto& [k, v] : c.config) out.config[k] = v;
+    out.credentials.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<std::vector<GenericTableSummary>> GenericTableService::List(const metastore::Warehouse& w,
+                                                                   const Namespace& ns) {
+  auto& store = catalog_.metastore().catalog();
+  TM_TRY(store.GetNamespace(w.id, ns));
+  TM_ASSIGN(auto entries, store.ListEntries(w.id, ns, "generic"));
+  std::vector<GenericTableSummary> out;
+  for (const auto& e : entries) {
+    Json record = Json::parse(e.metadata_json, nullptr, false);
+    out.push_back(GenericTableSummary{TableIdent{e.namespace_levels, e.name}, e.uuid,
+                                      record.is_object() ? record.value("format", "") : ""});
+  }
+  return out;
+}
+
+Result<LoadedGenericTable> GenericTableService::Create(const CatalogPrincipal& caller,
+                                                       const metastore::Warehouse& w,
+                                                       const Namespace& ns, const Json& request,
+                                                       bool vend) {
+  // ---- validate
+  TM_TRY(RequireWrite(caller));
+  if (!request.is_object()) return Fail(BadRequest("Expected a JSON object"));
+  auto str = [&](const char* field) -> const Json* {
+    auto it = request.find(field);
+    return it == request.end() || it->is_null() ? nullptr : &*it;
+  };
+  const Json* name = str("name");
+  const Json* format = str("format");
+  if (!name || !name->is_string()) return Fail(BadRequest("name (a string) is required"));
+  if (!format || !format->is_string()) return Fail(BadRequest("format (a string) is required"));
+  TableIdent ident{ns, name->get<std::string>()};
+  if (!ValidName(ident.name)) return Fail(BadRequest("Invalid table name '" + ident.name + "'"));
+  std::string fmt = ToLower(format->get<std::string>());
+  if (!storage::IsSupportedGenericFormat(fmt)) {
+    return Fail(BadRequest("Unsupported format '" + format->get<std::string>() +
+                           "'; the table bucket stores lance, delta, csv or parquet tables"));
+  }
+  const Json* doc = str("doc");
+  if (doc && !doc->is_string()) return Fail(BadRequest("doc must be a string"));
+  const Json* props = str("properties");
+  if (props) {
+    if (!props->is_object()) return Fail(BadRequest("properties must be an object of strings"));
+    for (const auto& [k, v] : props->items()) {
+      if (!v.is_string()) return Fail(BadRequest("property '" + k + "' must be a string"));
+    }
+  }
+  const Json* base = str("base-location");
+  if (base && !base->is_string()) return Fail(BadRequest("base-location must be a string"));
+  auto& store = catalog_.metastore().catalog();
+  TM_TRY(store.GetNamespace(w.id, ns));
+  if (auto existing = store.GetEntry(w.id, ns, ident.name)) return Fail(Collision(*existing));
+  std::string id = random_.Uuid();
+  std::string location;
+  if (base && !base->get<std::string>().empty()) {
+    location = base->get<std::string>();
+    while (location.ends_with("/")) location.pop_back();
+    TM_TRY(catalog_.files().KeyOf(w, location));
+    TM_TRY(catalog_.CheckLocationFree(w, ident, location));
+  } else {
+    location = WarehouseFiles::Root(w) + JoinPath(ns) + "/" + ident.name;
+    TM_ASSIGN(bool occupied, catalog_.files().Occupied(w, location));
+    if (occupied) location += "-" + id.substr(0, 8);
+    TM_TRY(catalog_.CheckLocationFree(w, ident, location));
+  }
+  // ---- apply
+  Json record = {{"id", id},
+                 {"name", ident.name},
+                 {"format", fmt},
+                 {"base-location", location},
+                 {"doc", doc ? *doc : Json(nullptr)},
+                 {"properties", props ? *props : Json::object()},
+                 {"protected", false}};
+  if (const Json* schema = str("schema")) record["schema"] = *schema;
+  if (const Json* stats = str("statistics")) record["statistics"] = *stats;
+  int64_t now = clock_.NowMillis();
+  metastore::TableEntry entry{w.id, ns, ident.name, "generic", id, location,
+                              NextVersion(id, now), record.dump(), now, now};
+  auto created = store.SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}});
+  if (!created) {
+    if (created.error().code == ErrorCode::kAlreadyExists) {
+      if (auto existing = store.GetEntry(w.id, ns, ident.name)) return Fail(Collision(*existing));
+    }
+    return Fail(created.error());
+  }
+  return Loaded(caller, w, ident, entry, vend);
+}
+
+Result<LoadedGenericTable> GenericTableService::Load(const CatalogPrincipal& caller,
+                                                     const metastore::Warehouse& w,
+                                                     const TableIdent& ident, bool vend) {
+  TM_ASSIGN(auto entry, Entry(w, ident));
+  return Loaded(caller, w, ident, entry, vend);
+}
+
+Result<void> GenericTableService::Drop(const CatalogPrincipal& caller,
+                                       const metastore::Warehouse& w, const TableIdent& ident) {
+  TM_TRY(RequireWrite(caller));
+  TM_ASSIGN(auto entry, Entry(w, ident));
+  Json record = Json::parse(entry.metadata_json);
+  if (record.value("protected", false)) {
+    return Fail(Error{ErrorCode::kConflict,
+                      "Generic table " + JoinDots(ident.ns) + "." + ident.name +
+                          " is protected; unprotect it first (POST …/generic-tables/" + ident.name +
+                          "/protection {\"protected\": false})",
+                      {}}
+                    .With("iceberg_type", "ProtectedException"));
+  }
+  // The table is unreachable as soon as the entry is gone; its files follow in the
+  // background, unless another entry lives inside its location.
+  TM_ASSIGN(std::string key, catalog_.files().KeyOf(w, entry.location));
+  auto sole = catalog_.CheckLocationFree(w, ident, entry.location);
+  TM_TRY(catalog_.metastore().catalog().DropEntry(w.id, ident.ns, ident.name, "generic"));
+  if (sole) {
+    Json payload = {{"bucket", WarehouseFiles::Bucket(w)}, {"prefix", key + "/"}};
+    TM_TRY(catalog_.metastore().tasks().Enqueue("purge_prefix", payload.dump()));
+  }
+  return {};
+}
+
+Result<void> GenericTableService::Rename(const CatalogPrincipal& caller,
+                                         const metastore::Warehouse& w, const TableIdent& from,
+                                         const TableIdent& to) {
+  TM_TRY(RequireWrite(caller));
+  if (!ValidName(to.name)) return Fail(BadRequest("Invalid table name '" + to.name + "'"));
+  TM_TRY(Entry(w, from));
+  auto& store = catalog_.metastore().catalog();
+  auto r = store.RenameEntry(w.id, from.ns, from.name, to.ns, to.name, "generic");
+  if (!r && r.error().code == ErrorCode::kAlreadyExists) {
+    if (auto existing = store.GetEntry(w.id, to.ns, to.name)) return Fail(Collision(*existing));
+  }
+  return r;
+}
+
+Result<std::vector<StorageCredential>> GenericTableService::Credentials(
+    const CatalogPrincipal& caller, const metastore::Warehouse& w, const TableIdent& ident,
+    const std::vector<TableIdent>& referenced_by, const std::string& request_id) {
+  TM_ASSIGN(auto entry, Entry(w, ident));
+  Json chain = Json::array();
+  for (const auto& view : referenced_by) {
+    auto v = catalog_.metastore().catalog().GetEntry(w.id, view.ns, view.name);
+    if (!v || v->kind != "view") {
+      return Fail(Error{ErrorCode::kNotFound,
+                        "referenced-by names a view that does not exist: " + JoinDots(view.ns) +
+                            "." + view.name,
+                        {}}
+                      .With("missing", "view"));
+    }
+    chain.push_back(JoinDots(view.ns) + "." + view.name);
+  }
+  LoadedGenericTable loaded = Loaded(caller, w, ident, entry, true);
+  metastore::AuditEvent event;
+  event.at_ms = clock_.NowMillis();
+  event.principal_id = caller.identity;
+  event.org_id = w.org_id;
+  event.action = "credentials.vend";
+  event.target_type = "generic_table";
+  event.target_id = JoinDots(ident.ns) + "." + ident.name;
+  event.request_id = request_id;
+  event.detail_json = Json{{"warehouse_id", w.id},
+                           {"read_only", caller.read_only},
+                           {"location", entry.location},
+                           {"referenced_by", chain}}
+                          .dump();
+  TM_TRY(catalog_.metastore().audit().Record(event));
+  return loaded.credentials;
+}
+
+Result<LoadedGenericTable> GenericTableService::SetProtected(const CatalogPrincipal& caller,
+                                                             const metastore::Warehouse& w,
+                                                             const TableIdent& ident, bool protect) {
+  TM_TRY(RequireWrite(caller));
+  TM_ASSIGN(auto entry, Entry(w, ident));
+  Json record = Json::parse(entry.metadata_json);
+  record["protected"] = protect;
+  metastore::TableEntry next = entry;
+  next.metadata_json = record.dump();
+  next.updated_ms = clock_.NowMillis();
+  next.metadata_location = NextVersion(entry.uuid, next.updated_ms) + ":" + random_.Uuid().substr(0, 8);
+  TM_TRY(catalog_.metastore().catalog().SwapMetadata(
+      {metastore::MetadataSwap{w.id, ident.ns, ident.name, entry.metadata_location, next}}));
+  return Loaded(caller, w, ident, next, false);
+}
+
+}  // namespace tablemere::catalog
