@@ -75,3 +75,25 @@ def test_rotation_retires_secrets_tokens_and_sessions(server):
     missing = requests.post(f"{server.api}/v1/warehouses/nope/rotate",
                             headers={"Authorization": "Bearer " + account["api_key"]})
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "warehouse_not_found"
+
+
+def test_audit_records_rotation_for_the_caller_and_the_organisation(server):
+    account = server.signup()
+    key = {"Authorization": "Bearer " + account["api_key"]}
+    assert requests.post(f"{server.api}/v1/warehouses/{account['warehouse_id']}/rotate",
+                         headers=key).status_code == 200
+    own = requests.get(f"{server.api}/v1/audit", params={"action": "warehouse.*"}, headers=key)
+    assert own.status_code == 200, own.text
+    events = own.json()["events"]
+    assert [e["action"] for e in events] == ["warehouse.rotate"]
+    assert events[0]["target_id"] == account["warehouse_id"]
+    org_id = account["organization"]["org_id"]
+    org = requests.get(f"{server.api}/v1/audit", params={"org_id": org_id}, headers=key).json()
+    assert org["scope"] == "organization"
+    assert {"signup.complete", "warehouse.rotate"} <= {e["action"] for e in org["events"]}
+    other = server.signup()
+    refused = requests.get(f"{server.api}/v1/audit", params={"org_id": org_id},
+                           headers={"Authorization": "Bearer " + other["api_key"]})
+    assert refused.status_code == 404 and refused.json()["error"]["code"] == "org_not_found"
+    bad = requests.get(f"{server.api}/v1/audit", params={"since": "yesterday"}, headers=key)
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "since"

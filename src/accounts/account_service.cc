@@ -119,6 +119,8 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
     }
     return Fail(stored.error());
   }
+  TM_TRY(Record(metastore::AuditEvent{0, 0, r.principal.id, r.org.id, "signup.complete", "principal",
+                                      r.principal.id, "", "{}"}));
   return r;
 }
 
@@ -258,6 +260,37 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   return c;
 }
 
+Result<void> AccountService::Record(metastore::AuditEvent event) {
+  if (event.at_ms == 0) event.at_ms = clock_.NowMillis();
+  return meta_.audit().Record(event);
+}
+
+Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& caller,
+                                                                 const std::string& org_id,
+                                                                 const std::string& action,
+                                                                 int64_t since_ms, int limit) {
+  std::string prefix = action;
+  bool exact = !prefix.ends_with("*");
+  if (!exact) prefix.pop_back();
+  std::vector<metastore::AuditEvent> events;
+  if (org_id.empty()) {
+    TM_ASSIGN(events, meta_.audit().List("", caller.principal.id, prefix, since_ms, limit));
+  } else {
+    TM_ASSIGN(std::string role, RoleIn(caller, org_id));
+    if (role.empty()) {
+      return Fail(Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
+    }
+    TM_ASSIGN(events, meta_.audit().List(org_id, "", prefix, since_ms, limit));
+    if (role != "admin") {
+      std::erase_if(events, [&](const auto& e) { return e.principal_id != caller.principal.id; });
+    }
+  }
+  if (exact && !action.empty()) {
+    std::erase_if(events, [&](const auto& e) { return e.action != action; });
+  }
+  return events;
+}
+
 Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                                                   const std::string& warehouse) {
   TM_ASSIGN(auto access, Access(caller, warehouse));
@@ -266,7 +299,10 @@ Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                       "Rotating a warehouse's credentials needs write on it.")
                     .With("your_level", access.level));
   }
-  return meta_.accounts().RotateWarehouse(access.warehouse.id);
+  TM_ASSIGN(auto rotated, meta_.accounts().RotateWarehouse(access.warehouse.id));
+  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, rotated.org_id, "warehouse.rotate",
+                                      "warehouse", rotated.id, "", "{}"}));
+  return rotated;
 }
 
 Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
@@ -327,6 +363,8 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
     }
     return Fail(stored.error());
   }
+  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, org_id, "agent.create", "agent",
+                                      result.agent.id, "", "{}"}));
   return result;
 }
 

@@ -99,6 +99,14 @@ class AccountService {
   std::string SecretOf(const metastore::Warehouse& w, bool read_only) const {
     return secrets_.SecretFor(IdentityName(w.id, read_only), w.credential_generation);
   }
+  // Audit events: the caller's own, or with `org_id` an organisation's (admins see every
+  // event of the organisation, members their own). `action` is a name or "prefix*".
+  Result<std::vector<metastore::AuditEvent>> Audit(const Caller& caller, const std::string& org_id,
+                                                   const std::string& action, int64_t since_ms,
+                                                   int limit);
+  // Records an event; failures to record are reported to the caller (the action must not
+  // silently go unaudited).
+  Result<void> Record(metastore::AuditEvent event);
   const PublicUrls& urls() const { return urls_; }
 
  private:

@@ -1,5 +1,6 @@
 #include "api/control/control_api.h"
 
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
@@ -101,6 +102,7 @@ struct ControlApi::Impl {
     Authed("GET", "/v1/orgs", &Impl::Orgs);
     Authed("POST", "/v1/orgs/{org_id}/agents", &Impl::CreateAgent);
     Authed("POST", "/v1/warehouses/{warehouse_id}/rotate", &Impl::Rotate);
+    Authed("GET", "/v1/audit", &Impl::Audit);
   }
 
   void Open(const std::string& method, const std::string& pattern, Handler h) {
@@ -250,6 +252,64 @@ struct ControlApi::Impl {
                       {"created_at", FormatIso8601(org.created_ms)}});
     }
     return Response::Json(200, Json{{"organizations", list}}.dump());
+  }
+
+  // "24h", "7d", "30m" or an ISO-8601 instant → epoch millis; 0 when absent.
+  static Result<int64_t> ParseSince(const std::string& since) {
+    if (since.empty()) return int64_t{0};
+    int64_t now = SystemClock().NowMillis();
+    char unit = since.back();
+    auto n = ParseInt(since.substr(0, since.size() - 1));
+    if (n && (unit == 'm' || unit == 'h' || unit == 'd')) {
+      int64_t ms = *n * (unit == 'm' ? 60'000 : unit == 'h' ? 3'600'000 : 86'400'000);
+      return now - ms;
+    }
+    std::tm tm{};
+    if (strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr) {
+      return static_cast<int64_t>(timegm(&tm)) * 1000;
+    }
+    return Fail(Error{ErrorCode::kInvalidInput, "since must be like 24h, 7d, 30m or an ISO-8601 time", {}}
+                    .With("field", "since"));
+  }
+
+  Result<Response> Audit(Request& req, const PathParams&, const accounts::Caller& caller) {
+    std::map<std::string, std::string> q;
+    if (auto parsed = ParseQuery(req.query)) {
+      for (auto& [k, v] : *parsed) q.emplace(k, v);
+    }
+    int limit = 100;
+    if (q.count("limit")) {
+      auto n = ParseInt(q["limit"]);
+      if (!n || *n < 1 || *n > 1000) {
+        return Fail(Error{ErrorCode::kInvalidInput, "limit must be 1..1000", {}}.With("field", "limit"));
+      }
+      limit = static_cast<int>(*n);
+    }
+    TM_ASSIGN(int64_t since, ParseSince(q["since"]));
+    TM_ASSIGN(auto events, accounts.Audit(caller, q["org_id"], q["action"], since, limit));
+    Json list = Json::array();
+    for (const auto& e : events) {
+      Json detail = Json::parse(e.detail_json, nullptr, false);
+      list.push_back({{"id", e.id},
+                      {"ts", FormatIso8601(e.at_ms)},
+                      {"principal_id", e.principal_id},
+                      {"org_id", e.org_id},
+                      {"action", e.action},
+                      {"target_type", e.target_type},
+                      {"target_id", e.target_id},
+                      {"ip", nullptr},
+                      {"request_id", e.request_id},
+                      {"detail", detail.is_object() ? detail : Json::object()}});
+    }
+    Json out = {{"events", list},
+                {"count", list.size()},
+                {"limit", limit},
+                {"scope", q["org_id"].empty() ? "own" : "organization"},
+                {"org_id", q["org_id"].empty() ? Json(nullptr) : Json(q["org_id"])},
+                {"since", q["since"].empty() ? Json(nullptr) : Json(q["since"])},
+                {"action", q["action"].empty() ? Json(nullptr) : Json(q["action"])},
+                {"retention_days", 400}};
+    return Response::Json(200, out.dump());
   }
 
   Result<Response> Rotate(Request&, const PathParams& params, const accounts::Caller& caller) {
