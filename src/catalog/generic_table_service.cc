@@ -114,7 +114,14 @@ Result<LoadedGenericTable> GenericTableService::Create(const CatalogPrincipal& c
   if (base && !base->get<std::string>().empty()) {
     location = base->get<std::string>();
     while (location.ends_with("/")) location.pop_back();
-    TM_TRY(catalog_.files().KeyOf(w, location));
+    TM_ASSIGN(std::string key, catalog_.files().KeyOf(w, location));
+    // The table bucket refuses such keys, and the overlap check compares text.
+    for (const auto& part : Split(key, '/')) {
+      if (part.empty() || part == "." || part == "..") {
+        return Fail(BadRequest("base-location '" + location +
+                               "' must not contain empty, '.' or '..' path segments"));
+      }
+    }
     TM_TRY(catalog_.CheckLocationFree(w, ident, location));
   } else {
     location = WarehouseFiles::Root(w) + JoinPath(ns) + "/" + ident.name;

@@ -88,13 +88,25 @@ Result<TableIdent> IdentField(const Json& body, const char* field) {
   return t;
 }
 
+// Names end up in JSON (records, messages), which must be UTF-8: the same test dump() makes.
+bool JsonSafe(const std::string& s) {
+  try {
+    (void)Json(s).dump();
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+
 // "a%1Fb%1Fview,c%1Fother" → views; the last separator splits namespace from name.
 Result<std::vector<TableIdent>> ParseReferencedBy(const std::string& value) {
   std::vector<TableIdent> out;
   if (value.empty()) return out;
   for (const auto& item : Split(value, ',')) {
     auto decoded = UrlDecode(item);
-    if (!decoded || decoded->empty()) return Fail(ErrorCode::kInvalidInput, "Malformed referenced-by");
+    if (!decoded || decoded->empty() || !JsonSafe(*decoded)) {
+      return Fail(ErrorCode::kInvalidInput, "Malformed referenced-by");
+    }
     size_t sep = decoded->rfind('\x1f');
     if (sep == std::string::npos || sep == 0 || sep + 1 == decoded->size()) {
       return Fail(ErrorCode::kInvalidInput,
@@ -149,7 +161,20 @@ struct LakekeeperApi::Impl {
 
   Response Handle(Request& req) {
     auto match = router.Find(req.method, req.path);
-    if (match.handler) return (*match.handler)(req, match.params);
+    if (match.handler) {
+      for (const auto& [name, value] : match.params) {
+        if (!JsonSafe(value)) {
+          return ErrorModelResponse(400, "BadRequestException", "The " + name + " must be valid UTF-8");
+        }
+      }
+      // Engines parse only the Iceberg envelope, never the HTTP layer's own error shape.
+      try {
+        return (*match.handler)(req, match.params);
+      } catch (const std::exception&) {
+        return ErrorModelResponse(500, "InternalServerError",
+                                  "internal error (request " + req.request_id + ")");
+      }
+    }
     if (match.path_known) return ErrorModelResponse(405, "MethodNotAllowedException", "Method not allowed");
     return ErrorModelResponse(404, "NotFoundException", "No route for " + req.method + " " + req.path);
   }
@@ -179,7 +204,10 @@ struct LakekeeperApi::Impl {
       size = kDefaultPageSize;
     }
     Json ids = Json::array();
-    int64_t end = std::min<int64_t>(start + size, static_cast<int64_t>(all.size()));
+    // Clamped before adding: pageSize may be as large as int64 allows.
+    int64_t total = static_cast<int64_t>(all.size());
+    start = std::min(start, total);
+    int64_t end = start + std::min(size, total - start);
     for (int64_t i = start; i < end; i++) {
       const auto& t = all[static_cast<size_t>(i)];
       ids.push_back({{"namespace", t.ident.ns}, {"name", t.ident.name}, {"id", t.id}, {"format", t.format}});
