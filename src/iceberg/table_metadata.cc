@@ -1,5 +1,7 @@
 #include "iceberg/table_metadata.h"
 
+#include "iceberg/json_access.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -46,9 +48,6 @@ const std::set<std::string>& ReservedProperties() {
   return kReserved;
 }
 
-std::unexpected<Error> Invalid(std::string message) {
-  return Fail(ErrorCode::kInvalidInput, std::move(message));
-}
 std::unexpected<Error> Conflict(std::string message) {
   return Fail(ErrorCode::kConflict, std::move(message));
 }
@@ -62,69 +61,9 @@ std::unexpected<Error> RetryableFailure(const std::string& message) {
   return Conflict("Validation failed, please retry: " + message);
 }
 
-std::string Str(int64_t v) { return std::to_string(v); }
 
 // ---------------------------------------------------------------------------
-// JSON access. Client input is validated strictly (kInvalidInput naming the field);
-// stored metadata is read tolerantly because it was validated when written.
-
-bool IsInt(const Json& v) {
-  if (v.is_number_unsigned()) {
-    return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  }
-  return v.is_number_integer();
-}
-
-int64_t AsInt(const Json& v) {
-  return v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
-}
-
-// A member that is present and not null.
-const Json* Member(const Json& obj, const std::string& key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::string FieldError(const std::string& context, const std::string& key, const char* expected) {
-  return "Invalid " + context + ": '" + key + "' must be " + expected;
-}
-
-Result<int64_t> RequireInt(const Json& obj, const std::string& key, const std::string& context) {
-  const Json* v = Member(obj, key);
-  if (v == nullptr || !IsInt(*v)) return Invalid(FieldError(context, key, "an integer"));
-  return AsInt(*v);
-}
-
-Result<std::optional<int64_t>> OptionalInt(const Json& obj, const std::string& key,
-                                           const std::string& context) {
-  const Json* v = Member(obj, key);
-  if (v == nullptr) return std::optional<int64_t>();
-  if (!IsInt(*v)) return Invalid(FieldError(context, key, "an integer"));
-  return std::optional<int64_t>(AsInt(*v));
-}
-
-Result<std::string> RequireString(const Json& obj, const std::string& key,
-                                  const std::string& context) {
-  const Json* v = Member(obj, key);
-  if (v == nullptr || !v->is_string()) return Invalid(FieldError(context, key, "a string"));
-  return v->get<std::string>();
-}
-
-Result<const Json*> RequireObject(const Json& obj, const std::string& key,
-                                  const std::string& context) {
-  const Json* v = Member(obj, key);
-  if (v == nullptr || !v->is_object()) return Invalid(FieldError(context, key, "an object"));
-  return v;
-}
-
-Result<const Json*> RequireArray(const Json& obj, const std::string& key,
-                                 const std::string& context) {
-  const Json* v = Member(obj, key);
-  if (v == nullptr || !v->is_array()) return Invalid(FieldError(context, key, "an array"));
-  return v;
-}
+// JSON access beyond the shared helpers in json_access.h.
 
 Result<std::vector<int64_t>> RequireIntArray(const Json& obj, const std::string& key,
                                              const std::string& context) {
