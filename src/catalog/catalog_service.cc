@@ -75,17 +75,10 @@ Result<TokenGrant> CatalogService::ExchangeToken(const std::string& subject_toke
   return grant;
 }
 
-Result<CatalogPrincipal> CatalogService::Authenticate(const std::string& bearer) {
-  TM_ASSIGN(CatalogPrincipal p, tokens_.Verify(bearer));
-  auto w = meta_.accounts().FindWarehouse(p.warehouse_id);
-  if (!w || w->credential_generation != p.generation) {
-    return Fail(Error{ErrorCode::kUnauthenticated, "Token no longer valid (credential rotated)", {}});
-  }
-  return p;
-}
+namespace {
 
-Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& caller,
-                                                       const std::string& name) {
+// The warehouse id a prefix names, or the caller's own for "".
+Result<std::string> WarehouseIdOf(const CatalogPrincipal& caller, const std::string& name) {
   std::string id = name;
   if (id.starts_with("s3://")) id = id.substr(5);
   while (id.ends_with("/")) id.pop_back();
@@ -95,7 +88,42 @@ Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& c
     return Fail(Forbidden("This credential belongs to warehouse w-" + caller.warehouse_id +
                           ", not '" + name + "'"));
   }
+  return id;
+}
+
+// Rotation must refuse old tokens at once, so the generation is read from the metastore
+// on every request rather than from a cache.
+Result<metastore::Warehouse> CurrentWarehouse(metastore::Metastore& meta,
+                                              const CatalogPrincipal& p) {
+  auto w = meta.accounts().FindWarehouse(p.warehouse_id);
+  if (!w || w->credential_generation != p.generation) {
+    return Fail(
+        Error{ErrorCode::kUnauthenticated, "Token no longer valid (credential rotated)", {}});
+  }
+  return w;
+}
+
+}  // namespace
+
+Result<CatalogPrincipal> CatalogService::Authenticate(const std::string& bearer) {
+  TM_ASSIGN(CatalogPrincipal p, tokens_.Verify(bearer));
+  TM_TRY(CurrentWarehouse(meta_, p));
+  return p;
+}
+
+Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& caller,
+                                                       const std::string& name) {
+  TM_ASSIGN(std::string id, WarehouseIdOf(caller, name));
   return meta_.accounts().FindWarehouse(id);
+}
+
+Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& bearer,
+                                                            const std::string& name) {
+  TM_ASSIGN(CatalogPrincipal p, tokens_.Verify(bearer));
+  TM_ASSIGN(metastore::Warehouse w, CurrentWarehouse(meta_, p));
+  // Only the caller's own warehouse passes, and that is the one just read.
+  TM_TRY(WarehouseIdOf(p, name));
+  return AuthenticatedCaller{std::move(p), std::move(w)};
 }
 
 
@@ -222,17 +250,19 @@ Result<Json> CatalogService::ReadMetadataFile(const metastore::Warehouse& w,
 
 void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
-                                       bool vend) {
-  table.config = files_.BaseConfig();
-  if (!vend) return;
-  std::string location = table.metadata.value("location", DefaultLocation(w, ident));
+                                       const std::string& location, bool vend) {
+  if (!vend) {
+    table.config = files_.BaseConfig();
+    return;
+  }
   StorageCredential c = files_.Vend(caller, w, location,
                                     "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) +
                                         "/tables/" + UrlEncode(ident.name) + "/credentials",
                                     "");
   // PyIceberg ignores storage-credentials when metadata-location is null (stage-create),
-  // so the same session also goes into config.
-  for (const auto& [k, v] : c.config) table.config[k] = v;
+  // so the same session also goes into config (a credential's config is the base
+  // config plus the session).
+  table.config = c.config;
   table.credentials.push_back(std::move(c));
 }
 
@@ -273,24 +303,25 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
     location = request["location"].get<std::string>();
     while (location.ends_with("/")) location.pop_back();
     TM_TRY(KeyOf(w, location));
+    TM_TRY(CheckOutsideGenericTables(w, location));
   } else {
     TM_ASSIGN(location, FreeDefaultLocation(w, ident));
   }
   TM_ASSIGN(Json metadata,
             iceberg::NewTableMetadata(request, location, random_.Uuid(), clock_.NowMillis()));
   LoadedTable result;
-  result.metadata = metadata;
+  result.metadata_json = metadata.dump();
   bool staged = request.contains("stage-create") && request["stage-create"].is_boolean() &&
                 request["stage-create"].get<bool>();
   if (!staged) {
     // ---- apply
     TM_ASSIGN(result.metadata_location, files_.WriteMetadata(w, location, 0, metadata));
     metastore::TableEntry entry{w.id, ns, ident.name, "table", metadata.value("table-uuid", ""),
-                                location, result.metadata_location, metadata.dump(),
+                                location, result.metadata_location, result.metadata_json,
                                 clock_.NowMillis(), clock_.NowMillis()};
     TM_TRY(meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}}));
   }
-  AttachCredentials(result, caller, w, ident, vend);
+  AttachCredentials(result, caller, w, ident, metadata.value("location", location), vend);
   return result;
 }
 
@@ -305,21 +336,26 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
                     .With("missing", "table"));
   }
   LoadedTable result;
-  result.metadata_location = entry->metadata_location;
-  result.metadata = Json::parse(entry->metadata_json);
-  if (refs_only && result.metadata.contains("snapshots")) {
-    std::set<int64_t> referenced;
-    Json refs = result.metadata.value("refs", Json::object());
-    for (const auto& [name, ref] : refs.items()) {
-      referenced.insert(ref.value("snapshot-id", int64_t{-1}));
+  result.metadata_location = std::move(entry->metadata_location);
+  // The stored document is served as it is; only snapshots=refs needs it parsed.
+  result.metadata_json = std::move(entry->metadata_json);
+  if (refs_only) {
+    Json metadata = Json::parse(result.metadata_json);
+    if (metadata.contains("snapshots")) {
+      std::set<int64_t> referenced;
+      Json refs = metadata.value("refs", Json::object());
+      for (const auto& [name, ref] : refs.items()) {
+        referenced.insert(ref.value("snapshot-id", int64_t{-1}));
+      }
+      Json kept = Json::array();
+      for (const auto& s : metadata["snapshots"]) {
+        if (referenced.count(s.value("snapshot-id", int64_t{-2}))) kept.push_back(s);
+      }
+      metadata["snapshots"] = std::move(kept);
+      result.metadata_json = metadata.dump();
     }
-    Json kept = Json::array();
-    for (const auto& s : result.metadata["snapshots"]) {
-      if (referenced.count(s.value("snapshot-id", int64_t{-2}))) kept.push_back(s);
-    }
-    result.metadata["snapshots"] = kept;
   }
-  AttachCredentials(result, caller, w, ident, vend);
+  AttachCredentials(result, caller, w, ident, entry->location, vend);
   return result;
 }
 
@@ -347,13 +383,15 @@ Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller
   std::string expected;
   if (existing) {
     if (!overwrite || existing->kind != "table") {
-      return Fail(Error{ErrorCode::kAlreadyExists, "Table already exists: " + JoinDots(ns) + "." + name, {}});
+      return Fail(Error{ErrorCode::kAlreadyExists,
+                        KindNoun(existing->kind) + " already exists: " + JoinDots(ns) + "." + name, {}}
+                      .With("existing_kind", existing->kind));
     }
     expected = existing->metadata_location;
   }
   TM_TRY(meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, name, expected, entry}}));
-  LoadedTable result{metadata_location, metadata, {}, {}};
-  AttachCredentials(result, caller, w, TableIdent{ns, name}, true);
+  LoadedTable result{metadata_location, std::move(entry.metadata_json), {}, {}};
+  AttachCredentials(result, caller, w, TableIdent{ns, name}, location, true);
   return result;
 }
 
@@ -415,7 +453,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         }
         TM_TRY(KeyOf(w, location));
         if (current && *current == next) {
-          results.push_back(LoadedTable{entry->metadata_location, next, {}, {}});
+          results.push_back(LoadedTable{entry->metadata_location, next.dump(), {}, {}});
           continue;
         }
         int version = 0;
@@ -425,6 +463,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
           version = VersionOf(entry->metadata_location) + 1;
         }
         TM_ASSIGN(std::string new_location, files_.WriteMetadata(w, location, version, next));
+        std::string next_json = next.dump();
         written.emplace_back("w-" + w.id, KeyOf(w, new_location).value());
         metastore::TableEntry replacement{w.id,
                                           c.ident.ns,
@@ -433,13 +472,13 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
                                           next.value("table-uuid", ""),
                                           location,
                                           new_location,
-                                          next.dump(),
+                                          next_json,
                                           entry ? entry->created_ms : clock_.NowMillis(),
                                           clock_.NowMillis()};
         swaps.push_back(metastore::MetadataSwap{w.id, c.ident.ns, c.ident.name,
                                                 entry ? entry->metadata_location : "",
                                                 std::move(replacement)});
-        results.push_back(LoadedTable{new_location, next, {}, {}});
+        results.push_back(LoadedTable{new_location, std::move(next_json), {}, {}});
       }
       if (swaps.empty()) return {};
       return meta_.catalog().SwapMetadata(swaps);
@@ -489,6 +528,25 @@ Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
         }
       }
       pending.push_back(std::move(child.levels));
+    }
+  }
+  return {};
+}
+
+Result<void> CatalogService::CheckOutsideGenericTables(const metastore::Warehouse& w,
+                                                      const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  std::string prefix = key + "/";
+  TM_ASSIGN(auto generic, meta_.catalog().ListEntriesOfKind(w.id, "generic"));
+  for (const auto& e : generic) {
+    auto other_key = KeyOf(w, e.location);
+    if (!other_key) continue;
+    std::string other = *other_key + "/";
+    if (other.starts_with(prefix) || prefix.starts_with(other)) {
+      return Fail(Error{ErrorCode::kConflict,
+                        "Location " + location + " overlaps the base location of generic table " +
+                            JoinDots(e.namespace_levels) + "." + e.name,
+                        {}});
     }
   }
   return {};
@@ -546,8 +604,13 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
   if (!ValidName(to.name)) return Fail(BadRequest("Invalid table name '" + to.name + "'"));
   auto r = meta_.catalog().RenameEntry(w.id, from.ns, from.name, to.ns, to.name, "table");
   if (!r && r.error().code == ErrorCode::kAlreadyExists) {
+    // Name what is there: the name space is shared with views and generic tables.
+    std::string kind = r.error().Detail("existing_kind");
     return Fail(Error{ErrorCode::kAlreadyExists,
-                      "Table already exists: " + JoinDots(to.ns) + "." + to.name, {}});
+                      KindNoun(kind.empty() ? "table" : kind) + " already exists: " +
+                          JoinDots(to.ns) + "." + to.name,
+                      {}}
+                    .With("existing_kind", kind));
   }
   if (!r && r.error().code == ErrorCode::kNotFound && r.error().Detail("missing") == "entry") {
     return Fail(Error{ErrorCode::kNotFound,
@@ -559,7 +622,7 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
 
 Result<std::vector<StorageCredential>> CatalogService::TableCredentials(
     const CatalogPrincipal& caller, const metastore::Warehouse& w, const TableIdent& ident) {
-  TM_ASSIGN(LoadedTable table, LoadTable(caller, w, ident, true, true));
+  TM_ASSIGN(LoadedTable table, LoadTable(caller, w, ident, true, false));
   return table.credentials;
 }
 

@@ -139,7 +139,7 @@ StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
   grant.expires_ms = clock_.NowMillis() + session_seconds_ * 1000;
   grant.generation = w.credential_generation;
   grant.format = format;
-  storage::IssuedSession s = sealer_.Issue(grant, random_);
+  storage::IssuedSession s = SessionFor(grant);
   StorageCredential c;
   c.prefix = base + "/";
   c.config = BaseConfig();
@@ -149,6 +149,31 @@ StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
   c.config["s3.session-token-expires-at-ms"] = std::to_string(s.expires_ms);
   c.config["client.refresh-credentials-endpoint"] = refresh_endpoint;
   return c;
+}
+
+storage::IssuedSession WarehouseFiles::SessionFor(const storage::SessionGrant& grant) {
+  SessionScope scope{grant.warehouse_id, grant.generation, grant.prefix, grant.read_only,
+                     grant.format};
+  int64_t now = clock_.NowMillis();
+  int64_t lifetime_ms = grant.expires_ms - now;
+  // Reusable while remaining * denominator >= lifetime * numerator.
+  auto fresh = [&](const storage::IssuedSession& s) {
+    return (s.expires_ms - now) * kSessionReuseDenominator >= lifetime_ms * kSessionReuseNumerator;
+  };
+  {
+    std::lock_guard lock(sessions_mu_);
+    auto it = sessions_.find(scope);
+    if (it != sessions_.end() && fresh(it->second)) return it->second;
+  }
+  // Sealed outside the lock; two racing callers both seal, and either result is valid.
+  storage::IssuedSession issued = sealer_.Issue(grant, random_);
+  std::lock_guard lock(sessions_mu_);
+  if (sessions_.size() >= kMaxCachedSessions) {
+    std::erase_if(sessions_, [&](const auto& e) { return !fresh(e.second); });
+    if (sessions_.size() >= kMaxCachedSessions) sessions_.clear();
+  }
+  sessions_.insert_or_assign(std::move(scope), issued);
+  return issued;
 }
 
 }  // namespace tablemere::catalog

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,19 +72,40 @@ class WarehouseFiles {
   // The endpoint and region every client needs (no secrets).
   std::map<std::string, std::string> BaseConfig() const;
   // A session scoped to `location` (read-only when the caller is); `format` ("" for
-  // Iceberg) decides which files it may write there.
+  // Iceberg) decides which files it may write there. A session sealed for the same
+  // scope is handed out again while most of its lifetime remains (see
+  // kSessionReuseNumerator); its expiry is reported as sealed. Thread-safe.
   StorageCredential Vend(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                          const std::string& location, const std::string& refresh_endpoint,
                          const std::string& format);
   int64_t session_seconds() const { return session_seconds_; }
 
  private:
+  // Everything a sealed session depends on but its expiry: (warehouse, generation,
+  // prefix, read-only, format). The generation makes rotation start a fresh session.
+  using SessionScope = std::tuple<std::string, int64_t, std::string, bool, std::string>;
+
+  // A session is reused only while at least this share of its lifetime remains, so each
+  // caller still gets most of a full lifetime, while loadTable under load seals one
+  // session per table every quarter lifetime instead of one per request.
+  static constexpr int64_t kSessionReuseNumerator = 3;
+  static constexpr int64_t kSessionReuseDenominator = 4;
+  // Scopes remembered at once: about one per table being read concurrently; past it the
+  // cache is emptied, which costs only a reseal per table.
+  static constexpr size_t kMaxCachedSessions = 4096;
+
+  storage::IssuedSession SessionFor(const storage::SessionGrant& grant);
+
   objectstore::ObjectStore& objects_;
   const Clock& clock_;
   Random& random_;
   const storage::SessionSealer& sealer_;
   std::string s3_url_;
   int64_t session_seconds_;
+
+  // State below is protected by sessions_mu_.
+  std::mutex sessions_mu_;
+  std::map<SessionScope, storage::IssuedSession> sessions_;
 };
 
 }  // namespace tablemere::catalog

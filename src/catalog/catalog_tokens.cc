@@ -1,6 +1,7 @@
 #include "catalog/catalog_tokens.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/crypto.h"
 
@@ -27,6 +28,28 @@ std::string CatalogTokens::Mint(const CatalogPrincipal& principal, int64_t* expi
 }
 
 Result<CatalogPrincipal> CatalogTokens::Verify(const std::string& token) const {
+  int64_t now = clock_.NowMillis();
+  std::optional<CatalogPrincipal> known;
+  {
+    std::lock_guard lock(mu_);
+    auto it = verified_.find(token);
+    if (it != verified_.end()) known = it->second;
+  }
+  if (!known) {
+    TM_ASSIGN(CatalogPrincipal p, Open(token));
+    std::lock_guard lock(mu_);
+    if (verified_.size() >= kMaxVerifiedTokens) {
+      std::erase_if(verified_, [&](const auto& e) { return now >= e.second.expires_ms; });
+      if (verified_.size() >= kMaxVerifiedTokens) verified_.clear();
+    }
+    verified_.emplace(token, p);
+    known = std::move(p);
+  }
+  if (now >= known->expires_ms) return Fail(Unauthenticated("Token expired"));
+  return std::move(*known);
+}
+
+Result<CatalogPrincipal> CatalogTokens::Open(const std::string& token) const {
   size_t a = token.find('.');
   size_t b = a == std::string::npos ? a : token.find('.', a + 1);
   if (b == std::string::npos) return Fail(Unauthenticated("Malformed bearer token"));
@@ -47,7 +70,6 @@ Result<CatalogPrincipal> CatalogTokens::Verify(const std::string& token) const {
   p.read_only = claims.value("ro", true);
   p.generation = claims.value("gen", int64_t{0});
   p.expires_ms = claims.value("exp", int64_t{0}) * 1000;
-  if (clock_.NowMillis() >= p.expires_ms) return Fail(Unauthenticated("Token expired"));
   return p;
 }
 

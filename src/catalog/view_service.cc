@@ -65,6 +65,7 @@ Result<LoadedView> ViewService::Create(const CatalogPrincipal& caller,
     location = request["location"].get<std::string>();
     while (location.ends_with("/")) location.pop_back();
     TM_TRY(catalog_.files().KeyOf(w, location));
+    TM_TRY(catalog_.CheckOutsideGenericTables(w, location));
   } else {
     location = WarehouseFiles::Root(w) + JoinPath(ns) + "/" + ident.name;
     TM_ASSIGN(bool occupied, catalog_.files().Occupied(w, location));

@@ -1,16 +1,15 @@
 // The only translation unit that includes Beast (compile cost: keep it that way).
 //
-// Model: one thread per connection with blocking, poll()-guarded socket I/O. It keeps
-// streaming bodies straightforward (a handler pulls request bytes as it needs them and
-// the transport pushes response bytes with sendfile) and performs well at the
-// connection counts a lakehouse node sees; the named limits below bound it.
+// Model: one thread per connection with blocking socket I/O, bounded by socket timeouts.
+// It keeps streaming bodies straightforward (a handler pulls request bytes as it needs
+// them and the transport pushes response bytes as it reads them) and performs well at
+// the connection counts a lakehouse node sees; the named limits below bound it.
 #include "http/server.h"
 
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -26,6 +25,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -53,14 +53,22 @@ constexpr int kIoTimeoutMs = 120 * 1000;
 constexpr uint64_t kDrainLimit = 1024 * 1024;
 // Concurrent connections per server; beyond this new connections are closed at once.
 constexpr int kMaxConnections = 2048;
-// Chunk size for copying a non-file response stream to the socket.
+// Chunk size for copying a response stream to the socket. File-backed bodies are copied
+// too (pread through the stream, then send), not sent with sendfile(2): over loopback,
+// sendfile's page-sized socket buffers measured ~1.5 GB/s against ~2.1-2.5 GB/s for
+// copying through a buffer.
 constexpr size_t kWriteChunk = 1024 * 1024;
 
-// A blocking stream over a socket fd with poll()-based timeouts, usable by Beast as a
-// SyncReadStream/SyncWriteStream.
+// A blocking stream over a socket fd, usable by Beast as a SyncReadStream/
+// SyncWriteStream. Timeouts are the socket's own (SO_RCVTIMEO/SO_SNDTIMEO), so each
+// receive or send is one system call rather than a poll() and then the call.
 class FdStream {
  public:
-  explicit FdStream(int fd) : fd_(fd) {}
+  explicit FdStream(int fd) : fd_(fd) {
+    timeval timeout{kIoTimeoutMs / 1000, (kIoTimeoutMs % 1000) * 1000};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  }
 
   template <class MutableBufferSequence>
   size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
@@ -83,27 +91,27 @@ class FdStream {
 
   size_t RecvInto(char* data, size_t size, boost::system::error_code& ec) {
     while (true) {
-      if (!WaitFor(POLLIN, ec)) return 0;
       ssize_t n = ::recv(fd_, data, size, 0);
       if (n > 0) return static_cast<size_t>(n);
       if (n == 0) {
         ec = asio::error::eof;
         return 0;
       }
-      if (errno == EINTR || errno == EAGAIN) continue;
-      ec = boost::system::error_code(errno, boost::system::system_category());
+      if (errno == EINTR) continue;
+      // EAGAIN from a blocking socket: SO_RCVTIMEO expired with nothing received.
+      ec = errno == EAGAIN || errno == EWOULDBLOCK
+               ? boost::system::error_code(asio::error::timed_out)
+               : boost::system::error_code(errno, boost::system::system_category());
       return 0;
     }
   }
 
   bool WriteAll(const char* data, size_t size) { return WriteAll(data, size, nullptr, 0); }
 
-  // Writes `a` then `b` with one gather send where the socket takes it all, so a
-  // response's head and a large body go out without first being copied together.
-  // The send is tried before poll(): the socket buffer usually has room, and the
-  // poll only costs a system call then.
+  // Writes `a` then `b` with one gather send, so a response's head and its body go out
+  // without first being copied together. False when the connection failed or stalled
+  // (SO_SNDTIMEO expired with nothing sent).
   bool WriteAll(const char* a, size_t a_size, const char* b, size_t b_size) {
-    boost::system::error_code ec;
     iovec parts[2] = {{const_cast<char*>(a), a_size}, {const_cast<char*>(b), b_size}};
     iovec* next = parts;
     size_t count = 2;
@@ -115,13 +123,9 @@ class FdStream {
       msghdr msg{};
       msg.msg_iov = next;
       msg.msg_iovlen = count;
-      ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
       if (n < 0) {
         if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-          if (!WaitFor(POLLOUT, ec)) return false;
-          continue;
-        }
         return false;
       }
       auto sent = static_cast<size_t>(n);
@@ -138,38 +142,7 @@ class FdStream {
     return true;
   }
 
-  bool SendFile(int file_fd, uint64_t offset, uint64_t length) {
-    boost::system::error_code ec;
-    off_t off = static_cast<off_t>(offset);
-    while (length > 0) {
-      if (!WaitFor(POLLOUT, ec)) return false;
-      ssize_t n = ::sendfile(fd_, file_fd, &off, static_cast<size_t>(std::min<uint64_t>(length, 1 << 30)));
-      if (n < 0) {
-        if (errno == EINTR || errno == EAGAIN) continue;
-        return false;
-      }
-      if (n == 0) return false;  // file shorter than announced
-      length -= static_cast<uint64_t>(n);
-    }
-    return true;
-  }
-
  private:
-  bool WaitFor(short events, boost::system::error_code& ec) {
-    pollfd p{fd_, events, 0};
-    while (true) {
-      int r = ::poll(&p, 1, kIoTimeoutMs);
-      if (r > 0) return true;
-      if (r == 0) {
-        ec = asio::error::timed_out;
-        return false;
-      }
-      if (errno != EINTR) {
-        ec = boost::system::error_code(errno, boost::system::system_category());
-        return false;
-      }
-    }
-  }
   int fd_;
 };
 
@@ -607,20 +580,29 @@ class ServerImpl final : public Server {
       }
       return response.body.size();
     }
-    if (!stream.WriteAll(out.data(), out.size())) return UINT64_MAX;
-    if (!send_body) return 0;
-    if (auto file = response.stream->AsFile()) {
-      return stream.SendFile(file->fd, file->offset, file->length) ? file->length : UINT64_MAX;
-    }
-    std::string chunk(kWriteChunk, '\0');
+    if (!send_body || length == 0) return stream.WriteAll(out.data(), out.size()) ? 0 : UINT64_MAX;
+    // Chunk by chunk, the first one in the same send as the head; the buffer is not
+    // zero-filled, as it is always read into first.
+    const size_t capacity = static_cast<size_t>(std::min<uint64_t>(length, kWriteChunk));
+    auto chunk = std::make_unique_for_overwrite<char[]>(capacity);
+    const std::string* head_pending = &out;
     uint64_t total = 0;
     while (total < length) {
-      auto n = response.stream->Read(chunk.data(), chunk.size());
+      auto n = response.stream->Read(chunk.get(), capacity);
       if (!n || *n == 0) return UINT64_MAX;  // cannot finish the announced length
-      if (!stream.WriteAll(chunk.data(), *n)) return UINT64_MAX;
+      if (!SendWithHead(stream, head_pending, chunk.get(), *n)) return UINT64_MAX;
       total += *n;
     }
     return total;
+  }
+
+  // Writes the pending head (then clears it) and `size` bytes of body in one send.
+  static bool SendWithHead(FdStream& stream, const std::string*& head, const char* data,
+                           size_t size) {
+    bool ok = head ? stream.WriteAll(head->data(), head->size(), data, size)
+                   : stream.WriteAll(data, size);
+    head = nullptr;
+    return ok;
   }
 
   AccessLog access_log_;

@@ -1,5 +1,6 @@
 #include "api/iceberg/iceberg_rest_api.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/crypto.h"
@@ -68,19 +69,85 @@ Response ToResponse(const Error& e, Subject subject) {
 
 Json NamespaceJson(const Namespace& ns) { return Json(ns); }
 
-Json LoadResult(const catalog::LoadedTable& t) {
-  Json config = Json::object();
-  for (const auto& [k, v] : t.config) config[k] = v;
-  Json creds = Json::array();
-  for (const auto& c : t.credentials) {
-    Json cfg = Json::object();
-    for (const auto& [k, v] : c.config) cfg[k] = v;
-    creds.push_back({{"prefix", c.prefix}, {"config", cfg}});
+Json CredentialsJson(const std::vector<catalog::StorageCredential>& credentials) {
+  Json list = Json::array();
+  for (const auto& c : credentials) {
+    list.push_back({{"prefix", c.prefix}, {"config", Json(c.config)}});
   }
-  Json out = {{"metadata", t.metadata}, {"config", config}};
-  out["metadata-location"] = t.metadata_location.empty() ? Json(nullptr) : Json(t.metadata_location);
-  if (!creds.empty()) out["storage-credentials"] = creds;
+  return list;
+}
+
+// Appends `s` as a JSON string exactly as nlohmann's dump() writes it. Printable ASCII
+// without quotes or backslashes (every vended value) is copied as it is; anything else
+// goes through nlohmann, which escapes it and rejects invalid UTF-8.
+void AppendJsonString(std::string& out, const std::string& s) {
+  bool plain = std::all_of(s.begin(), s.end(), [](char ch) {
+    auto c = static_cast<unsigned char>(ch);
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) {
+    out += Json(s).dump();
+    return;
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+// A string map as a JSON object; std::map's order is the order nlohmann writes keys in.
+void AppendStringMap(std::string& out, const std::map<std::string, std::string>& map) {
+  out += '{';
+  const char* separator = "";
+  for (const auto& [k, v] : map) {
+    out += separator;
+    AppendJsonString(out, k);
+    out += ':';
+    AppendJsonString(out, v);
+    separator = ",";
+  }
+  out += '}';
+}
+
+// Room for the envelope around the metadata: the config and one credential (~2 KB).
+constexpr size_t kLoadResultEnvelope = 4096;
+
+// The LoadTableResult body. The metadata arrives serialized and is spliced in as it is
+// (see LoadedTable), and the rest is written directly: through nlohmann, the few
+// hundred bytes of session config cost more than copying the 50 KB document. Keys are
+// in nlohmann's sorted order, so the body is byte for byte what dumping one object gave.
+std::string LoadResultBody(const catalog::LoadedTable& t) {
+  std::string out;
+  out.reserve(t.metadata_json.size() + kLoadResultEnvelope);
+  out += "{\"config\":";
+  AppendStringMap(out, t.config);
+  out += ",\"metadata\":";
+  out += t.metadata_json;
+  out += ",\"metadata-location\":";
+  if (t.metadata_location.empty()) {
+    out += "null";
+  } else {
+    AppendJsonString(out, t.metadata_location);
+  }
+  if (!t.credentials.empty()) {
+    out += ",\"storage-credentials\":[";
+    const char* separator = "";
+    for (const auto& c : t.credentials) {
+      out += separator;
+      out += "{\"config\":";
+      AppendStringMap(out, c.config);
+      out += ",\"prefix\":";
+      AppendJsonString(out, c.prefix);
+      out += '}';
+      separator = ",";
+    }
+    out += ']';
+  }
+  out += '}';
   return out;
+}
+
+Response LoadResponse(const catalog::LoadedTable& t) {
+  return Response::Json(200, LoadResultBody(t));
 }
 
 Result<Json> ParseBody(Request& req) {
@@ -199,11 +266,10 @@ struct IcebergRestApi::Impl {
   template <typename Method>
   void Route(const std::string& method, const std::string& pattern, Subject subject, Method m) {
     router.Add(method, pattern, [this, subject, m](Request& req, const PathParams& params) {
-      auto principal = Authenticate(req);
-      if (!principal) return ToResponse(principal.error(), subject);
-      auto w = catalog.Warehouse(*principal, params.at("prefix"));
-      if (!w) return ToResponse(w.error(), Subject::kOther);
-      auto result = (this->*m)(req, params, *principal, *w);
+      // Authentication fails only as 401 or 403, which map alike for every subject.
+      auto caller = Authenticate(req, params.at("prefix"));
+      if (!caller) return ToResponse(caller.error(), subject);
+      auto result = (this->*m)(req, params, caller->principal, caller->warehouse);
       if (!result) return ToResponse(result.error(), subject);
       return std::move(*result);
     });
@@ -230,23 +296,27 @@ struct IcebergRestApi::Impl {
     return resp;
   }
 
-  Result<CatalogPrincipal> Authenticate(const Request& req) {
+  static Result<std::string> BearerToken(const Request& req) {
     auto auth = req.headers.Get("Authorization");
     if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
       return Fail(ErrorCode::kUnauthenticated,
                   "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
     }
-    return catalog.Authenticate(Trim(auth->substr(7)));
+    return Trim(auth->substr(7));
+  }
+
+  // The caller and the warehouse `prefix` names, which must be its own.
+  Result<catalog::AuthenticatedCaller> Authenticate(const Request& req, const std::string& prefix) {
+    TM_ASSIGN(std::string token, BearerToken(req));
+    return catalog.AuthenticateFor(token, prefix);
   }
 
   // ---------------------------------------------------------------- config & tokens
   Response Config(Request& req) {
-    auto principal = Authenticate(req);
-    if (!principal) return ToResponse(principal.error(), Subject::kOther);
     auto q = QueryMap(req);
-    auto w = catalog.Warehouse(*principal, q.count("warehouse") ? q["warehouse"] : "");
-    if (!w) return ToResponse(w.error(), Subject::kOther);
-    std::string prefix = catalog::CatalogService::PrefixOf(*w);
+    auto caller = Authenticate(req, q.count("warehouse") ? q["warehouse"] : "");
+    if (!caller) return ToResponse(caller.error(), Subject::kOther);
+    std::string prefix = catalog::CatalogService::PrefixOf(caller->warehouse);
     Json endpoints = Json::array();
     for (const char* e : {
              "GET /v1/{prefix}/namespaces", "POST /v1/{prefix}/namespaces",
@@ -437,7 +507,7 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(Namespace ns, Ns(params));
     TM_ASSIGN(Json body, ParseBody(req));
     TM_ASSIGN(auto table, catalog.CreateTable(p, w, ns, body, WantsVending(req)));
-    return JsonResponse(200, LoadResult(table));
+    return LoadResponse(table);
   }
 
   Result<Response> RegisterTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
@@ -457,7 +527,7 @@ struct IcebergRestApi::Impl {
               catalog.RegisterTable(p, w, ns, body["name"], body["metadata-location"],
                                     body.contains("overwrite") && body["overwrite"].is_boolean() &&
                                         body["overwrite"].get<bool>()));
-    return JsonResponse(200, LoadResult(table));
+    return LoadResponse(table);
   }
 
   Result<Response> LoadTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
@@ -466,13 +536,13 @@ struct IcebergRestApi::Impl {
     auto q = QueryMap(req);
     bool refs = q.count("snapshots") && q["snapshots"] == "refs";
     TM_ASSIGN(auto table, catalog.LoadTable(p, w, ident, WantsVending(req), refs));
-    return JsonResponse(200, LoadResult(table));
+    return LoadResponse(table);
   }
 
   Result<Response> TableExists(Request&, const PathParams& params, const CatalogPrincipal& p,
                                const metastore::Warehouse& w) {
     TM_ASSIGN(TableIdent ident, Ident(params));
-    TM_TRY(catalog.LoadTable(p, w, ident, false, true));
+    TM_TRY(catalog.LoadTable(p, w, ident, false, false));
     Response r;
     r.status = 204;
     return r;
@@ -507,7 +577,9 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(auto change, ParseChange(body, &ident));
     TM_ASSIGN(auto results, catalog.Commit(p, w, {change}));
     const auto& t = results.front();
-    return JsonResponse(200, Json{{"metadata-location", t.metadata_location}, {"metadata", t.metadata}});
+    // Spliced like LoadResultBody, keys in nlohmann's sorted order.
+    return Response::Json(200, "{\"metadata\":" + t.metadata_json + ",\"metadata-location\":" +
+                                   Json(t.metadata_location).dump() + "}");
   }
 
   Result<Response> CommitTransaction(Request& req, const PathParams&, const CatalogPrincipal& p,
@@ -543,13 +615,7 @@ struct IcebergRestApi::Impl {
                                const metastore::Warehouse& w) {
     TM_ASSIGN(TableIdent ident, Ident(params));
     TM_ASSIGN(auto creds, catalog.TableCredentials(p, w, ident));
-    Json list = Json::array();
-    for (const auto& c : creds) {
-      Json cfg = Json::object();
-      for (const auto& [k, v] : c.config) cfg[k] = v;
-      list.push_back({{"prefix", c.prefix}, {"config", cfg}});
-    }
-    return JsonResponse(200, Json{{"storage-credentials", list}});
+    return JsonResponse(200, Json{{"storage-credentials", CredentialsJson(creds)}});
   }
 
   Result<Response> Metrics(Request& req, const PathParams&, const CatalogPrincipal&,

@@ -148,12 +148,10 @@ struct LakekeeperApi::Impl {
         return ErrorModelResponse(401, "NotAuthorizedException",
                                   "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
       }
-      auto principal = catalog.Authenticate(Trim(auth->substr(7)));
-      if (!principal) return ErrorModelResponse(principal.error(), Subject::kOther);
       // {prefix} is the /v1/config prefix (w-<id>) or the bare warehouse id.
-      auto w = catalog.Warehouse(*principal, params.at("prefix"));
-      if (!w) return ErrorModelResponse(w.error(), Subject::kOther);
-      auto result = (this->*m)(req, params, *principal, *w);
+      auto caller = catalog.AuthenticateFor(Trim(auth->substr(7)), params.at("prefix"));
+      if (!caller) return ErrorModelResponse(caller.error(), Subject::kOther);
+      auto result = (this->*m)(req, params, caller->principal, caller->warehouse);
       if (!result) return ErrorModelResponse(result.error(), subject);
       return std::move(*result);
     });

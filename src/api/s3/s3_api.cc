@@ -6,7 +6,9 @@
 
 #include <pugixml.hpp>
 
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "api/s3/xml.h"
@@ -31,6 +33,8 @@ constexpr int kMaxPartNumber = 10000;
 constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 // Bytes read from the socket per step while streaming an upload.
 constexpr size_t kUploadSlice = 1024 * 1024;
+// Smallest such step, for bodies shorter than a slice (and the empty body).
+constexpr size_t kMinUploadSlice = 4 * 1024;
 
 Error S3Error(ErrorCode code, const std::string& s3_code, const std::string& message) {
   return Error{code, message, {}}.With("s3_code", s3_code);
@@ -981,18 +985,22 @@ struct S3Api::Impl {
     std::optional<crypto::Digest> md5;
     if (content_md5) md5.emplace(crypto::DigestAlgorithm::kMd5);
 
-    std::string raw(kUploadSlice, '\0');
+    // Sized to the body when it is smaller than a slice, and never zero-filled: clearing
+    // a whole slice for every 4 KiB PUT cost more CPU than the rest of the request.
+    const size_t slice = static_cast<size_t>(std::clamp<uint64_t>(
+        ctx.req.body->declared_length().value_or(kUploadSlice), kMinUploadSlice, kUploadSlice));
+    auto raw = std::make_unique_for_overwrite<char[]>(slice);
     std::string decoded;
     uint64_t total = 0;
     while (true) {
-      TM_ASSIGN(size_t n, ctx.req.body->Read(raw.data(), raw.size()));
+      TM_ASSIGN(size_t n, ctx.req.body->Read(raw.get(), slice));
       if (n == 0) break;
-      if (sha256) sha256->Update(raw.data(), n);
-      const char* data = raw.data();
+      if (sha256) sha256->Update(raw.get(), n);
+      const char* data = raw.get();
       size_t size = n;
       if (decoder) {
         decoded.clear();
-        TM_TRY(decoder->Feed(std::string_view(raw.data(), n), decoded));
+        TM_TRY(decoder->Feed(std::string_view(raw.get(), n), decoded));
         data = decoded.data();
         size = decoded.size();
       }
