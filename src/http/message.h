@@ -57,21 +57,12 @@ struct Request {
   std::string request_id;      // unique per request, echoed in responses and logs
 };
 
-// A contiguous range of an open file, which the transport may send with sendfile(2).
-struct FileSpan {
-  int fd = -1;
-  uint64_t offset = 0;
-  uint64_t length = 0;
-};
-
 // A response body produced on demand (large object downloads).
 class BodySource {
  public:
   virtual ~BodySource() = default;
   // Reads up to `size` bytes; 0 at the end.
   virtual Result<size_t> Read(char* buffer, size_t size) = 0;
-  // When the bytes are a plain file range, the transport sends them zero-copy.
-  virtual std::optional<FileSpan> AsFile() const = 0;
 };
 
 struct Response {

@@ -87,9 +87,6 @@ class FileReader final : public ObjectReader {
     pos_ += static_cast<uint64_t>(n);
     return static_cast<size_t>(n);
   }
-  std::optional<http::FileSpan> AsFile() const override {
-    return http::FileSpan{fd_, offset_, length_};
-  }
 
  private:
   int fd_;
