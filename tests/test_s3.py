@@ -2140,3 +2140,44 @@ class TestAwsCli:
     def test_cli_errors(self, aws, bucket):
         p = aws("s3api", "get-object", "--bucket", bucket, "--key", uniq("none"), "/dev/null", check=False)
         assert p.returncode != 0 and b"NoSuchKey" in p.stderr
+
+
+class TestConditionalWrites:
+    """If-None-Match: * and If-Match are decided atomically at publish time: of many
+    racing conditional writers exactly one wins (Delta's commit protocol relies on it)."""
+
+    def test_racing_if_none_match_writers_have_exactly_one_winner(self, op1, bucket):
+        import threading
+
+        key = uniq("race")
+        outcomes = []
+        lock = threading.Lock()
+
+        def writer(i):
+            try:
+                op1.put_object(Bucket=bucket, Key=key, Body=f"writer-{i}".encode() * 1000,
+                               IfNoneMatch="*")
+                result = ("ok", i)
+            except botocore.exceptions.ClientError as e:
+                result = (e.response["Error"]["Code"], i)
+            with lock:
+                outcomes.append(result)
+
+        threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        winners = [i for code, i in outcomes if code == "ok"]
+        assert len(winners) == 1, outcomes
+        assert sorted(code for code, _ in outcomes if code != "ok") == ["PreconditionFailed"] * 7
+        body = op1.get_object(Bucket=bucket, Key=key)["Body"].read()
+        assert body == f"writer-{winners[0]}".encode() * 1000
+
+    def test_if_match_replaces_only_the_expected_version(self, op1, bucket):
+        key = uniq("ifmatch")
+        first = op1.put_object(Bucket=bucket, Key=key, Body=b"v1")["ETag"]
+        second = op1.put_object(Bucket=bucket, Key=key, Body=b"v2", IfMatch=first)["ETag"]
+        assert_s3_error("PreconditionFailed", 412, op1.put_object, Bucket=bucket, Key=key,
+                        Body=b"v3", IfMatch=first)
+        assert op1.get_object(Bucket=bucket, Key=key)["ETag"] == second

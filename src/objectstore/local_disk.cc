@@ -381,14 +381,14 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   // ---- objects ----
-  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket,
-                                                 const std::string& key) override {
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket, const std::string& key,
+                                                 PutConditions conditions) override {
     {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindBucket(*reader_db_, bucket));
     }
-    return NewWriter([this, bucket, key](const std::string& blob, ObjectInfo info) {
-      return PublishObject(bucket, key, blob, std::move(info));
+    return NewWriter([this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
+      return PublishObject(bucket, key, blob, conditions, std::move(info));
     });
   }
 
@@ -442,7 +442,7 @@ class LocalDiskStore final : public ObjectStore {
                           std::optional<ObjectInfo> replace_metadata) override {
     ObjectInfo src_info;
     TM_ASSIGN(auto reader, Get(src_bucket, src_key, 0, std::nullopt, &src_info));
-    TM_ASSIGN(auto writer, BeginPut(dst_bucket, dst_key));
+    TM_ASSIGN(auto writer, BeginPut(dst_bucket, dst_key, PutConditions{}));
     std::string buf(1 << 20, '\0');
     while (true) {
       TM_ASSIGN(size_t n, reader->Read(buf.data(), buf.size()));
@@ -696,12 +696,29 @@ class LocalDiskStore final : public ObjectStore {
 
   // The writer has made the file and its name durable; only the index row is left.
   Result<ObjectInfo> PublishObject(const std::string& bucket, const std::string& key,
-                                   const std::string& blob, ObjectInfo info) {
+                                   const std::string& blob, const PutConditions& conditions,
+                                   ObjectInfo info) {
     info.key = key;
     info.last_modified_ms = clock_.NowMillis();
     std::string old_blob;
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindBucket(db, bucket));
+      if (conditions.if_none_match || conditions.if_match) {
+        // Inside the publishing transaction: concurrent conditional writers serialise here.
+        std::string current_blob;
+        auto current = FindObject(db, bucket, key, &current_blob);
+        if (!current && current.error().code != ErrorCode::kNotFound) return Fail(current.error());
+        auto failed = [] {
+          return Fail(Error{ErrorCode::kConflict,
+                            "At least one of the pre-conditions you specified did not hold", {}}
+                          .With("s3_code", "PreconditionFailed"));
+        };
+        if (conditions.if_none_match && current) return failed();
+        if (conditions.if_match) {
+          if (!current) return Fail(NoSuchKey());
+          if (*conditions.if_match != "*" && *conditions.if_match != current->etag) return failed();
+        }
+      }
       return UpsertObject(db, bucket, key, blob, info, &old_blob);
     }));
     if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());

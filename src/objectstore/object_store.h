@@ -50,6 +50,13 @@ class ObjectWriter {
   virtual uint64_t bytes_written() const = 0;
 };
 
+// Conditions a put must still meet at the moment it is published (checked atomically
+// with the publish, so two conditional writers cannot both win).
+struct PutConditions {
+  bool if_none_match = false;           // the key must not exist
+  std::optional<std::string> if_match;  // the current etag (unquoted) must equal this; "*": exists
+};
+
 struct ListOptions {
   std::string prefix;
   std::string delimiter;
@@ -95,8 +102,11 @@ class ObjectStore {
   virtual Result<BucketInfo> HeadBucket(const std::string& bucket) = 0;
   virtual Result<std::vector<BucketInfo>> ListBuckets() = 0;
 
+  // Commit fails with kConflict (s3_code PreconditionFailed), or kNotFound (NoSuchKey) for
+  // if_match on a missing key, when `conditions` no longer hold.
   virtual Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket,
-                                                         const std::string& key) = 0;
+                                                         const std::string& key,
+                                                         PutConditions conditions = {}) = 0;
   virtual Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) = 0;
   // Opens [offset, offset+length) of the object; `info` receives its metadata.
   virtual Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket,

@@ -1071,8 +1071,13 @@ struct S3Api::Impl {
   Result<http::Response> PutObject(Ctx& ctx) {
     TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
     TM_TRY(CheckWritableKey(ctx, ctx.bucket, ctx.key));
+    // Checked before the body is received (a cheap early answer) and again atomically when
+    // the object is published (so two conditional writers cannot both succeed).
     TM_TRY(CheckWritePreconditions(ctx));
-    TM_ASSIGN(auto writer, store.BeginPut(ctx.bucket, ctx.key));
+    objectstore::PutConditions conditions;
+    if (auto none = ctx.req.headers.Get("If-None-Match")) conditions.if_none_match = Trim(*none) == "*";
+    if (auto match = ctx.req.headers.Get("If-Match")) conditions.if_match = Unquote(*match);
+    TM_ASSIGN(auto writer, store.BeginPut(ctx.bucket, ctx.key, conditions));
     TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
     ObjectInfo info;
     info.headers = StoredHeaders(ctx.req.headers);
