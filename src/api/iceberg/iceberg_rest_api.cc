@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "api/iceberg/error_model.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "http/router.h"
@@ -21,51 +22,13 @@ using http::Response;
 // Largest JSON request body: commits carry only the changes, creates a schema.
 constexpr size_t kMaxJsonBody = 16 * 1024 * 1024;
 
-// What a 404 / 409 means depends on the route.
-enum class Subject { kNamespace, kTable, kView, kOther };
-
-struct Mapped {
-  int status;
-  const char* type;
-};
-
-Mapped MapError(const Error& e, Subject subject) {
-  std::string explicit_type = e.Detail("iceberg_type");
-  switch (e.code) {
-    case ErrorCode::kNotFound:
-      if (e.Detail("missing") == "namespace") return {404, "NoSuchNamespaceException"};
-      if (subject == Subject::kNamespace) return {404, "NoSuchNamespaceException"};
-      if (subject == Subject::kView || e.Detail("missing") == "view") return {404, "NoSuchViewException"};
-      return {404, "NoSuchTableException"};
-    case ErrorCode::kAlreadyExists: return {409, "AlreadyExistsException"};
-    case ErrorCode::kConflict:
-      if (subject == Subject::kNamespace) return {409, "NamespaceNotEmptyException"};
-      return {409, "CommitFailedException"};
-    case ErrorCode::kInvalidInput:
-      if (explicit_type == "UnprocessableEntityException") return {422, "UnprocessableEntityException"};
-      return {400, "BadRequestException"};
-    case ErrorCode::kUnauthenticated: return {401, "NotAuthorizedException"};
-    case ErrorCode::kPermissionDenied: return {403, "ForbiddenException"};
-    case ErrorCode::kNotImplemented: return {406, "UnsupportedOperationException"};
-    case ErrorCode::kUnavailable: return {503, "ServiceUnavailableException"};
-    case ErrorCode::kQuotaExceeded: return {403, "ForbiddenException"};
-    case ErrorCode::kRateLimited: return {429, "TooManyRequestsException"};
-    case ErrorCode::kInternal: return {500, "InternalServerError"};
-  }
-  return {500, "InternalServerError"};
-}
-
 Response JsonResponse(int status, const Json& body) { return Response::Json(status, body.dump()); }
 
 Response ErrorResponse(int status, const std::string& type, const std::string& message) {
-  Json body = {{"error", {{"message", message}, {"type", type}, {"code", status}}}};
-  return JsonResponse(status, body);
+  return ErrorModelResponse(status, type, message);
 }
 
-Response ToResponse(const Error& e, Subject subject) {
-  Mapped m = MapError(e, subject);
-  return ErrorResponse(m.status, m.type, e.message);
-}
+Response ToResponse(const Error& e, Subject subject) { return ErrorModelResponse(e, subject); }
 
 Json NamespaceJson(const Namespace& ns) { return Json(ns); }
 
