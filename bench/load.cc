@@ -126,12 +126,13 @@ struct Auth {
 };
 
 // Builds a request head, signing with SigV4 (UNSIGNED-PAYLOAD) when S3 keys are given.
-std::string Head(const std::string& method, const Url& u, const std::string& target, uint64_t length,
-                 const Auth& auth, const std::string& content_type) {
+std::string Head(const std::string& method, const Url& u, const std::string& target,
+                 uint64_t length, const Auth& auth, const std::string& content_type) {
   std::string host = u.host + ":" + std::to_string(u.port);
   std::vector<std::pair<std::string, std::string>> headers = {{"host", host}};
   std::string out = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\n";
-  if (method == "PUT" || method == "POST") out += "Content-Length: " + std::to_string(length) + "\r\n";
+  if (method == "PUT" || method == "POST")
+    out += "Content-Length: " + std::to_string(length) + "\r\n";
   if (!content_type.empty()) out += "Content-Type: " + content_type + "\r\n";
   if (!auth.bearer.empty()) out += "Authorization: Bearer " + auth.bearer + "\r\n";
   if (!auth.access_key.empty()) {
@@ -155,8 +156,8 @@ std::string Head(const std::string& method, const Url& u, const std::string& tar
     std::string sig = crypto::HexEncode(crypto::HmacSha256(key, sts));
     out += "x-amz-content-sha256: UNSIGNED-PAYLOAD\r\nx-amz-date: " + amz_date +
            "\r\nAuthorization: AWS4-HMAC-SHA256 Credential=" + auth.access_key + "/" +
-           storage::Scope(pa) + ", SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" +
-           sig + "\r\n";
+           storage::Scope(pa) +
+           ", SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=" + sig + "\r\n";
   }
   return out + "\r\n";
 }
@@ -223,7 +224,8 @@ int RefLoopback(uint64_t bytes) {
   std::thread sender([&] {
     int fd = ::accept(listener, nullptr, nullptr);
     std::vector<char> block(1 << 20, 'l');
-    for (uint64_t done = 0; done < bytes; done += block.size()) WriteAll(fd, block.data(), block.size());
+    for (uint64_t done = 0; done < bytes; done += block.size())
+      WriteAll(fd, block.data(), block.size());
     ::close(fd);
   });
   Url u{"127.0.0.1", ntohs(addr.sin_port), "/"};
@@ -278,7 +280,8 @@ int HttpLoad(int argc, char** argv) {
   std::string content_type;
   for (int i = 6; i < argc; i++) {
     std::string a = argv[i];
-    if (a == "--body-bytes") body.assign(std::stoull(argv[++i]), 'p');
+    if (a == "--body-bytes")
+      body.assign(std::stoull(argv[++i]), 'p');
     else if (a == "--body-file") {
       std::ifstream f(argv[++i]);
       std::stringstream ss;
@@ -288,8 +291,10 @@ int HttpLoad(int argc, char** argv) {
     } else if (a == "--s3") {
       auth.access_key = argv[++i];
       auth.secret = argv[++i];
-    } else if (a == "--bearer") auth.bearer = argv[++i];
-    else if (a == "--unique-keys") unique = true;
+    } else if (a == "--bearer")
+      auth.bearer = argv[++i];
+    else if (a == "--unique-keys")
+      unique = true;
   }
   Url u = ParseUrl(url);
   std::mutex mu;
@@ -306,12 +311,14 @@ int HttpLoad(int argc, char** argv) {
       while (Seconds(t0, Clock::now()) < seconds) {
         std::string target = u.target;
         size_t p;
-        while ((p = target.find("{w}")) != std::string::npos) target.replace(p, 3, std::to_string(w));
+        while ((p = target.find("{w}")) != std::string::npos)
+          target.replace(p, 3, std::to_string(w));
         if (unique) target += "-" + std::to_string(w) + "-" + std::to_string(n);
         n++;
         auto s = Clock::now();
         std::string head = Head(method, u, target, body.size(), auth, content_type);
-        if (!WriteAll(fd, head.data(), head.size()) || !WriteAll(fd, body.data(), body.size())) break;
+        if (!WriteAll(fd, head.data(), head.size()) || !WriteAll(fd, body.data(), body.size()))
+          break;
         int status = reader.ReadResponse(nullptr);
         if (status == 0) break;
         if (status / 100 != 2) errors++;
@@ -326,11 +333,14 @@ int HttpLoad(int argc, char** argv) {
   double elapsed = Seconds(t0, Clock::now());
   std::sort(latencies.begin(), latencies.end());
   auto pct = [&](double q) {
-    return latencies.empty() ? 0.0 : latencies[std::min(latencies.size() - 1, static_cast<size_t>(q * latencies.size()))];
+    return latencies.empty() ? 0.0
+                             : latencies[std::min(latencies.size() - 1,
+                                                  static_cast<size_t>(q * latencies.size()))];
   };
-  std::printf("{\"ops\": %zu, \"errors\": %llu, \"ops_per_s\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f}\n",
-              latencies.size(), static_cast<unsigned long long>(errors.load()),
-              latencies.size() / elapsed, pct(0.5), pct(0.99));
+  std::printf(
+      "{\"ops\": %zu, \"errors\": %llu, \"ops_per_s\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f}\n",
+      latencies.size(), static_cast<unsigned long long>(errors.load()), latencies.size() / elapsed,
+      pct(0.5), pct(0.99));
   return 0;
 }
 
@@ -346,7 +356,8 @@ int main(int argc, char** argv) {
   if (mode == "ref-fsync") return RefFsync(argv[2], std::atof(argv[3]), std::atoi(argv[4]));
   if (mode == "ref-md5") return RefMd5(std::stoull(argv[2]));
   if (mode == "ref-loopback") return RefLoopback(std::stoull(argv[2]));
-  if (mode == "big-put") return BigTransfer(true, argv[2], std::stoull(argv[3]), Auth{argv[4], argv[5], ""});
+  if (mode == "big-put")
+    return BigTransfer(true, argv[2], std::stoull(argv[3]), Auth{argv[4], argv[5], ""});
   if (mode == "big-get") return BigTransfer(false, argv[2], 0, Auth{argv[3], argv[4], ""});
   if (mode == "http" && argc >= 6) return HttpLoad(argc, argv);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());

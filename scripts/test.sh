@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+scripts/lint.sh
 scripts/build.sh
 echo "== unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"

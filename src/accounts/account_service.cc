@@ -69,7 +69,8 @@ std::string AccountService::NewApiKey(const std::string& principal_id, metastore
   std::string secret = crypto::Base64UrlEncode(random_.Bytes(kApiSecretBytes));
   // '_' separates the parts of the key; keep it out of the secret.
   std::replace(secret.begin(), secret.end(), '_', 'x');
-  *record = metastore::ApiKey{key_id, principal_id, HashApiSecret(secret), clock_.NowMillis(), false};
+  *record =
+      metastore::ApiKey{key_id, principal_id, HashApiSecret(secret), clock_.NowMillis(), false};
   return "al_live_" + key_id + "_" + secret;
 }
 
@@ -88,21 +89,31 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
   // and a failure there would burn the address without ever showing the key.
   TM_TRY(CheckEngine(request.engine));
   if (!request.accept_terms) {
-    return Fail(Coded(ErrorCode::kInvalidInput, "terms_required", "accept_terms must be exactly true")
-                    .With("field", "accept_terms"));
+    return Fail(
+        Coded(ErrorCode::kInvalidInput, "terms_required", "accept_terms must be exactly true")
+            .With("field", "accept_terms"));
   }
-  std::string workspace = request.workspace.empty() ? request.email.substr(0, request.email.find('@'))
-                                                    : request.workspace;
+  std::string workspace = request.workspace.empty()
+                              ? request.email.substr(0, request.email.find('@'))
+                              : request.workspace;
   // ---- build
   int64_t now = clock_.NowMillis();
   SignupResult r;
-  r.principal = metastore::Principal{"p_" + crypto::HexEncode(random_.Bytes(8)), "human", ToLower(request.email),
-                                     workspace, "", "", "", now, false};
+  r.principal = metastore::Principal{"p_" + crypto::HexEncode(random_.Bytes(8)),
+                                     "human",
+                                     ToLower(request.email),
+                                     workspace,
+                                     "",
+                                     "",
+                                     "",
+                                     now,
+                                     false};
   metastore::ApiKey key;
   r.api_key = NewApiKey(r.principal.id, &key);
   r.org = metastore::Organization{"o_" + crypto::HexEncode(random_.Bytes(8)), workspace,
                                   Slug(workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
-  r.project = metastore::Project{"pr_" + crypto::HexEncode(random_.Bytes(8)), r.org.id, workspace, now};
+  r.project =
+      metastore::Project{"pr_" + crypto::HexEncode(random_.Bytes(8)), r.org.id, workspace, now};
   r.warehouse = metastore::Warehouse{random_.Uuid(), r.project.id, r.org.id, "lake", 1, now};
   // ---- apply: buckets first (idempotent names), then the records in one transaction
   for (const std::string& bucket : {"w-" + r.warehouse.id, "b-" + r.warehouse.id}) {
@@ -119,8 +130,8 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
     }
     return Fail(stored.error());
   }
-  TM_TRY(Record(metastore::AuditEvent{0, 0, r.principal.id, r.org.id, "signup.complete", "principal",
-                                      r.principal.id, "", "{}"}));
+  TM_TRY(Record(metastore::AuditEvent{0, 0, r.principal.id, r.org.id, "signup.complete",
+                                      "principal", r.principal.id, "", "{}"}));
   return r;
 }
 
@@ -136,13 +147,15 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer) {
     if (key.error().code == ErrorCode::kNotFound) return invalid();
     return Fail(key.error());
   }
-  if (!crypto::ConstantTimeEquals(key->secret_hash, HashApiSecret(parsed->secret))) return invalid();
+  if (!crypto::ConstantTimeEquals(key->secret_hash, HashApiSecret(parsed->secret)))
+    return invalid();
   if (key->revoked) {
     return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked", "This API key was revoked."));
   }
   TM_ASSIGN(auto principal, meta_.accounts().FindPrincipal(key->principal_id));
   if (principal.suspended) {
-    return Fail(Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
+    return Fail(
+        Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
   }
   return Caller{std::move(principal), key->key_id};
 }
@@ -195,8 +208,9 @@ Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::
                     .With("field", "warehouse_id"));
   }
   if (matches.size() > 1 && !warehouse.empty()) {
-    return Fail(Coded(ErrorCode::kConflict, "ambiguous_name",
-                      "More than one warehouse is named '" + warehouse + "'; use its warehouse_id."));
+    return Fail(
+        Coded(ErrorCode::kConflict, "ambiguous_name",
+              "More than one warehouse is named '" + warehouse + "'; use its warehouse_id."));
   }
   return matches.front();
 }
@@ -218,30 +232,37 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   std::string bucket = "w-" + access.warehouse.id;
   std::string token_url = urls_.catalog + "/v1/oauth/tokens";
   bool https = urls_.s3.starts_with("https://");
-  c.notes.push_back(read_only ? "You hold read on this warehouse: the recipe carries the read-only "
-                                "identity; the catalog refuses its commits and the store its writes."
-                              : "You hold write on this warehouse: the recipe reads and writes.");
+  c.notes.push_back(read_only
+                        ? "You hold read on this warehouse: the recipe carries the read-only "
+                          "identity; the catalog refuses its commits and the store its writes."
+                        : "You hold write on this warehouse: the recipe reads and writes.");
   if (engine == "duckdb") {
-    c.sql = "INSTALL iceberg; LOAD iceberg; INSTALL httpfs; LOAD httpfs;\n"
-            "CREATE SECRET tablemere (TYPE ICEBERG, CLIENT_ID '" + c.identity + "', CLIENT_SECRET '" +
-            c.client_secret + "', OAUTH2_SERVER_URI '" + token_url + "');\n"
-            "CREATE SECRET tablemere_s3 (TYPE S3, KEY_ID '" + c.identity + "', SECRET '" +
-            c.client_secret + "', ENDPOINT '" + HostPort(urls_.s3) + "', URL_STYLE 'path', USE_SSL " +
-            (https ? "true" : "false") + ", REGION 'us-east-1', SCOPE 's3://" + bucket + "');\n"
-            "ATTACH '" + bucket + "' AS lake (TYPE ICEBERG, ENDPOINT '" + urls_.catalog +
-            "', SECRET tablemere);\n";
+    c.sql =
+        "INSTALL iceberg; LOAD iceberg; INSTALL httpfs; LOAD httpfs;\n"
+        "CREATE SECRET tablemere (TYPE ICEBERG, CLIENT_ID '" +
+        c.identity + "', CLIENT_SECRET '" + c.client_secret + "', OAUTH2_SERVER_URI '" + token_url +
+        "');\n"
+        "CREATE SECRET tablemere_s3 (TYPE S3, KEY_ID '" +
+        c.identity + "', SECRET '" + c.client_secret + "', ENDPOINT '" + HostPort(urls_.s3) +
+        "', URL_STYLE 'path', USE_SSL " + (https ? "true" : "false") +
+        ", REGION 'us-east-1', SCOPE 's3://" + bucket +
+        "');\n"
+        "ATTACH '" +
+        bucket + "' AS lake (TYPE ICEBERG, ENDPOINT '" + urls_.catalog + "', SECRET tablemere);\n";
     c.notes.push_back("ATTACH the bare bucket name; the s3:// form attaches read-only in DuckDB.");
   } else if (engine == "pyiceberg") {
     // oauth2-server-uri explicitly: PyIceberg deprecates deriving it from uri (gone in 1.0).
-    c.python = "from pyiceberg.catalog.rest import RestCatalog\n"
-               "catalog = RestCatalog(name='tablemere', uri='" + urls_.catalog + "', warehouse='s3://" +
-               bucket + "/', credential='" + c.identity + ":" + c.client_secret +
-               "', **{'oauth2-server-uri': '" + token_url + "', 's3.endpoint': '" + urls_.s3 +
-               "', 's3.path-style-access': 'true', 's3.region': 'us-east-1'})\n";
+    c.python =
+        "from pyiceberg.catalog.rest import RestCatalog\n"
+        "catalog = RestCatalog(name='tablemere', uri='" +
+        urls_.catalog + "', warehouse='s3://" + bucket + "/', credential='" + c.identity + ":" +
+        c.client_secret + "', **{'oauth2-server-uri': '" + token_url + "', 's3.endpoint': '" +
+        urls_.s3 + "', 's3.path-style-access': 'true', 's3.region': 'us-east-1'})\n";
   } else {
     const std::string p = "spark.sql.catalog.lake";
     c.conf = {
-        {"spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"},
+        {"spark.sql.extensions",
+         "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"},
         {p, "org.apache.iceberg.spark.SparkCatalog"},
         {p + ".type", "rest"},
         {p + ".uri", urls_.catalog},
@@ -278,7 +299,8 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
   } else {
     TM_ASSIGN(std::string role, RoleIn(caller, org_id));
     if (role.empty()) {
-      return Fail(Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
+      return Fail(
+          Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
     }
     TM_ASSIGN(events, meta_.audit().List(org_id, "", prefix, since_ms, limit));
     if (role != "admin") {
@@ -292,7 +314,7 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
 }
 
 Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
-                                                  const std::string& warehouse) {
+                                                    const std::string& warehouse) {
   TM_ASSIGN(auto access, Access(caller, warehouse));
   if (access.level != "write") {
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
@@ -310,8 +332,9 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
                                                 const std::vector<AgentGrantRequest>& grants) {
   // ---- validate
   if (name.empty() || name.size() > 100) {
-    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "name is required (1-100 characters)")
-                    .With("field", "name"));
+    return Fail(
+        Coded(ErrorCode::kInvalidInput, "invalid_value", "name is required (1-100 characters)")
+            .With("field", "name"));
   }
   std::string agent_role = role.empty() ? "member" : role;
   if (agent_role != "member" && agent_role != "admin") {
@@ -321,7 +344,8 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
   // ---- authorise
   TM_ASSIGN(std::string my_role, RoleIn(caller, org_id));
   if (my_role.empty()) {
-    return Fail(Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
+    return Fail(
+        Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
   }
   if (my_role != "admin" && agent_role == "admin") {
     return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
@@ -329,13 +353,21 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
   }
   AgentResult result;
   int64_t now = clock_.NowMillis();
-  result.agent = metastore::Principal{"a_" + crypto::HexEncode(random_.Bytes(8)), "agent", "", name,
-                                      org_id, agent_role, caller.principal.id, now, false};
+  result.agent = metastore::Principal{"a_" + crypto::HexEncode(random_.Bytes(8)),
+                                      "agent",
+                                      "",
+                                      name,
+                                      org_id,
+                                      agent_role,
+                                      caller.principal.id,
+                                      now,
+                                      false};
   std::vector<metastore::Grant> records;
   for (const auto& g : grants) {
     if (g.level != "read" && g.level != "write") {
-      return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
-                      .With("field", "grants"));
+      return Fail(
+          Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
+              .With("field", "grants"));
     }
     auto access = Access(caller, g.warehouse);
     if (!access || access->warehouse.org_id != org_id) {

@@ -54,9 +54,9 @@ struct Connection {
   std::string identity;       // t-<id> or t-<id>-ro
   std::string client_secret;  // the identity's secret
   PublicUrls urls;
-  std::string sql;                           // duckdb
-  std::string python;                        // pyiceberg
-  std::map<std::string, std::string> conf;   // spark
+  std::string sql;                          // duckdb
+  std::string python;                       // pyiceberg
+  std::map<std::string, std::string> conf;  // spark
   std::vector<std::string> notes;
 };
 

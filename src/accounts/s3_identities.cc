@@ -9,7 +9,8 @@ namespace tablemere::accounts {
 namespace {
 Error InvalidAccessKey() {
   return Error{ErrorCode::kUnauthenticated,
-               "The AWS Access Key Id you provided does not exist in our records.", {}}
+               "The AWS Access Key Id you provided does not exist in our records.",
+               {}}
       .With("s3_code", "InvalidAccessKeyId");
 }
 }  // namespace
@@ -43,24 +44,28 @@ Result<storage::S3Identity> S3Identities::Resolve(const std::string& access_key,
   using Kind = storage::S3Identity::Kind;
   if (storage::SessionSealer::IsSessionKeyId(access_key)) {
     if (session_token.empty()) {
-      return Fail(Error{ErrorCode::kUnauthenticated,
-                        "A temporary access key needs its x-amz-security-token.", {}}
-                      .With("s3_code", "InvalidToken"));
+      return Fail(Error{
+          ErrorCode::kUnauthenticated,
+          "A temporary access key needs its x-amz-security-token.",
+          {}}.With("s3_code", "InvalidToken"));
     }
     TM_ASSIGN(auto grant, sealer_.Open(access_key, session_token, clock_.NowMillis()));
     auto gen = Generation(grant.warehouse_id);
     if (!gen || *gen != grant.generation) {
-      return Fail(Error{ErrorCode::kUnauthenticated,
-                        "The provided token has expired (the warehouse credential was rotated).", {}}
-                      .With("s3_code", "ExpiredToken"));
+      return Fail(Error{
+          ErrorCode::kUnauthenticated,
+          "The provided token has expired (the warehouse credential was rotated).",
+          {}}.With("s3_code", "ExpiredToken"));
     }
-    return storage::S3Identity{Kind::kSession, access_key, sealer_.SecretFor(session_token),
-                               grant.warehouse_id, grant.prefix, grant.read_only, grant.format};
+    return storage::S3Identity{Kind::kSession,     access_key,   sealer_.SecretFor(session_token),
+                               grant.warehouse_id, grant.prefix, grant.read_only,
+                               grant.format};
   }
   if (!session_token.empty()) {
-    return Fail(Error{ErrorCode::kUnauthenticated,
-                      "The security token included in the request is invalid.", {}}
-                    .With("s3_code", "InvalidToken"));
+    return Fail(Error{
+        ErrorCode::kUnauthenticated,
+        "The security token included in the request is invalid.",
+        {}}.With("s3_code", "InvalidToken"));
   }
   if (auto op = operator_users_.find(access_key); op != operator_users_.end()) {
     return storage::S3Identity{Kind::kOperator, access_key, op->second, "", "", false};
@@ -72,8 +77,9 @@ Result<storage::S3Identity> S3Identities::Resolve(const std::string& access_key,
     if (gen.error().code == ErrorCode::kNotFound) return Fail(InvalidAccessKey());
     return Fail(gen.error());
   }
-  return storage::S3Identity{Kind::kWarehouse, access_key, secrets_.SecretFor(access_key, *gen),
-                             identity->warehouse_id, "", identity->read_only};
+  return storage::S3Identity{
+      Kind::kWarehouse,       access_key, secrets_.SecretFor(access_key, *gen),
+      identity->warehouse_id, "",         identity->read_only};
 }
 
 Result<std::vector<storage::GenericLocation>> S3Identities::GenericLocations(

@@ -3,9 +3,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include "common/crypto.h"
 #include "common/strings.h"
-#include <set>
 
 namespace tablemere::catalog {
 
@@ -32,8 +32,8 @@ Result<Namespace> ParseNamespace(const std::string& text) {
 CatalogService::CatalogService(metastore::Metastore& meta, objectstore::ObjectStore& objects,
                                const Clock& clock, Random& random,
                                const storage::SessionSealer& sealer,
-                               const accounts::IdentitySecrets& secrets, const CatalogTokens& tokens,
-                               CatalogOptions options)
+                               const accounts::IdentitySecrets& secrets,
+                               const CatalogTokens& tokens, CatalogOptions options)
     : meta_(meta),
       objects_(objects),
       clock_(clock),
@@ -49,7 +49,8 @@ CatalogService::CatalogService(metastore::Metastore& meta, objectstore::ObjectSt
 Result<TokenGrant> CatalogService::ClientCredentials(const std::string& client_id,
                                                      const std::string& secret) {
   auto identity = accounts::ParseIdentityName(client_id);
-  if (!identity) return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
+  if (!identity)
+    return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
   auto w = meta_.accounts().FindWarehouse(identity->warehouse_id);
   if (!w) {
     if (w.error().code == ErrorCode::kNotFound) {
@@ -126,7 +127,6 @@ Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& b
   return AuthenticatedCaller{std::move(p), std::move(w)};
 }
 
-
 // ------------------------------------------------------------------ namespaces
 
 Result<std::vector<Namespace>> CatalogService::ListNamespaces(const metastore::Warehouse& w,
@@ -181,8 +181,10 @@ Result<Json> CatalogService::UpdateNamespaceProperties(const CatalogPrincipal& c
   if (!updates.is_object()) return Fail(BadRequest("updates must be an object"));
   for (const auto& r : removals) {
     if (updates.contains(r)) {
-      return Fail(Error{ErrorCode::kInvalidInput, "Property '" + r + "' is both updated and removed", {}}
-                      .With("iceberg_type", "UnprocessableEntityException"));
+      return Fail(Error{
+          ErrorCode::kInvalidInput,
+          "Property '" + r + "' is both updated and removed",
+          {}}.With("iceberg_type", "UnprocessableEntityException"));
     }
   }
   TM_ASSIGN(auto record, meta_.catalog().GetNamespace(w.id, ns));
@@ -255,10 +257,11 @@ void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipa
     table.config = files_.BaseConfig();
     return;
   }
-  StorageCredential c = files_.Vend(caller, w, location,
-                                    "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) +
-                                        "/tables/" + UrlEncode(ident.name) + "/credentials",
-                                    "");
+  StorageCredential c =
+      files_.Vend(caller, w, location,
+                  "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
+                      UrlEncode(ident.name) + "/credentials",
+                  "");
   // PyIceberg ignores storage-credentials when metadata-location is null (stage-create),
   // so the same session also goes into config (a credential's config is the base
   // config plus the session).
@@ -283,7 +286,9 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
   auto existing = meta_.catalog().GetEntry(w.id, ns, ident.name);
   if (existing) {
     return Fail(Error{ErrorCode::kAlreadyExists,
-                      std::string(existing->kind == "table" ? "Table" : existing->kind == "view" ? "View" : "Generic table") +
+                      std::string(existing->kind == "table"  ? "Table"
+                                  : existing->kind == "view" ? "View"
+                                                             : "Generic table") +
                           " already exists: " + JoinDots(ns) + "." + ident.name,
                       {}});
   }
@@ -316,24 +321,33 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
   if (!staged) {
     // ---- apply
     TM_ASSIGN(result.metadata_location, files_.WriteMetadata(w, location, 0, metadata));
-    metastore::TableEntry entry{w.id, ns, ident.name, "table", metadata.value("table-uuid", ""),
-                                location, result.metadata_location, result.metadata_json,
-                                clock_.NowMillis(), clock_.NowMillis()};
-    TM_TRY(meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}}));
+    metastore::TableEntry entry{w.id,
+                                ns,
+                                ident.name,
+                                "table",
+                                metadata.value("table-uuid", ""),
+                                location,
+                                result.metadata_location,
+                                result.metadata_json,
+                                clock_.NowMillis(),
+                                clock_.NowMillis()};
+    TM_TRY(
+        meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}}));
   }
   AttachCredentials(result, caller, w, ident, metadata.value("location", location), vend);
   return result;
 }
 
 Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
-                                              const metastore::Warehouse& w, const TableIdent& ident,
-                                              bool vend, bool refs_only) {
+                                              const metastore::Warehouse& w,
+                                              const TableIdent& ident, bool vend, bool refs_only) {
   auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
   if (!entry || entry->kind != "table") {
     // Engines rely on NoSuchTable even when the namespace is missing (Spark metadata tables).
-    return Fail(Error{ErrorCode::kNotFound,
-                      "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
-                    .With("missing", "table"));
+    return Fail(Error{
+        ErrorCode::kNotFound,
+        "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name,
+        {}}.With("missing", "table"));
   }
   LoadedTable result;
   result.metadata_location = std::move(entry->metadata_location);
@@ -360,8 +374,8 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
 }
 
 Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller,
-                                                  const metastore::Warehouse& w, const Namespace& ns,
-                                                  const std::string& name,
+                                                  const metastore::Warehouse& w,
+                                                  const Namespace& ns, const std::string& name,
                                                   const std::string& metadata_location,
                                                   bool overwrite) {
   TM_TRY(RequireWrite(caller));
@@ -376,16 +390,24 @@ Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller
   }
   std::string location = metadata.value("location", "");
   TM_TRY(KeyOf(w, location));
-  metastore::TableEntry entry{w.id, ns, name, "table", metadata.value("table-uuid", ""), location,
-                              metadata_location, metadata.dump(), clock_.NowMillis(),
+  metastore::TableEntry entry{w.id,
+                              ns,
+                              name,
+                              "table",
+                              metadata.value("table-uuid", ""),
+                              location,
+                              metadata_location,
+                              metadata.dump(),
+                              clock_.NowMillis(),
                               clock_.NowMillis()};
   auto existing = meta_.catalog().GetEntry(w.id, ns, name);
   std::string expected;
   if (existing) {
     if (!overwrite || existing->kind != "table") {
-      return Fail(Error{ErrorCode::kAlreadyExists,
-                        KindNoun(existing->kind) + " already exists: " + JoinDots(ns) + "." + name, {}}
-                      .With("existing_kind", existing->kind));
+      return Fail(Error{
+          ErrorCode::kAlreadyExists,
+          KindNoun(existing->kind) + " already exists: " + JoinDots(ns) + "." + name,
+          {}}.With("existing_kind", existing->kind));
     }
     expected = existing->metadata_location;
   }
@@ -409,7 +431,8 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
   for (int attempt = 0;; attempt++) {
     std::vector<metastore::MetadataSwap> swaps;
     std::vector<LoadedTable> results;
-    std::vector<std::pair<std::string, std::string>> written;  // (bucket key) to remove on a lost race
+    std::vector<std::pair<std::string, std::string>>
+        written;  // (bucket key) to remove on a lost race
     auto cleanup = [&] {
       for (const auto& [bucket, key] : written) (void)objects_.Delete(bucket, key);
     };
@@ -426,16 +449,18 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         Json current_doc;
         if (entry) {
           if (entry->kind != "table") {
-            return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
+            return Fail(
+                Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
           }
           current_doc = Json::parse(entry->metadata_json);
           current = &current_doc;
         } else if (entry.error().code != ErrorCode::kNotFound) {
           return Fail(entry.error());
         } else if (!create) {
-          return Fail(Error{ErrorCode::kNotFound,
-                            "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name, {}}
-                          .With("missing", "table"));
+          return Fail(Error{
+              ErrorCode::kNotFound,
+              "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name,
+              {}}.With("missing", "table"));
         }
         if (create) {
           if (c.requirements.size() != 1) {
@@ -486,21 +511,24 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     if (prepared) return results;
     cleanup();
     const Error& e = prepared.error();
-    bool lost_race = e.code == ErrorCode::kConflict && e.message == "the table was changed concurrently";
+    bool lost_race =
+        e.code == ErrorCode::kConflict && e.message == "the table was changed concurrently";
     if (lost_race && attempt < options_.commit_retries) continue;
     if (e.code == ErrorCode::kAlreadyExists) {
       return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
     }
     if (lost_race) {
       return Fail(Error{ErrorCode::kConflict,
-                        "Commit failed: the table was changed concurrently; refresh and retry", {}});
+                        "Commit failed: the table was changed concurrently; refresh and retry",
+                        {}});
     }
     return Fail(e);
   }
 }
 
 Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
-                                              const TableIdent& self, const std::string& location) {
+                                               const TableIdent& self,
+                                               const std::string& location) {
   TM_ASSIGN(std::string key, KeyOf(w, location));
   std::string prefix = key + "/";
   // No index by location: walk every namespace. Only purges and explicit locations pay.
@@ -518,12 +546,11 @@ Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
           if (!other_key) continue;
           std::string other = *other_key + "/";
           if (other.starts_with(prefix) || prefix.starts_with(other)) {
-            return Fail(Error{ErrorCode::kConflict,
-                              "Location " + location + " overlaps the location of " +
-                                  KindNoun(e.kind) + " " + JoinDots(e.namespace_levels) + "." +
-                                  e.name,
-                              {}}
-                            .With("overlaps", JoinDots(e.namespace_levels) + "." + e.name));
+            return Fail(Error{
+                ErrorCode::kConflict,
+                "Location " + location + " overlaps the location of " + KindNoun(e.kind) + " " +
+                    JoinDots(e.namespace_levels) + "." + e.name,
+                {}}.With("overlaps", JoinDots(e.namespace_levels) + "." + e.name));
           }
         }
       }
@@ -534,7 +561,7 @@ Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
 }
 
 Result<void> CatalogService::CheckOutsideGenericTables(const metastore::Warehouse& w,
-                                                      const std::string& location) {
+                                                       const std::string& location) {
   TM_ASSIGN(std::string key, KeyOf(w, location));
   std::string prefix = key + "/";
   TM_ASSIGN(auto generic, meta_.catalog().ListEntriesOfKind(w.id, "generic"));
@@ -552,8 +579,8 @@ Result<void> CatalogService::CheckOutsideGenericTables(const metastore::Warehous
   return {};
 }
 
-Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w,
-                                             const TableIdent& self, const std::string& prefix) {
+Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w, const TableIdent& self,
+                                             const std::string& prefix) {
   std::string location = WarehouseFiles::Root(w) + prefix;
   while (location.ends_with("/")) location.pop_back();
   auto free = CheckLocationFree(w, self, location);
@@ -570,9 +597,10 @@ Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
                                        bool purge) {
   TM_TRY(RequireWrite(caller));
   auto missing = [&] {
-    return Fail(Error{ErrorCode::kNotFound,
-                      "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
-                    .With("missing", "table"));
+    return Fail(Error{
+        ErrorCode::kNotFound,
+        "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name,
+        {}}.With("missing", "table"));
   };
   if (purge) {
     // The purge task deletes every object under the location, not only the files the
@@ -606,16 +634,17 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
   if (!r && r.error().code == ErrorCode::kAlreadyExists) {
     // Name what is there: the name space is shared with views and generic tables.
     std::string kind = r.error().Detail("existing_kind");
-    return Fail(Error{ErrorCode::kAlreadyExists,
-                      KindNoun(kind.empty() ? "table" : kind) + " already exists: " +
-                          JoinDots(to.ns) + "." + to.name,
-                      {}}
-                    .With("existing_kind", kind));
+    return Fail(Error{
+        ErrorCode::kAlreadyExists,
+        KindNoun(kind.empty() ? "table" : kind) + " already exists: " + JoinDots(to.ns) + "." +
+            to.name,
+        {}}.With("existing_kind", kind));
   }
   if (!r && r.error().code == ErrorCode::kNotFound && r.error().Detail("missing") == "entry") {
-    return Fail(Error{ErrorCode::kNotFound,
-                      "Table does not exist: " + JoinDots(from.ns) + "." + from.name, {}}
-                    .With("missing", "table"));
+    return Fail(Error{
+        ErrorCode::kNotFound,
+        "Table does not exist: " + JoinDots(from.ns) + "." + from.name,
+        {}}.With("missing", "table"));
   }
   return r;
 }

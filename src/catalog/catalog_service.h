@@ -47,9 +47,9 @@ struct TableChange {
 };
 
 struct CatalogOptions {
-  std::string s3_url;               // public S3 endpoint vended to engines
-  int64_t session_seconds = 900;    // vended storage session lifetime
-  int commit_retries = 4;           // server-side retries of a lost CAS
+  std::string s3_url;             // public S3 endpoint vended to engines
+  int64_t session_seconds = 900;  // vended storage session lifetime
+  int commit_retries = 4;         // server-side retries of a lost CAS
 };
 
 class CatalogService {
@@ -79,13 +79,15 @@ class CatalogService {
   metastore::Metastore& metastore() { return meta_; }
   // Fails (kConflict) when `location` overlaps a generic table's base location: that
   // table's sessions may write and delete anything there.
-  Result<void> CheckOutsideGenericTables(const metastore::Warehouse& w, const std::string& location);
+  Result<void> CheckOutsideGenericTables(const metastore::Warehouse& w,
+                                         const std::string& location);
   // Fails when an entry other than `self` has a location overlapping `location`.
   Result<void> CheckLocationFree(const metastore::Warehouse& w, const TableIdent& self,
                                  const std::string& location);
 
   // ---- namespaces
-  Result<std::vector<Namespace>> ListNamespaces(const metastore::Warehouse& w, const Namespace& parent);
+  Result<std::vector<Namespace>> ListNamespaces(const metastore::Warehouse& w,
+                                                const Namespace& parent);
   Result<Json> CreateNamespace(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                                const Namespace& ns, const Json& properties);
   Result<Json> LoadNamespace(const metastore::Warehouse& w, const Namespace& ns);  // properties

@@ -27,7 +27,9 @@ bool ValidName(const std::string& name) {
          name != "." && name != ".." && name.find('\x1f') == std::string::npos;
 }
 
-Error BadRequest(const std::string& message) { return Error{ErrorCode::kInvalidInput, message, {}}; }
+Error BadRequest(const std::string& message) {
+  return Error{ErrorCode::kInvalidInput, message, {}};
+}
 Error Forbidden(const std::string& message) {
   return Error{ErrorCode::kPermissionDenied, message, {}};
 }

@@ -17,9 +17,12 @@ Error Unauthenticated(const std::string& message) {
 
 std::string CatalogTokens::Mint(const CatalogPrincipal& principal, int64_t* expires_in) const {
   int64_t now_s = clock_.NowMillis() / 1000;
-  nlohmann::json claims = {{"sub", principal.identity},  {"wh", principal.warehouse_id},
-                           {"ro", principal.read_only},  {"gen", principal.generation},
-                           {"iat", now_s},               {"exp", now_s + lifetime_seconds_},
+  nlohmann::json claims = {{"sub", principal.identity},
+                           {"wh", principal.warehouse_id},
+                           {"ro", principal.read_only},
+                           {"gen", principal.generation},
+                           {"iat", now_s},
+                           {"exp", now_s + lifetime_seconds_},
                            {"typ", "tablemere-catalog"}};
   std::string signing_input =
       crypto::Base64UrlEncode(kHeader) + "." + crypto::Base64UrlEncode(claims.dump());

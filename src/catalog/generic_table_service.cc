@@ -9,7 +9,8 @@ namespace {
 
 Error NoSuchGeneric(const TableIdent& ident) {
   return Error{ErrorCode::kNotFound,
-               "Generic table does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
+               "Generic table does not exist: " + JoinDots(ident.ns) + "." + ident.name,
+               {}}
       .With("missing", "generic");
 }
 
@@ -140,8 +141,8 @@ Result<LoadedGenericTable> GenericTableService::Create(const CatalogPrincipal& c
   if (const Json* schema = str("schema")) record["schema"] = *schema;
   if (const Json* stats = str("statistics")) record["statistics"] = *stats;
   int64_t now = clock_.NowMillis();
-  metastore::TableEntry entry{w.id, ns, ident.name, "generic", id, location,
-                              NextVersion(id, now), record.dump(), now, now};
+  metastore::TableEntry entry{
+      w.id, ns, ident.name, "generic", id, location, NextVersion(id, now), record.dump(), now, now};
   auto created = store.SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}});
   if (!created) {
     if (created.error().code == ErrorCode::kAlreadyExists) {
@@ -165,12 +166,12 @@ Result<void> GenericTableService::Drop(const CatalogPrincipal& caller,
   TM_ASSIGN(auto entry, Entry(w, ident));
   Json record = Json::parse(entry.metadata_json);
   if (record.value("protected", false)) {
-    return Fail(Error{ErrorCode::kConflict,
-                      "Generic table " + JoinDots(ident.ns) + "." + ident.name +
-                          " is protected; unprotect it first (POST …/generic-tables/" + ident.name +
-                          "/protection {\"protected\": false})",
-                      {}}
-                    .With("iceberg_type", "ProtectedException"));
+    return Fail(Error{
+        ErrorCode::kConflict,
+        "Generic table " + JoinDots(ident.ns) + "." + ident.name +
+            " is protected; unprotect it first (POST …/generic-tables/" + ident.name +
+            "/protection {\"protected\": false})",
+        {}}.With("iceberg_type", "ProtectedException"));
   }
   // The table is unreachable as soon as the entry is gone; its files follow in the
   // background, unless another entry lives inside its location.
@@ -206,11 +207,10 @@ Result<std::vector<StorageCredential>> GenericTableService::Credentials(
   for (const auto& view : referenced_by) {
     auto v = catalog_.metastore().catalog().GetEntry(w.id, view.ns, view.name);
     if (!v || v->kind != "view") {
-      return Fail(Error{ErrorCode::kNotFound,
-                        "referenced-by names a view that does not exist: " + JoinDots(view.ns) +
-                            "." + view.name,
-                        {}}
-                      .With("missing", "view"));
+      return Fail(Error{
+          ErrorCode::kNotFound,
+          "referenced-by names a view that does not exist: " + JoinDots(view.ns) + "." + view.name,
+          {}}.With("missing", "view"));
     }
     chain.push_back(JoinDots(view.ns) + "." + view.name);
   }
@@ -223,18 +223,20 @@ Result<std::vector<StorageCredential>> GenericTableService::Credentials(
   event.target_type = "generic_table";
   event.target_id = JoinDots(ident.ns) + "." + ident.name;
   event.request_id = request_id;
-  event.detail_json = Json{{"warehouse_id", w.id},
-                           {"read_only", caller.read_only},
-                           {"location", entry.location},
-                           {"referenced_by", chain}}
-                          .dump();
+  event.detail_json = Json{
+      {"warehouse_id", w.id},
+      {"read_only", caller.read_only},
+      {"location", entry.location},
+      {"referenced_by",
+       chain}}.dump();
   TM_TRY(catalog_.metastore().audit().Record(event));
   return loaded.credentials;
 }
 
 Result<LoadedGenericTable> GenericTableService::SetProtected(const CatalogPrincipal& caller,
                                                              const metastore::Warehouse& w,
-                                                             const TableIdent& ident, bool protect) {
+                                                             const TableIdent& ident,
+                                                             bool protect) {
   TM_TRY(RequireWrite(caller));
   TM_ASSIGN(auto entry, Entry(w, ident));
   Json record = Json::parse(entry.metadata_json);
@@ -242,7 +244,8 @@ Result<LoadedGenericTable> GenericTableService::SetProtected(const CatalogPrinci
   metastore::TableEntry next = entry;
   next.metadata_json = record.dump();
   next.updated_ms = clock_.NowMillis();
-  next.metadata_location = NextVersion(entry.uuid, next.updated_ms) + ":" + random_.Uuid().substr(0, 8);
+  next.metadata_location =
+      NextVersion(entry.uuid, next.updated_ms) + ":" + random_.Uuid().substr(0, 8);
   TM_TRY(catalog_.metastore().catalog().SwapMetadata(
       {metastore::MetadataSwap{w.id, ident.ns, ident.name, entry.metadata_location, next}}));
   return Loaded(caller, w, ident, next, false);

@@ -7,7 +7,8 @@ namespace tablemere::catalog {
 namespace {
 
 Error NoSuchView(const TableIdent& ident) {
-  return Error{ErrorCode::kNotFound, "View does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
+  return Error{
+      ErrorCode::kNotFound, "View does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
       .With("missing", "view");
 }
 
@@ -74,9 +75,17 @@ Result<LoadedView> ViewService::Create(const CatalogPrincipal& caller,
   TM_ASSIGN(Json metadata,
             iceberg::NewViewMetadata(request, location, random_.Uuid(), clock_.NowMillis()));
   // ---- apply
-  TM_ASSIGN(std::string metadata_location, catalog_.files().WriteMetadata(w, location, 0, metadata));
-  metastore::TableEntry entry{w.id, ns, ident.name, "view", metadata.value("view-uuid", ""),
-                              location, metadata_location, metadata.dump(), clock_.NowMillis(),
+  TM_ASSIGN(std::string metadata_location,
+            catalog_.files().WriteMetadata(w, location, 0, metadata));
+  metastore::TableEntry entry{w.id,
+                              ns,
+                              ident.name,
+                              "view",
+                              metadata.value("view-uuid", ""),
+                              location,
+                              metadata_location,
+                              metadata.dump(),
+                              clock_.NowMillis(),
                               clock_.NowMillis()};
   auto created = store.SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}});
   if (!created) {
@@ -107,23 +116,26 @@ Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
     Json current = Json::parse(entry.metadata_json);
     for (const auto& r : requirements) TM_TRY(iceberg::CheckViewRequirement(current, r));
     TM_ASSIGN(Json next, iceberg::ApplyViewUpdates(current, updates, clock_.NowMillis()));
-    if (next == current) return LoadedView{entry.metadata_location, current, catalog_.files().BaseConfig()};
+    if (next == current)
+      return LoadedView{entry.metadata_location, current, catalog_.files().BaseConfig()};
     std::string location = next.value("location", entry.location);
     TM_TRY(catalog_.files().KeyOf(w, location));
-    TM_ASSIGN(std::string metadata_location,
-              catalog_.files().WriteMetadata(w, location, VersionOf(entry.metadata_location) + 1, next));
+    TM_ASSIGN(
+        std::string metadata_location,
+        catalog_.files().WriteMetadata(w, location, VersionOf(entry.metadata_location) + 1, next));
     metastore::TableEntry replacement = entry;
     replacement.location = location;
     replacement.metadata_location = metadata_location;
     replacement.metadata_json = next.dump();
     replacement.updated_ms = clock_.NowMillis();
-    auto swapped = store.SwapMetadata(
-        {metastore::MetadataSwap{w.id, ident.ns, ident.name, entry.metadata_location, replacement}});
+    auto swapped = store.SwapMetadata({metastore::MetadataSwap{
+        w.id, ident.ns, ident.name, entry.metadata_location, replacement}});
     if (swapped) return LoadedView{metadata_location, next, catalog_.files().BaseConfig()};
     if (swapped.error().code != ErrorCode::kConflict || attempt >= commit_retries_) {
       if (swapped.error().code == ErrorCode::kConflict) {
         return Fail(Error{ErrorCode::kConflict,
-                          "Commit failed: the view was changed concurrently; refresh and retry", {}});
+                          "Commit failed: the view was changed concurrently; refresh and retry",
+                          {}});
       }
       return Fail(swapped.error());
     }
@@ -171,8 +183,15 @@ Result<LoadedView> ViewService::Register(const CatalogPrincipal& caller,
   std::string location = metadata["location"].get<std::string>();
   TM_TRY(catalog_.files().KeyOf(w, location));
   if (auto existing = store.GetEntry(w.id, ns, name)) return Fail(Collision(*existing));
-  metastore::TableEntry entry{w.id, ns, name, "view", metadata["view-uuid"].get<std::string>(),
-                              location, metadata_location, metadata.dump(), clock_.NowMillis(),
+  metastore::TableEntry entry{w.id,
+                              ns,
+                              name,
+                              "view",
+                              metadata["view-uuid"].get<std::string>(),
+                              location,
+                              metadata_location,
+                              metadata.dump(),
+                              clock_.NowMillis(),
                               clock_.NowMillis()};
   TM_TRY(store.SwapMetadata({metastore::MetadataSwap{w.id, ns, name, "", entry}}));
   return LoadedView{metadata_location, metadata, catalog_.files().BaseConfig()};

@@ -4,7 +4,8 @@
 #include <cstring>
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0)) {
+  if (argc > 1 &&
+      (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0)) {
     std::printf("tablemere %s\n", TABLEMERE_VERSION);
     return 0;
   }

@@ -16,9 +16,12 @@ struct Digest::State {
 namespace {
 const EVP_MD* Md(DigestAlgorithm algorithm) {
   switch (algorithm) {
-    case DigestAlgorithm::kMd5: return EVP_md5();
-    case DigestAlgorithm::kSha1: return EVP_sha1();
-    case DigestAlgorithm::kSha256: return EVP_sha256();
+    case DigestAlgorithm::kMd5:
+      return EVP_md5();
+    case DigestAlgorithm::kSha1:
+      return EVP_sha1();
+    case DigestAlgorithm::kSha256:
+      return EVP_sha256();
   }
   return EVP_sha256();
 }
@@ -49,9 +52,7 @@ Digest::Digest(Digest&&) noexcept = default;
 Digest& Digest::operator=(Digest&&) noexcept = default;
 
 void Digest::Update(std::string_view data) { Update(data.data(), data.size()); }
-void Digest::Update(const void* data, size_t size) {
-  EVP_DigestUpdate(state_->ctx, data, size);
-}
+void Digest::Update(const void* data, size_t size) { EVP_DigestUpdate(state_->ctx, data, size); }
 std::string Digest::Finish() {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -126,8 +127,10 @@ std::string Base64UrlEncode(std::string_view raw) {
   std::string out = Base64Encode(raw);
   while (!out.empty() && out.back() == '=') out.pop_back();
   for (char& c : out) {
-    if (c == '+') c = '-';
-    else if (c == '/') c = '_';
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
   }
   return out;
 }
@@ -135,9 +138,12 @@ std::string Base64UrlEncode(std::string_view raw) {
 std::optional<std::string> Base64UrlDecode(std::string_view text) {
   std::string s(text);
   for (char& c : s) {
-    if (c == '-') c = '+';
-    else if (c == '_') c = '/';
-    else if (c == '+' || c == '/' || c == '=') return std::nullopt;
+    if (c == '-')
+      c = '+';
+    else if (c == '_')
+      c = '/';
+    else if (c == '+' || c == '/' || c == '=')
+      return std::nullopt;
   }
   while (s.size() % 4 != 0) s.push_back('=');
   return Base64Decode(s);

@@ -31,9 +31,9 @@ class Digest {
   std::unique_ptr<State> state_;
 };
 
-std::string Sha256(std::string_view data);  // raw 32 bytes
-std::string Sha1(std::string_view data);    // raw 20 bytes
-std::string Md5(std::string_view data);     // raw 16 bytes
+std::string Sha256(std::string_view data);                            // raw 32 bytes
+std::string Sha1(std::string_view data);                              // raw 20 bytes
+std::string Md5(std::string_view data);                               // raw 16 bytes
 std::string HmacSha256(std::string_view key, std::string_view data);  // raw 32 bytes
 std::string HmacSha1(std::string_view key, std::string_view data);    // raw 20 bytes
 

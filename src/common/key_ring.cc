@@ -24,8 +24,8 @@ Result<KeyRing> KeyRing::LoadOrCreate(const std::string& path) {
     std::string tmp = path + ".tmp";
     int w = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (w < 0) return Fail(ErrorCode::kUnavailable, "cannot create " + tmp);
-    bool ok = ::write(w, key.data(), key.size()) == static_cast<ssize_t>(key.size()) &&
-              ::fsync(w) == 0;
+    bool ok =
+        ::write(w, key.data(), key.size()) == static_cast<ssize_t>(key.size()) && ::fsync(w) == 0;
     ::close(w);
     if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
       return Fail(ErrorCode::kUnavailable, "cannot write " + path);

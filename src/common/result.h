@@ -60,9 +60,9 @@ const char* ErrorCodeName(ErrorCode code);
 }  // namespace tablemere
 
 // Propagates a failed Result from the enclosing function.
-#define TM_TRY(expr)                                                  \
-  do {                                                                \
-    auto tm_try_result_ = (expr);                                     \
+#define TM_TRY(expr)                                                     \
+  do {                                                                   \
+    auto tm_try_result_ = (expr);                                        \
     if (!tm_try_result_) return std::unexpected(tm_try_result_.error()); \
   } while (0)
 
@@ -70,7 +70,7 @@ const char* ErrorCodeName(ErrorCode code);
 #define TM_CONCAT(a, b) TM_CONCAT_INNER(a, b)
 // Declares `lhs` from a Result's value or propagates its error.
 #define TM_ASSIGN(lhs, expr) TM_ASSIGN_IMPL(TM_CONCAT(tm_assign_, __LINE__), lhs, expr)
-#define TM_ASSIGN_IMPL(tmp, lhs, expr)                  \
-  auto tmp = (expr);                                    \
+#define TM_ASSIGN_IMPL(tmp, lhs, expr)                      \
+  auto tmp = (expr);                                        \
   if (!tmp) return std::unexpected(std::move(tmp).error()); \
   lhs = std::move(*tmp)

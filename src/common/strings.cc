@@ -16,7 +16,8 @@ std::string Trim(std::string_view s) {
   size_t b = 0;
   size_t e = s.size();
   while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\n')) b++;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n')) e--;
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
+    e--;
   return std::string(s.substr(b, e - b));
 }
 
@@ -86,8 +87,8 @@ std::string UrlEncode(std::string_view s, bool keep_slash) {
   return out;
 }
 
-std::optional<std::vector<std::pair<std::string, std::string>>> ParseQuery(
-    std::string_view query, bool plus_as_space) {
+std::optional<std::vector<std::pair<std::string, std::string>>> ParseQuery(std::string_view query,
+                                                                           bool plus_as_space) {
   std::vector<std::pair<std::string, std::string>> out;
   if (query.empty()) return out;
   for (const std::string& part : Split(query, '&')) {

@@ -47,10 +47,10 @@ class BodyReader {
 Result<std::string> ReadAll(BodyReader& body, size_t limit);
 
 struct Request {
-  std::string method;       // "GET"
-  std::string target;       // raw request target, e.g. "/bkt/a%20b?list-type=2"
-  std::string path;         // raw (still encoded) path part of target
-  std::string query;        // raw query after '?', "" when none
+  std::string method;  // "GET"
+  std::string target;  // raw request target, e.g. "/bkt/a%20b?list-type=2"
+  std::string path;    // raw (still encoded) path part of target
+  std::string query;   // raw query after '?', "" when none
   Headers headers;
   BodyReader* body = nullptr;  // never null while a handler runs
   std::string remote_address;  // "127.0.0.1"

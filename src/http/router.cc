@@ -27,8 +27,10 @@ Router::Match Router::Find(const std::string& method, const std::string& raw_pat
       const std::string& seg = route.segments[i];
       if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}') {
         auto decoded = UrlDecode(parts[i]);
-        if (!decoded || decoded->empty()) ok = false;
-        else params[seg.substr(1, seg.size() - 2)] = *decoded;
+        if (!decoded || decoded->empty())
+          ok = false;
+        else
+          params[seg.substr(1, seg.size() - 2)] = *decoded;
       } else if (seg != parts[i]) {
         ok = false;
       }

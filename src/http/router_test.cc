@@ -14,7 +14,9 @@ TEST(RouterTest, MatchesPatternsAndDecodesParams) {
   auto m = router.Find("GET", "/v1/w-1/namespaces/a%1Fb");
   ASSERT_NE(m.handler, nullptr);
   EXPECT_EQ(m.params.at("prefix"), "w-1");
-  EXPECT_EQ(m.params.at("namespace"), "a\x1f" "b");
+  EXPECT_EQ(m.params.at("namespace"),
+            "a\x1f"
+            "b");
   auto wrong_method = router.Find("DELETE", "/v1/w-1/namespaces/x");
   EXPECT_EQ(wrong_method.handler, nullptr);
   EXPECT_TRUE(wrong_method.path_known);

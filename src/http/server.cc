@@ -511,9 +511,10 @@ class ServerImpl final : public Server {
     try {
       response = listener.handler(request);
     } catch (const std::exception& e) {
-      response = Response::Json(500, "{\"error\":{\"code\":\"internal\",\"message\":\"internal "
-                                     "error\",\"request_id\":\"" +
-                                         request.request_id + "\"}}");
+      response = Response::Json(500,
+                                "{\"error\":{\"code\":\"internal\",\"message\":\"internal "
+                                "error\",\"request_id\":\"" +
+                                    request.request_id + "\"}}");
     }
 
     bool keep_alive = header.keep_alive() && !stopping;

@@ -61,7 +61,6 @@ std::unexpected<Error> RetryableFailure(const std::string& message) {
   return Conflict("Validation failed, please retry: " + message);
 }
 
-
 // ---------------------------------------------------------------------------
 // JSON access beyond the shared helpers in json_access.h.
 

@@ -33,15 +33,24 @@ constexpr const char* kDropDialectAllowed = "replace.drop-dialect.allowed";
 // "Cannot apply update … to a view".
 const std::set<std::string>& TableOnlyActions() {
   static const std::set<std::string> kActions = {
-      "set-current-schema",          "add-spec",
-      "set-default-spec",            "add-sort-order",
-      "set-default-sort-order",      "add-snapshot",
-      "set-snapshot-ref",            "remove-snapshots",
-      "remove-snapshot-ref",         "set-statistics",
-      "remove-statistics",           "set-partition-statistics",
-      "remove-partition-statistics", "remove-partition-specs",
-      "remove-schemas",              "add-encryption-key",
-      "set-encryption-key",          "remove-encryption-key",
+      "set-current-schema",
+      "add-spec",
+      "set-default-spec",
+      "add-sort-order",
+      "set-default-sort-order",
+      "add-snapshot",
+      "set-snapshot-ref",
+      "remove-snapshots",
+      "remove-snapshot-ref",
+      "set-statistics",
+      "remove-statistics",
+      "set-partition-statistics",
+      "remove-partition-statistics",
+      "remove-partition-specs",
+      "remove-schemas",
+      "add-encryption-key",
+      "set-encryption-key",
+      "remove-encryption-key",
       "enable-row-lineage",
   };
   return kActions;
@@ -215,7 +224,8 @@ Result<Json> ParseViewVersion(const Json& in, bool for_create, int64_t now) {
   v["representations"] = std::move(stored_reps);
 
   if (const Json* ns = Member(in, "default-namespace")) {
-    if (!ns->is_array()) return Invalid(FieldError(ctx, "default-namespace", "an array of strings"));
+    if (!ns->is_array())
+      return Invalid(FieldError(ctx, "default-namespace", "an array of strings"));
     for (const Json& level : *ns) {
       if (!level.is_string()) {
         return Invalid(FieldError(ctx, "default-namespace", "an array of strings"));
@@ -273,8 +283,8 @@ class ViewBuilder {
         if (!m_.contains(key)) m_[key] = Json::array();
       }
       if (!m_.contains("properties")) m_["properties"] = Json::object();
-    } else if (const Json* current =
-                   FindById(Array("versions"), "version-id", IntOr(m_, "current-version-id", kNoId))) {
+    } else if (const Json* current = FindById(Array("versions"), "version-id",
+                                              IntOr(m_, "current-version-id", kNoId))) {
       previous_version_ = *current;
     }
   }
@@ -431,7 +441,8 @@ Result<void> ViewBuilder::AddViewVersion(const Json& u) {
 
   int64_t schema_id = IntOr(version, "schema-id", kNoId);
   if (schema_id == kLastAdded) {
-    if (!last_added_schema_) return Invalid("Cannot set last added schema: no schema has been added");
+    if (!last_added_schema_)
+      return Invalid("Cannot set last added schema: no schema has been added");
     schema_id = *last_added_schema_;
     version["schema-id"] = schema_id;
   }
@@ -544,8 +555,8 @@ Result<Json> ViewBuilder::Finish() {
 
   const Json* props = Member(m_, "properties");
   const Json* drop = props != nullptr ? Member(*props, kDropDialectAllowed) : nullptr;
-  bool drop_allowed = drop != nullptr && drop->is_string() &&
-                      EqualsIgnoreCase(drop->get<std::string>(), "true");
+  bool drop_allowed =
+      drop != nullptr && drop->is_string() && EqualsIgnoreCase(drop->get<std::string>(), "true");
   if (previous_version_ && !drop_allowed) {
     std::set<std::string> before = SqlDialects(*previous_version_);
     std::set<std::string> after = SqlDialects(*current);
@@ -615,9 +626,8 @@ Result<void> CheckViewRequirement(const Json& current, const Json& requirement) 
     std::string actual = StringOr(current, "view-uuid", "null");
     if (!EqualsIgnoreCase(actual, uuid)) {
       // Argument order (the view's, then the requested) is the reference's.
-      return Fail(ErrorCode::kConflict,
-                  "Requirement failed: view UUID does not match: expected " + actual + " != " +
-                      uuid);
+      return Fail(ErrorCode::kConflict, "Requirement failed: view UUID does not match: expected " +
+                                            actual + " != " + uuid);
     }
     return {};
   }

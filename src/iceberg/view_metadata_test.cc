@@ -208,19 +208,19 @@ TEST(NewViewMetadataTest, RejectsBadRequests) {
        "'view-version' is required"},
       {"no representations", with("/view-version/representations", nullptr), "s3://b/v",
        "'representations' must be a non-empty array"},
-      {"empty representations", with("/view-version/representations", Json::array()),
-       "s3://b/v", "'representations' must be a non-empty array"},
+      {"empty representations", with("/view-version/representations", Json::array()), "s3://b/v",
+       "'representations' must be a non-empty array"},
       {"representation not an object", with("/view-version/representations", {"SELECT 1"}),
        "s3://b/v", "view representation: must be an object"},
       {"representation without type",
        with("/view-version/representations", {{{"sql", "SELECT 1"}, {"dialect", "spark"}}}),
        "s3://b/v", "'type' must be a string"},
       {"sql without dialect",
-       with("/view-version/representations", {{{"type", "sql"}, {"sql", "SELECT 1"}}}),
-       "s3://b/v", "'dialect' must be a string"},
+       with("/view-version/representations", {{{"type", "sql"}, {"sql", "SELECT 1"}}}), "s3://b/v",
+       "'dialect' must be a string"},
       {"unsupported representation",
-       with("/view-version/representations", {{{"type", "substrait"}, {"plan", "…"}}}),
-       "s3://b/v", "Found unsupported view representations: [substrait]"},
+       with("/view-version/representations", {{{"type", "substrait"}, {"plan", "…"}}}), "s3://b/v",
+       "Found unsupported view representations: [substrait]"},
       {"duplicate dialect",
        with("/view-version/representations",
             {{{"type", "sql"}, {"sql", "SELECT 1"}, {"dialect", "spark"}},
@@ -262,10 +262,10 @@ TEST(CheckViewRequirementTest, AssertViewUuid) {
     std::optional<ErrorCode> code;  // nullopt = passes
     std::string message;
   } cases[] = {
-      {R"({"type":"assert-view-uuid","uuid":"fa6506c3-7681-40c8-86dc-e36561f83385"})",
-       std::nullopt, ""},
-      {R"({"type":"assert-view-uuid","uuid":"FA6506C3-7681-40C8-86DC-E36561F83385"})",
-       std::nullopt, ""},
+      {R"({"type":"assert-view-uuid","uuid":"fa6506c3-7681-40c8-86dc-e36561f83385"})", std::nullopt,
+       ""},
+      {R"({"type":"assert-view-uuid","uuid":"FA6506C3-7681-40C8-86DC-E36561F83385"})", std::nullopt,
+       ""},
       {R"({"type":"assert-view-uuid","uuid":"other"})", ErrorCode::kConflict,
        "Requirement failed: view UUID does not match: expected "
        "fa6506c3-7681-40c8-86dc-e36561f83385 != other"},
@@ -301,8 +301,8 @@ TEST(ApplyViewUpdatesTest, EmptyUpdateListLeavesMetadataUntouched) {
 
 TEST(ApplyViewUpdatesTest, ReplaceAddsSchemaAndVersionAndKeepsHistory) {
   Json base = BaseView();
-  Result<Json> r = ApplyViewUpdates(base, ReplaceUpdates("SELECT id, tags, 1 AS n FROM db.t"),
-                                    kNow);
+  Result<Json> r =
+      ApplyViewUpdates(base, ReplaceUpdates("SELECT id, tags, 1 AS n FROM db.t"), kNow);
   ASSERT_TRUE(r.has_value()) << r.error().message;
   const Json& m = *r;
   ASSERT_EQ(m["schemas"].size(), 2u);
@@ -364,9 +364,9 @@ TEST(ApplyViewUpdatesTest, VersionsExpireKeepingTheCurrentOne) {
   Json m = BaseView();
   m["properties"]["version.history.num-entries"] = "2";
   for (int i = 2; i <= 4; ++i) {
-    Json updates = Json::array(
-        {AddVersion(SqlVersion(i, 0, "SELECT " + std::to_string(i), "spark", 1000 * i)),
-         SetCurrent(-1)});
+    Json updates =
+        Json::array({AddVersion(SqlVersion(i, 0, "SELECT " + std::to_string(i), "spark", 1000 * i)),
+                     SetCurrent(-1)});
     Result<Json> r = ApplyViewUpdates(m, updates, kNow);
     ASSERT_TRUE(r.has_value()) << r.error().message;
     m = *r;
@@ -493,19 +493,17 @@ TEST(ApplyViewUpdatesTest, UnknownOrMalformedUpdatesAreInvalidInput) {
        "value of 'a' must be a string"},
       {"bad removals", Parse(R"([{"action": "remove-properties", "removals": "a"}])"),
        "'removals' must be an array"},
-      {"bad history size",
-       Parse(R"([{"action": "set-properties",
+      {"bad history size", Parse(R"([{"action": "set-properties",
                   "updates": {"version.history.num-entries": "-1"}}])"),
        "version.history.num-entries must be positive but was -1"},
       {"schema without ids",
-       Json::array({Json{{"action", "add-schema"},
-                         {"schema", Parse(R"({"type": "struct", "fields": [
+       Json::array(
+           {Json{{"action", "add-schema"}, {"schema", Parse(R"({"type": "struct", "fields": [
                              {"name": "x", "required": false, "type": "int"}]})")}}}),
        "needs an id"},
       {"no view-version", Parse(R"([{"action": "add-view-version"}])"),
        "'view-version' must be an object"},
-      {"version without schema-id",
-       Json::array({AddVersion([] {
+      {"version without schema-id", Json::array({AddVersion([] {
          Json v = SqlVersion(2, 0, "SELECT 1");
          v.erase("schema-id");
          return v;
@@ -519,8 +517,7 @@ TEST(ApplyViewUpdatesTest, UnknownOrMalformedUpdatesAreInvalidInput) {
        "Cannot set last version id: no current version id has been set"},
       {"unknown version", Json::array({SetCurrent(42)}),
        "Cannot set current version to unknown version: 42"},
-      {"duplicate dialect",
-       Json::array({AddVersion([] {
+      {"duplicate dialect", Json::array({AddVersion([] {
          Json v = SqlVersion(2, 0, "SELECT 1");
          v["representations"].push_back(
              Json{{"type", "sql"}, {"sql", "SELECT 2"}, {"dialect", "SPARK"}});

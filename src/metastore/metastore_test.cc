@@ -58,8 +58,8 @@ TEST_F(MetastoreTest, MultiTableSwapIsAllOrNothing) {
   TableEntry b = c.GetEntry("w", {"ns"}, "b").value();
   a.metadata_location = "a2";
   b.metadata_location = "b2";
-  auto r = c.SwapMetadata({MetadataSwap{"w", {"ns"}, "a", "m1", a},
-                           MetadataSwap{"w", {"ns"}, "b", "stale", b}});
+  auto r = c.SwapMetadata(
+      {MetadataSwap{"w", {"ns"}, "a", "m1", a}, MetadataSwap{"w", {"ns"}, "b", "stale", b}});
   EXPECT_EQ(r.error().code, ErrorCode::kConflict);
   EXPECT_EQ(c.GetEntry("w", {"ns"}, "a")->metadata_location, "m1");
 }

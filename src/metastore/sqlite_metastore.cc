@@ -80,8 +80,10 @@ class SqliteMetastore final : public Metastore,
 
   Result<void> Migrate() {
     std::lock_guard lock(write_mu_);
-    TM_TRY(writer_->Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)"));
-    TM_ASSIGN(auto* st, writer_->Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+    TM_TRY(writer_->Exec(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)"));
+    TM_ASSIGN(auto* st,
+              writer_->Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
     TM_ASSIGN(bool row, st->Bind({}).Step());
     int64_t current = row ? st->Int(0) : 0;
     st->Bind({});
@@ -128,7 +130,8 @@ class SqliteMetastore final : public Metastore,
     return Write([&](sqlite::Db& db) -> Result<void> {
       TM_TRY(InsertPrincipal(db, agent));
       TM_TRY(InsertKey(db, key));
-      TM_TRY(Run(db, "INSERT INTO memberships VALUES(?, ?, ?)", {agent.org_id, agent.id, agent.role}));
+      TM_TRY(
+          Run(db, "INSERT INTO memberships VALUES(?, ?, ?)", {agent.org_id, agent.id, agent.role}));
       for (const Grant& g : grants) {
         TM_TRY(Run(db, "INSERT OR REPLACE INTO grants VALUES(?, ?, ?, ?)",
                    {g.warehouse_id, g.principal_id, g.level, g.granted_by}));
@@ -155,7 +158,7 @@ class SqliteMetastore final : public Metastore,
                                      "created_ms, suspended FROM principals WHERE id = ?"));
       TM_ASSIGN(bool row, st->Bind({id}).Step());
       if (!row) return Fail(NotFound("principal not found"));
-      Principal p{id,          st->Text(0), st->Text(1), st->Text(2), st->Text(3),
+      Principal p{id,          st->Text(0), st->Text(1), st->Text(2),    st->Text(3),
                   st->Text(4), st->Text(5), st->Int(6),  st->Int(7) != 0};
       st->Bind({});
       return p;
@@ -165,15 +168,17 @@ class SqliteMetastore final : public Metastore,
   Result<std::vector<std::pair<Organization, std::string>>> OrgsOf(
       const std::string& principal_id) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<std::pair<Organization, std::string>>> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT o.id, o.name, o.handle, o.created_ms, m.role FROM orgs o "
-                                     "JOIN memberships m ON m.org_id = o.id WHERE m.principal_id = ? "
-                                     "ORDER BY o.created_ms"));
+      TM_ASSIGN(auto* st,
+                db.Prepare("SELECT o.id, o.name, o.handle, o.created_ms, m.role FROM orgs o "
+                           "JOIN memberships m ON m.org_id = o.id WHERE m.principal_id = ? "
+                           "ORDER BY o.created_ms"));
       st->Bind({principal_id});
       std::vector<std::pair<Organization, std::string>> out;
       while (true) {
         TM_ASSIGN(bool row, st->Step());
         if (!row) break;
-        out.emplace_back(Organization{st->Text(0), st->Text(1), st->Text(2), st->Int(3)}, st->Text(4));
+        out.emplace_back(Organization{st->Text(0), st->Text(1), st->Text(2), st->Int(3)},
+                         st->Text(4));
       }
       return out;
     });
@@ -181,7 +186,8 @@ class SqliteMetastore final : public Metastore,
 
   Result<std::vector<Warehouse>> WarehousesOfOrg(const std::string& org_id) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<Warehouse>> {
-      TM_ASSIGN(auto* st, db.Prepare(std::string(kWarehouseSelect) + " WHERE org_id = ? ORDER BY created_ms"));
+      TM_ASSIGN(auto* st, db.Prepare(std::string(kWarehouseSelect) +
+                                     " WHERE org_id = ? ORDER BY created_ms"));
       st->Bind({org_id});
       std::vector<Warehouse> out;
       while (true) {
@@ -278,8 +284,9 @@ class SqliteMetastore final : public Metastore,
   Result<std::vector<Namespace>> ListNamespaces(const std::string& warehouse_id,
                                                 const std::vector<std::string>& parent) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<Namespace>> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT name, properties FROM namespaces WHERE warehouse_id = ? "
-                                     "ORDER BY name"));
+      TM_ASSIGN(auto* st,
+                db.Prepare("SELECT name, properties FROM namespaces WHERE warehouse_id = ? "
+                           "ORDER BY name"));
       st->Bind({warehouse_id});
       std::vector<Namespace> out;
       while (true) {
@@ -310,17 +317,21 @@ class SqliteMetastore final : public Metastore,
     return Write([&](sqlite::Db& db) -> Result<void> {
       std::string name = JoinNs(levels);
       TM_TRY(GetNamespaceIn(db, warehouse_id, levels));
-      TM_ASSIGN(auto* e, db.Prepare("SELECT 1 FROM entries WHERE warehouse_id = ? AND namespace = ? LIMIT 1"));
+      TM_ASSIGN(
+          auto* e,
+          db.Prepare("SELECT 1 FROM entries WHERE warehouse_id = ? AND namespace = ? LIMIT 1"));
       TM_ASSIGN(bool has_entries, e->Bind({warehouse_id, name}).Step());
       e->Bind({});
-      TM_ASSIGN(auto* c, db.Prepare("SELECT 1 FROM namespaces WHERE warehouse_id = ? AND name > ? AND "
-                                    "name < ? LIMIT 1"));
+      TM_ASSIGN(auto* c,
+                db.Prepare("SELECT 1 FROM namespaces WHERE warehouse_id = ? AND name > ? AND "
+                           "name < ? LIMIT 1"));
       TM_ASSIGN(bool has_children, c->Bind({warehouse_id, name + "\x1f", name + "\x20"}).Step());
       c->Bind({});
       if (has_entries || has_children) {
         return Fail(ErrorCode::kConflict, "Namespace is not empty");
       }
-      return Run(db, "DELETE FROM namespaces WHERE warehouse_id = ? AND name = ?", {warehouse_id, name});
+      return Run(db, "DELETE FROM namespaces WHERE warehouse_id = ? AND name = ?",
+                 {warehouse_id, name});
     });
   }
 
@@ -333,8 +344,9 @@ class SqliteMetastore final : public Metastore,
                                               const std::vector<std::string>& ns,
                                               const std::string& kind) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
-      TM_ASSIGN(auto* st, db.Prepare(std::string(kEntrySelect) +
-                                     " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name"));
+      TM_ASSIGN(auto* st,
+                db.Prepare(std::string(kEntrySelect) +
+                           " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name"));
       st->Bind({warehouse_id, JoinNs(ns), kind});
       std::vector<TableEntry> out;
       while (true) {
@@ -349,8 +361,9 @@ class SqliteMetastore final : public Metastore,
   Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
                                                     const std::string& kind) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
-      TM_ASSIGN(auto* st, db.Prepare(std::string(kEntrySelect) +
-                                     " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name"));
+      TM_ASSIGN(auto* st,
+                db.Prepare(std::string(kEntrySelect) +
+                           " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name"));
       st->Bind({warehouse_id, kind});
       std::vector<TableEntry> out;
       while (true) {
@@ -369,26 +382,29 @@ class SqliteMetastore final : public Metastore,
         const TableEntry& r = s.replacement;
         if (s.expected_metadata_location.empty()) {
           if (existing) {
-            return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With("existing_kind",
-                                                                                  existing->kind));
+            return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With(
+                "existing_kind", existing->kind));
           }
           if (existing.error().code != ErrorCode::kNotFound) return Fail(existing.error());
           TM_TRY(GetNamespaceIn(db, s.warehouse_id, s.namespace_levels));
-          TM_TRY(Run(db, "INSERT INTO entries VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                     {r.warehouse_id, JoinNs(r.namespace_levels), r.name, r.kind, r.uuid, r.location,
-                      r.metadata_location, r.metadata_json, r.created_ms, r.updated_ms}));
+          TM_TRY(
+              Run(db, "INSERT INTO entries VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  {r.warehouse_id, JoinNs(r.namespace_levels), r.name, r.kind, r.uuid, r.location,
+                   r.metadata_location, r.metadata_json, r.created_ms, r.updated_ms}));
           continue;
         }
         if (!existing) return Fail(existing.error());
         if (existing->metadata_location != s.expected_metadata_location) {
           return Fail(ErrorCode::kConflict, "the table was changed concurrently");
         }
-        TM_TRY(Run(db, "UPDATE entries SET metadata_location = ?, metadata = ?, location = ?, "
-                       "updated_ms = ? WHERE warehouse_id = ? AND namespace = ? AND name = ? AND "
-                       "metadata_location = ?",
+        TM_TRY(Run(db,
+                   "UPDATE entries SET metadata_location = ?, metadata = ?, location = ?, "
+                   "updated_ms = ? WHERE warehouse_id = ? AND namespace = ? AND name = ? AND "
+                   "metadata_location = ?",
                    {r.metadata_location, r.metadata_json, r.location, r.updated_ms, s.warehouse_id,
                     JoinNs(s.namespace_levels), s.name, s.expected_metadata_location}));
-        if (db.Changes() != 1) return Fail(ErrorCode::kConflict, "the table was changed concurrently");
+        if (db.Changes() != 1)
+          return Fail(ErrorCode::kConflict, "the table was changed concurrently");
       }
       return {};
     });
@@ -415,11 +431,13 @@ class SqliteMetastore final : public Metastore,
       auto target = GetEntryIn(db, warehouse_id, to_ns, to_name);
       if (target) {
         return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With("existing_kind",
-                                                                              target->kind));
+                                                                                target->kind));
       }
-      return Run(db, "UPDATE entries SET namespace = ?, name = ?, updated_ms = ? WHERE "
-                     "warehouse_id = ? AND namespace = ? AND name = ?",
-                 {JoinNs(to_ns), to_name, clock_.NowMillis(), warehouse_id, JoinNs(from_ns), from_name});
+      return Run(
+          db,
+          "UPDATE entries SET namespace = ?, name = ?, updated_ms = ? WHERE "
+          "warehouse_id = ? AND namespace = ? AND name = ?",
+          {JoinNs(to_ns), to_name, clock_.NowMillis(), warehouse_id, JoinNs(from_ns), from_name});
     });
   }
 
@@ -427,7 +445,8 @@ class SqliteMetastore final : public Metastore,
   Result<void> Enqueue(const std::string& kind, const std::string& payload_json) override {
     int64_t now = clock_.NowMillis();
     return Write([&](sqlite::Db& db) {
-      return Run(db, "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
+      return Run(db,
+                 "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
                  {kind, payload_json, now, now});
     });
   }
@@ -448,7 +467,8 @@ class SqliteMetastore final : public Metastore,
   }
 
   Result<void> Complete(int64_t task_id) override {
-    return Write([&](sqlite::Db& db) { return Run(db, "DELETE FROM tasks WHERE id = ?", {task_id}); });
+    return Write(
+        [&](sqlite::Db& db) { return Run(db, "DELETE FROM tasks WHERE id = ?", {task_id}); });
   }
 
   Result<void> Retry(int64_t task_id, int64_t delay_ms) override {
@@ -461,8 +481,9 @@ class SqliteMetastore final : public Metastore,
   // ---------------------------------------------------------------- audit
   Result<void> Record(const AuditEvent& e) override {
     return Write([&](sqlite::Db& db) {
-      return Run(db, "INSERT INTO audit_events(at_ms, principal_id, org_id, action, target_type, "
-                     "target_id, request_id, detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+      return Run(db,
+                 "INSERT INTO audit_events(at_ms, principal_id, org_id, action, target_type, "
+                 "target_id, request_id, detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
                  {e.at_ms, e.principal_id, e.org_id, e.action, e.target_type, e.target_id,
                   e.request_id, e.detail_json});
     });
@@ -543,13 +564,14 @@ class SqliteMetastore final : public Metastore,
   }
 
   static Result<void> InsertPrincipal(sqlite::Db& db, const Principal& p) {
-    auto r = Run(db, "INSERT INTO principals VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                 {p.id, p.kind, p.email.empty() ? sqlite::Value() : sqlite::Value(p.email),
-                  p.display_name, p.org_id, p.role, p.created_by, p.created_ms,
-                  int64_t{p.suspended ? 1 : 0}});
+    auto r = Run(
+        db, "INSERT INTO principals VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        {p.id, p.kind, p.email.empty() ? sqlite::Value() : sqlite::Value(p.email), p.display_name,
+         p.org_id, p.role, p.created_by, p.created_ms, int64_t{p.suspended ? 1 : 0}});
     if (!r && r.error().code == ErrorCode::kConflict) {
-      return Fail(ErrorCode::kAlreadyExists, p.kind == "agent" ? "an agent with this name exists"
-                                                               : "an account with this email exists");
+      return Fail(ErrorCode::kAlreadyExists, p.kind == "agent"
+                                                 ? "an agent with this name exists"
+                                                 : "an account with this email exists");
     }
     return r;
   }
@@ -573,11 +595,13 @@ class SqliteMetastore final : public Metastore,
 
   static Result<Namespace> GetNamespaceIn(sqlite::Db& db, const std::string& warehouse_id,
                                           const std::vector<std::string>& levels) {
-    TM_ASSIGN(auto* st, db.Prepare("SELECT properties FROM namespaces WHERE warehouse_id = ? AND name = ?"));
+    TM_ASSIGN(auto* st,
+              db.Prepare("SELECT properties FROM namespaces WHERE warehouse_id = ? AND name = ?"));
     TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(levels)}).Step());
     if (!row) {
-      return Fail(Error{ErrorCode::kNotFound, "Namespace does not exist: " + JoinDots(levels), {}}
-                      .With("missing", "namespace"));
+      return Fail(
+          Error{ErrorCode::kNotFound, "Namespace does not exist: " + JoinDots(levels), {}}.With(
+              "missing", "namespace"));
     }
     Namespace ns{warehouse_id, levels, st->Text(0)};
     st->Bind({});
@@ -591,7 +615,8 @@ class SqliteMetastore final : public Metastore,
   }
 
   static Result<TableEntry> GetEntryIn(sqlite::Db& db, const std::string& warehouse_id,
-                                       const std::vector<std::string>& ns, const std::string& name) {
+                                       const std::vector<std::string>& ns,
+                                       const std::string& name) {
     TM_ASSIGN(auto* st, db.Prepare(std::string(kEntrySelect) +
                                    " WHERE warehouse_id = ? AND namespace = ? AND name = ?"));
     TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(ns), name}).Step());
@@ -614,7 +639,8 @@ class SqliteMetastore final : public Metastore,
 
 }  // namespace
 
-Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path, const Clock& clock) {
+Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path,
+                                                       const Clock& clock) {
   TM_ASSIGN(auto writer, sqlite::Db::Open(path, true));
   std::vector<std::unique_ptr<sqlite::Db>> readers;
   for (int i = 0; i < kReaders; i++) {

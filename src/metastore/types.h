@@ -9,13 +9,13 @@
 namespace tablemere::metastore {
 
 struct Principal {
-  std::string id;            // "p_…" / "a_…"
-  std::string kind;          // "human" | "agent"
-  std::string email;         // humans
+  std::string id;     // "p_…" / "a_…"
+  std::string kind;   // "human" | "agent"
+  std::string email;  // humans
   std::string display_name;
-  std::string org_id;        // agents: the organisation that owns them
-  std::string role;          // agents: "admin" | "member"
-  std::string created_by;    // agents: creating principal
+  std::string org_id;      // agents: the organisation that owns them
+  std::string role;        // agents: "admin" | "member"
+  std::string created_by;  // agents: creating principal
   int64_t created_ms = 0;
   bool suspended = false;
 };
@@ -99,8 +99,8 @@ struct AuditEvent {
   int64_t at_ms = 0;
   std::string principal_id;  // a principal, or a warehouse identity (t-<uuid>) for catalog calls
   std::string org_id;
-  std::string action;        // "credentials.vend", "warehouse.rotate", …
-  std::string target_type;   // "generic_table", "warehouse", …
+  std::string action;       // "credentials.vend", "warehouse.rotate", …
+  std::string target_type;  // "generic_table", "warehouse", …
   std::string target_id;
   std::string request_id;
   std::string detail_json = "{}";

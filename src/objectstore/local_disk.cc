@@ -55,7 +55,7 @@ Error NoSuchBucket(const std::string& bucket) {
 }
 Error NoSuchKey() {
   return Error{ErrorCode::kNotFound, "The specified key does not exist.", {}}.With("s3_code",
-                                                                                  "NoSuchKey");
+                                                                                   "NoSuchKey");
 }
 Error NoSuchUpload() {
   return Error{ErrorCode::kNotFound,
@@ -77,7 +77,8 @@ std::map<std::string, std::string> JsonToMap(const std::string& s) {
 
 class FileReader final : public ObjectReader {
  public:
-  FileReader(int fd, uint64_t offset, uint64_t length) : fd_(fd), offset_(offset), length_(length) {}
+  FileReader(int fd, uint64_t offset, uint64_t length)
+      : fd_(fd), offset_(offset), length_(length) {}
   ~FileReader() override { ::close(fd_); }
   Result<size_t> Read(char* buffer, size_t size) override {
     if (pos_ >= length_) return size_t{0};
@@ -320,11 +321,11 @@ class LocalDiskStore final : public ObjectStore {
       TM_ASSIGN(auto* st, db.Prepare("INSERT INTO buckets(name, created_ms) VALUES(?, ?)"));
       auto r = st->Bind({bucket, clock_.NowMillis()}).Run();
       if (!r && r.error().code == ErrorCode::kConflict) {
-        return Fail(Error{ErrorCode::kAlreadyExists,
-                          "Your previous request to create the named bucket succeeded and you "
-                          "already own it.",
-                          {}}
-                        .With("s3_code", "BucketAlreadyOwnedByYou"));
+        return Fail(Error{
+            ErrorCode::kAlreadyExists,
+            "Your previous request to create the named bucket succeeded and you "
+            "already own it.",
+            {}}.With("s3_code", "BucketAlreadyOwnedByYou"));
       }
       return r;
     });
@@ -337,8 +338,9 @@ class LocalDiskStore final : public ObjectStore {
       TM_ASSIGN(bool has, probe->Bind({bucket}).Step());
       probe->Bind({});  // a statement left on its row would hold a read snapshot open
       if (has) {
-        return Fail(Error{ErrorCode::kConflict, "The bucket you tried to delete is not empty", {}}
-                        .With("s3_code", "BucketNotEmpty"));
+        return Fail(
+            Error{ErrorCode::kConflict, "The bucket you tried to delete is not empty", {}}.With(
+                "s3_code", "BucketNotEmpty"));
       }
       TM_ASSIGN(auto* uploads, db.Prepare("SELECT upload_id FROM uploads WHERE bucket = ?"));
       uploads->Bind({bucket});
@@ -679,7 +681,9 @@ class LocalDiskStore final : public ObjectStore {
         .With("s3_code", "InvalidPart");
   }
 
-  std::string BlobDir(const std::string& blob) const { return root_ + "/blobs/" + blob.substr(0, 2); }
+  std::string BlobDir(const std::string& blob) const {
+    return root_ + "/blobs/" + blob.substr(0, 2);
+  }
   std::string BlobPath(const std::string& blob) const { return BlobDir(blob) + "/" + blob; }
 
   Result<std::unique_ptr<ObjectWriter>> NewWriter(FileWriter::CommitFn commit) {
@@ -709,9 +713,10 @@ class LocalDiskStore final : public ObjectStore {
         auto current = FindObject(db, bucket, key, &current_blob);
         if (!current && current.error().code != ErrorCode::kNotFound) return Fail(current.error());
         auto failed = [] {
-          return Fail(Error{ErrorCode::kConflict,
-                            "At least one of the pre-conditions you specified did not hold", {}}
-                          .With("s3_code", "PreconditionFailed"));
+          return Fail(Error{
+              ErrorCode::kConflict,
+              "At least one of the pre-conditions you specified did not hold",
+              {}}.With("s3_code", "PreconditionFailed"));
         };
         if (conditions.if_none_match && current) return failed();
         if (conditions.if_match) {
@@ -865,7 +870,8 @@ class LocalDiskStore final : public ObjectStore {
     TM_ASSIGN(bool row, sel->Bind({bucket, key}).Step());
     if (row) *old_blob = sel->Text(0);
     sel->Bind({});
-    TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO objects VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+    TM_ASSIGN(auto* st,
+              db.Prepare("INSERT OR REPLACE INTO objects VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
     return st
         ->Bind({bucket, key, blob, static_cast<int64_t>(info.size), info.etag,
                 info.last_modified_ms ? info.last_modified_ms : clock_.NowMillis(),
@@ -978,16 +984,16 @@ class LocalDiskStore final : public ObjectStore {
 
 }  // namespace
 
-Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root,
-                                                        const Clock& clock, Random& random) {
+Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root, const Clock& clock,
+                                                        Random& random) {
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) return Fail(IoError("create " + root + ": " + ec.message()));
   TM_ASSIGN(auto writer, sqlite::Db::Open(root + "/index.db", true));
   TM_TRY(writer->Exec(kSchema));
   TM_ASSIGN(auto reader, sqlite::Db::Open(root + "/index.db", true));
-  auto store = std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer),
-                                                std::move(reader));
+  auto store =
+      std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer), std::move(reader));
   TM_TRY(store->Init());
   return std::unique_ptr<ObjectStore>(std::move(store));
 }

@@ -12,7 +12,7 @@ namespace tablemere::objectstore {
 
 // Opens (creating) a store rooted at `root`. Errors: kUnavailable when the directory or
 // index cannot be created.
-Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root,
-                                                        const Clock& clock, Random& random);
+Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root, const Clock& clock,
+                                                        Random& random);
 
 }  // namespace tablemere::objectstore

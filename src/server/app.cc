@@ -13,9 +13,9 @@
 #include "api/control/control_api.h"
 #include "api/iceberg/iceberg_rest_api.h"
 #include "api/lakekeeper/lakekeeper_api.h"
-#include "catalog/generic_table_service.h"
 #include "api/s3/s3_api.h"
 #include "catalog/catalog_service.h"
+#include "catalog/generic_table_service.h"
 #include "common/key_ring.h"
 #include "http/server.h"
 #include "maintenance/task_runner.h"
@@ -43,12 +43,15 @@ class AppImpl final : public App {
     namespace fs = std::filesystem;
     std::error_code ec;
     fs::create_directories(config.data_dir, ec);
-    if (ec) return Fail(ErrorCode::kUnavailable, "cannot create " + config.data_dir + ": " + ec.message());
+    if (ec)
+      return Fail(ErrorCode::kUnavailable,
+                  "cannot create " + config.data_dir + ": " + ec.message());
     fs::permissions(config.data_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
     TM_ASSIGN(KeyRing keys, KeyRing::LoadOrCreate(config.data_dir + "/master.key"));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
     TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
-    TM_ASSIGN(objects_, objectstore::OpenLocalDiskStore(config.data_dir + "/objects", clock_, random_));
+    TM_ASSIGN(objects_,
+              objectstore::OpenLocalDiskStore(config.data_dir + "/objects", clock_, random_));
     if (!config.access_log.empty() && config.access_log != "-") {
       log_file_ = std::fopen(config.access_log.c_str(), "a");
       if (!log_file_) return Fail(ErrorCode::kUnavailable, "cannot open " + config.access_log);
@@ -60,51 +63,58 @@ class AppImpl final : public App {
         {"catalog", config.catalog_addr, [this](http::Request& r) { return Route(1, r); }},
         {"s3", config.s3_addr, [this](http::Request& r) { return Route(2, r); }},
     };
-    TM_ASSIGN(server_, http::Server::Start(std::move(listeners), log ? http::AccessLog([this](const std::string& line) {
-                                              std::lock_guard lock(log_mu_);
-                                              FILE* out = log_file_ ? log_file_ : stderr;
-                                              std::fprintf(out, "%s\n", line.c_str());
-                                              std::fflush(out);
-                                            })
-                                                                      : http::AccessLog()));
+    TM_ASSIGN(server_, http::Server::Start(std::move(listeners),
+                                           log ? http::AccessLog([this](const std::string& line) {
+                                             std::lock_guard lock(log_mu_);
+                                             FILE* out = log_file_ ? log_file_ : stderr;
+                                             std::fprintf(out, "%s\n", line.c_str());
+                                             std::fflush(out);
+                                           })
+                                               : http::AccessLog()));
     accounts::PublicUrls urls{
-        config.public_api_url.empty() ? UrlFor(server_->BoundAddress("api")) : config.public_api_url,
-        config.public_catalog_url.empty() ? UrlFor(server_->BoundAddress("catalog")) : config.public_catalog_url,
+        config.public_api_url.empty() ? UrlFor(server_->BoundAddress("api"))
+                                      : config.public_api_url,
+        config.public_catalog_url.empty() ? UrlFor(server_->BoundAddress("catalog"))
+                                          : config.public_catalog_url,
         config.public_s3_url.empty() ? UrlFor(server_->BoundAddress("s3")) : config.public_s3_url};
     // ---- services
     secrets_ = std::make_unique<accounts::IdentitySecrets>(*keys_);
     sealer_ = std::make_unique<storage::SessionSealer>(*keys_);
-    tokens_ = std::make_unique<catalog::CatalogTokens>(*keys_, clock_, config.catalog_token_seconds);
+    tokens_ =
+        std::make_unique<catalog::CatalogTokens>(*keys_, clock_, config.catalog_token_seconds);
     // The one-call unverified signup is for local stacks only: loopback API, no mailer.
     bool local = IsLoopback(server_->BoundAddress("api"));
-    accounts_ = std::make_unique<accounts::AccountService>(*meta_, *objects_, clock_, random_, *secrets_,
-                                                           urls, local);
+    accounts_ = std::make_unique<accounts::AccountService>(*meta_, *objects_, clock_, random_,
+                                                           *secrets_, urls, local);
     catalog_ = std::make_unique<catalog::CatalogService>(
         *meta_, *objects_, clock_, random_, *sealer_, *secrets_, *tokens_,
         catalog::CatalogOptions{urls.s3, config.session_seconds, 4});
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_api_ = std::make_unique<api::control::ControlApi>(
-        *accounts_, api::control::ControlApiOptions{
-                        [this] { return meta_->Ping().has_value(); },
-                        [this] { return meta_->Ping().has_value(); }});
+        *accounts_, api::control::ControlApiOptions{[this] { return meta_->Ping().has_value(); },
+                                                    [this] { return meta_->Ping().has_value(); }});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
     lakekeeper_api_ = std::make_unique<api::lakekeeper::LakekeeperApi>(*catalog_, *generic_tables_);
-    s3_api_ = std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_, api::s3::S3ApiOptions{});
+    s3_api_ =
+        std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_, api::s3::S3ApiOptions{});
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
     tasks_->Start();
     ready_.store(true);
     if (!config.ready_file.empty()) {
-      nlohmann::json ready = {{"api", urls.api}, {"catalog", urls.catalog}, {"s3", urls.s3},
+      nlohmann::json ready = {{"api", urls.api},
+                              {"catalog", urls.catalog},
+                              {"s3", urls.s3},
                               {"pid", static_cast<int64_t>(::getpid())}};
       std::string tmp = config.ready_file + ".tmp";
       std::ofstream(tmp) << ready.dump() << "\n";
       fs::rename(tmp, config.ready_file, ec);
     }
-    std::fprintf(stderr, "tablemere-server %s: api %s, catalog %s, s3 %s, data %s\n", TABLEMERE_VERSION,
-                 urls.api.c_str(), urls.catalog.c_str(), urls.s3.c_str(), config.data_dir.c_str());
+    std::fprintf(stderr, "tablemere-server %s: api %s, catalog %s, s3 %s, data %s\n",
+                 TABLEMERE_VERSION, urls.api.c_str(), urls.catalog.c_str(), urls.s3.c_str(),
+                 config.data_dir.c_str());
     return {};
   }
 
@@ -124,12 +134,14 @@ class AppImpl final : public App {
       return http::Response::Json(503, R"({"error":{"code":"starting","message":"starting up"}})");
     }
     switch (listener) {
-      case 0: return control_api_->Handle(request);
+      case 0:
+        return control_api_->Handle(request);
       case 1:
         // One listener serves both catalog APIs; Lakekeeper's live under /lakekeeper/.
         if (request.path.starts_with("/lakekeeper/")) return lakekeeper_api_->Handle(request);
         return iceberg_api_->Handle(request);
-      default: return s3_api_->Handle(request);
+      default:
+        return s3_api_->Handle(request);
     }
   }
 

@@ -19,7 +19,8 @@ struct Flag {
 
 Result<void> SetInt(int64_t& target, const std::string& value, const char* name) {
   auto n = ParseInt(value);
-  if (!n || *n <= 0) return Fail(ErrorCode::kInvalidInput, std::string("--") + name + " needs a positive integer");
+  if (!n || *n <= 0)
+    return Fail(ErrorCode::kInvalidInput, std::string("--") + name + " needs a positive integer");
   target = *n;
   return {};
 }
@@ -32,19 +33,32 @@ std::vector<Flag> Flags(Config& c) {
     };
   };
   return {
-      {"api-addr", "TABLEMERE_API_ADDR", "control-plane API listen address (default 127.0.0.1:8080)", str(c.api_addr)},
-      {"catalog-addr", "TABLEMERE_CATALOG_ADDR", "Iceberg REST catalog listen address (default 127.0.0.1:8181)", str(c.catalog_addr)},
-      {"s3-addr", "TABLEMERE_S3_ADDR", "S3-compatible storage listen address (default 127.0.0.1:9000)", str(c.s3_addr)},
-      {"data-dir", "TABLEMERE_DATA_DIR", "directory for all state and objects (default ./data)", str(c.data_dir)},
-      {"public-api-url", "TABLEMERE_PUBLIC_API_URL", "API URL printed in recipes (default: from --api-addr)", str(c.public_api_url)},
-      {"public-catalog-url", "TABLEMERE_PUBLIC_CATALOG_URL", "catalog URL given to engines (default: from --catalog-addr)", str(c.public_catalog_url)},
-      {"public-s3-url", "TABLEMERE_PUBLIC_S3_URL", "S3 endpoint vended to engines (default: from --s3-addr)", str(c.public_s3_url)},
-      {"session-seconds", "TABLEMERE_SESSION_SECONDS", "lifetime of vended storage sessions (default 900)",
+      {"api-addr", "TABLEMERE_API_ADDR",
+       "control-plane API listen address (default 127.0.0.1:8080)", str(c.api_addr)},
+      {"catalog-addr", "TABLEMERE_CATALOG_ADDR",
+       "Iceberg REST catalog listen address (default 127.0.0.1:8181)", str(c.catalog_addr)},
+      {"s3-addr", "TABLEMERE_S3_ADDR",
+       "S3-compatible storage listen address (default 127.0.0.1:9000)", str(c.s3_addr)},
+      {"data-dir", "TABLEMERE_DATA_DIR", "directory for all state and objects (default ./data)",
+       str(c.data_dir)},
+      {"public-api-url", "TABLEMERE_PUBLIC_API_URL",
+       "API URL printed in recipes (default: from --api-addr)", str(c.public_api_url)},
+      {"public-catalog-url", "TABLEMERE_PUBLIC_CATALOG_URL",
+       "catalog URL given to engines (default: from --catalog-addr)", str(c.public_catalog_url)},
+      {"public-s3-url", "TABLEMERE_PUBLIC_S3_URL",
+       "S3 endpoint vended to engines (default: from --s3-addr)", str(c.public_s3_url)},
+      {"session-seconds", "TABLEMERE_SESSION_SECONDS",
+       "lifetime of vended storage sessions (default 900)",
        [&c](const std::string& v) { return SetInt(c.session_seconds, v, "session-seconds"); }},
-      {"catalog-token-seconds", "TABLEMERE_CATALOG_TOKEN_SECONDS", "lifetime of catalog tokens (default 900)",
-       [&c](const std::string& v) { return SetInt(c.catalog_token_seconds, v, "catalog-token-seconds"); }},
-      {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving", str(c.ready_file)},
-      {"access-log", "TABLEMERE_ACCESS_LOG", "access log: '-' for stderr (default), a file, or '' for none", str(c.access_log)},
+      {"catalog-token-seconds", "TABLEMERE_CATALOG_TOKEN_SECONDS",
+       "lifetime of catalog tokens (default 900)",
+       [&c](const std::string& v) {
+         return SetInt(c.catalog_token_seconds, v, "catalog-token-seconds");
+       }},
+      {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
+       str(c.ready_file)},
+      {"access-log", "TABLEMERE_ACCESS_LOG",
+       "access log: '-' for stderr (default), a file, or '' for none", str(c.access_log)},
   };
 }
 
@@ -59,9 +73,11 @@ std::string Usage(const std::vector<Flag>& flags) {
     name.resize(std::max<size_t>(name.size() + 1, 30), ' ');
     out += name + f.help + "  [" + f.env + "]\n";
   }
-  out += "  --help                      this text\n  --version                   the version\n\n"
-         "Environment only (secrets never go on a command line):\n"
-         "  TABLEMERE_S3_USERS          operator S3 users, 'access:secret,…'; each owns the buckets it creates\n";
+  out +=
+      "  --help                      this text\n  --version                   the version\n\n"
+      "Environment only (secrets never go on a command line):\n"
+      "  TABLEMERE_S3_USERS          operator S3 users, 'access:secret,…'; each owns the buckets "
+      "it creates\n";
   return out;
 }
 
@@ -93,7 +109,8 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
       *output = std::string("tablemere-server ") + TABLEMERE_VERSION + "\n";
       return ParseOutcome::kExitOk;
     }
-    if (!arg.starts_with("--")) return Fail(ErrorCode::kInvalidInput, "unexpected argument '" + arg + "'");
+    if (!arg.starts_with("--"))
+      return Fail(ErrorCode::kInvalidInput, "unexpected argument '" + arg + "'");
     std::string name = arg.substr(2);
     std::string value;
     size_t eq = name.find('=');
@@ -102,7 +119,8 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     }
-    auto it = std::find_if(flags.begin(), flags.end(), [&](const Flag& f) { return name == f.name; });
+    auto it =
+        std::find_if(flags.begin(), flags.end(), [&](const Flag& f) { return name == f.name; });
     if (it == flags.end()) {
       return Fail(ErrorCode::kInvalidInput, "unknown flag --" + name + " (see --help)");
     }

@@ -13,9 +13,9 @@ struct Config {
   std::string catalog_addr = "127.0.0.1:8181";
   std::string s3_addr = "127.0.0.1:9000";
   std::string data_dir = "./data";
-  std::string public_api_url;      // derived from api_addr when empty
-  std::string public_catalog_url;  // derived from catalog_addr when empty
-  std::string public_s3_url;       // derived from s3_addr when empty
+  std::string public_api_url;           // derived from api_addr when empty
+  std::string public_catalog_url;       // derived from catalog_addr when empty
+  std::string public_s3_url;            // derived from s3_addr when empty
   int64_t session_seconds = 900;        // vended storage sessions
   int64_t catalog_token_seconds = 900;  // catalog bearer tokens
   std::string ready_file;               // written with the bound URLs once serving

@@ -33,12 +33,12 @@ bool IsMetadataFile(const std::string& name) {
 
 Result<void> CheckTableBucketKey(const std::string& key, const std::string& blob_bucket) {
   auto refuse = [&](const std::string& why) {
-    return Fail(Error{ErrorCode::kInvalidInput,
-                      "Table buckets accept only Iceberg table files under "
-                      "<namespace>/<table>/(data|metadata)/ (" +
-                          why + "). Put other objects in the blob bucket " + blob_bucket + ".",
-                      {}}
-                    .With("s3_code", "InvalidArgument"));
+    return Fail(Error{
+        ErrorCode::kInvalidInput,
+        "Table buckets accept only Iceberg table files under "
+        "<namespace>/<table>/(data|metadata)/ (" +
+            why + "). Put other objects in the blob bucket " + blob_bucket + ".",
+        {}}.With("s3_code", "InvalidArgument"));
   };
   std::vector<std::string> parts = Split(key, '/');
   // Directory markers (pyarrow writes "<…>/data/" and friends as empty objects).
@@ -66,8 +66,9 @@ Result<void> CheckGenericTableKey(const std::string& relative_key, const std::st
   const std::string& k = relative_key;
   for (const auto& part : Split(k, '/')) {
     if (part == "." || part == "..") {
-      return Fail(Error{ErrorCode::kInvalidInput, "Relative path segments are not allowed.", {}}
-                      .With("s3_code", "InvalidArgument"));
+      return Fail(
+          Error{ErrorCode::kInvalidInput, "Relative path segments are not allowed.", {}}.With(
+              "s3_code", "InvalidArgument"));
     }
   }
   if (k.empty() || k.ends_with("/")) return {};  // directory markers
@@ -77,7 +78,8 @@ Result<void> CheckGenericTableKey(const std::string& relative_key, const std::st
          k.starts_with("_indices/") || k.starts_with("_deletions/") || k.starts_with("_refs/") ||
          k == "_latest.manifest";
   } else if (format == "delta") {
-    ok = k.starts_with("_delta_log/") || k.ends_with(".parquet") || k.starts_with("_change_data/") ||
+    ok = k.starts_with("_delta_log/") || k.ends_with(".parquet") ||
+         k.starts_with("_change_data/") ||
          (k.find("deletion_vector_") != std::string::npos && k.ends_with(".bin"));
   } else if (format == "csv") {
     ok = k.ends_with(".csv") || k.ends_with(".csv.gz") || k.ends_with(".tsv");
@@ -85,12 +87,12 @@ Result<void> CheckGenericTableKey(const std::string& relative_key, const std::st
     ok = k.ends_with(".parquet");
   }
   if (ok) return {};
-  return Fail(Error{ErrorCode::kInvalidInput,
-                    "This location belongs to a " + format + " generic table, which accepts only " +
-                        format + " files; '" + k + "' is not one. Put other objects in the blob bucket " +
-                        blob_bucket + ".",
-                    {}}
-                  .With("s3_code", "InvalidArgument"));
+  return Fail(Error{
+      ErrorCode::kInvalidInput,
+      "This location belongs to a " + format + " generic table, which accepts only " + format +
+          " files; '" + k + "' is not one. Put other objects in the blob bucket " + blob_bucket +
+          ".",
+      {}}.With("s3_code", "InvalidArgument"));
 }
 
 Result<void> CheckWarehouseKey(const std::string& key, const std::string& blob_bucket,

@@ -17,7 +17,7 @@ struct S3Identity {
   std::string warehouse_id;  // warehouse and session identities
   std::string prefix;        // session: the only key prefix it may touch
   bool read_only = false;
-  std::string format;        // session: a generic table's format ("" for Iceberg)
+  std::string format;  // session: a generic table's format ("" for Iceberg)
 };
 
 // A generic (non-Iceberg) table's base location inside a table bucket.
@@ -39,7 +39,8 @@ class IdentityResolver {
                                             bool created) = 0;
   // The generic tables' base locations in a warehouse's table bucket (may be cached
   // briefly). Thread-safe.
-  virtual Result<std::vector<GenericLocation>> GenericLocations(const std::string& warehouse_id) = 0;
+  virtual Result<std::vector<GenericLocation>> GenericLocations(
+      const std::string& warehouse_id) = 0;
 };
 
 std::string TableBucketName(const std::string& warehouse_id);  // "w-<id>"

@@ -66,7 +66,8 @@ TEST(GenericTableKeyTest, EachFormatAcceptsItsOwnFiles) {
       {"delta", "../escape.parquet", false},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(CheckGenericTableKey(c.key, c.format, "b-1").has_value(), c.ok) << c.format << " " << c.key;
+    EXPECT_EQ(CheckGenericTableKey(c.key, c.format, "b-1").has_value(), c.ok)
+        << c.format << " " << c.key;
   }
 }
 

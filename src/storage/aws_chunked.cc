@@ -35,7 +35,8 @@ Error Incomplete() {
 Error SignatureMismatch(std::string what) {
   return S3Error(ErrorCode::kUnauthenticated, "SignatureDoesNotMatch",
                  "The request signature we calculated does not match the signature you provided "
-                 "(" + std::move(what) + ").");
+                 "(" +
+                     std::move(what) + ").");
 }
 
 std::optional<size_t> ParseHexSize(std::string_view s) {

@@ -15,12 +15,12 @@
 namespace tablemere::storage {
 
 struct ChunkSigningContext {
-  bool signed_chunks = false;   // chunk-signature= present and verified
-  bool has_trailer = false;     // x-amz-trailer present
-  std::string signing_key;      // raw SigV4 signing key (when signed)
-  std::string amz_date;         // "YYYYMMDDTHHMMSSZ"
-  std::string scope;            // "YYYYMMDD/region/s3/aws4_request"
-  std::string seed_signature;   // hex signature from the Authorization header
+  bool signed_chunks = false;  // chunk-signature= present and verified
+  bool has_trailer = false;    // x-amz-trailer present
+  std::string signing_key;     // raw SigV4 signing key (when signed)
+  std::string amz_date;        // "YYYYMMDDTHHMMSSZ"
+  std::string scope;           // "YYYYMMDD/region/s3/aws4_request"
+  std::string seed_signature;  // hex signature from the Authorization header
 };
 
 // Feed() the (HTTP-dechunked) body bytes as they arrive; decoded payload bytes are
@@ -45,13 +45,13 @@ class AwsChunkedDecoder {
 
  private:
   enum class State {
-    kChunkHeader,   // reading "hex(len)[;ext]" up to '\n'
-    kChunkData,     // copying chunk_remaining_ bytes
-    kChunkDataCr,   // expecting the CRLF (or bare LF) after chunk data
+    kChunkHeader,  // reading "hex(len)[;ext]" up to '\n'
+    kChunkData,    // copying chunk_remaining_ bytes
+    kChunkDataCr,  // expecting the CRLF (or bare LF) after chunk data
     kChunkDataLf,
-    kTrailer,       // after the final 0-size chunk: trailer lines or the closing empty line
-    kAfterEmpty,    // an empty line came before any trailer (AWS doc framing); trailers may follow
-    kDone,          // closing empty line seen; only stray CR/LF may follow
+    kTrailer,     // after the final 0-size chunk: trailer lines or the closing empty line
+    kAfterEmpty,  // an empty line came before any trailer (AWS doc framing); trailers may follow
+    kDone,        // closing empty line seen; only stray CR/LF may follow
     kFailed,
   };
 
@@ -66,15 +66,15 @@ class AwsChunkedDecoder {
   std::map<std::string, std::string> trailers_;
   uint64_t decoded_bytes_ = 0;
   State state_ = State::kChunkHeader;
-  std::string line_;               // partial line carried across Feed() calls
-  std::string chunk_signature_;    // chunk-signature of the chunk being read
-  std::string previous_signature_; // seed, then each verified chunk signature
+  std::string line_;                // partial line carried across Feed() calls
+  std::string chunk_signature_;     // chunk-signature of the chunk being read
+  std::string previous_signature_;  // seed, then each verified chunk signature
   size_t chunk_remaining_ = 0;
-  std::string chunk_data_;         // buffered chunk, for signature verification
+  std::string chunk_data_;  // buffered chunk, for signature verification
   std::string trailer_signature_;
   bool saw_trailer_line_ = false;
   bool finished_ = false;
-  std::optional<Error> error_;     // sticky: every call after a failure returns it
+  std::optional<Error> error_;  // sticky: every call after a failure returns it
 };
 
 }  // namespace tablemere::storage

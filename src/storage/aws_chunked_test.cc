@@ -288,8 +288,8 @@ TEST(AwsChunkedTest, LenientFramings) {
 TEST(AwsChunkedTest, TruncatedBodyIsIncompleteBody) {
   const std::string body = "b\r\nhello world\r\n0\r\nx-amz-checksum-crc32:DUoRhQ==\r\n\r\n";
   // Cut inside the size line, the data, the data's CRLF, and before the final chunk.
-  for (size_t cut : {size_t{0}, size_t{1}, size_t{3}, size_t{8}, size_t{14}, size_t{15},
-                     size_t{16}}) {
+  for (size_t cut :
+       {size_t{0}, size_t{1}, size_t{3}, size_t{8}, size_t{14}, size_t{15}, size_t{16}}) {
     EXPECT_EQ(S3Code(Decode(UnsignedContext(true), body.substr(0, cut)).status), "IncompleteBody")
         << "cut " << cut;
   }

@@ -43,25 +43,28 @@ IssuedSession SessionSealer::Issue(const SessionGrant& grant, Random& random) co
                             {"e", grant.expires_ms},   {"g", grant.generation},
                             {"f", grant.format}};
   std::string nonce = random.Bytes(12);
-  std::string token =
-      kTokenPrefix + crypto::Base64UrlEncode(crypto::Seal(seal_key_, nonce, payload.dump(), kAssociated));
+  std::string token = kTokenPrefix + crypto::Base64UrlEncode(crypto::Seal(
+                                         seal_key_, nonce, payload.dump(), kAssociated));
   return IssuedSession{AccessKeyFor(token), SecretFor(token), token, grant.expires_ms};
 }
 
-Result<SessionGrant> SessionSealer::Open(const std::string& access_key_id,
-                                         const std::string& token, int64_t now_ms) const {
+Result<SessionGrant> SessionSealer::Open(const std::string& access_key_id, const std::string& token,
+                                         int64_t now_ms) const {
   if (!token.starts_with(kTokenPrefix)) {
-    return Fail(TokenError("InvalidToken", "The provided token is malformed or otherwise invalid."));
+    return Fail(
+        TokenError("InvalidToken", "The provided token is malformed or otherwise invalid."));
   }
   auto sealed = crypto::Base64UrlDecode(std::string_view(token).substr(sizeof kTokenPrefix - 1));
   std::optional<std::string> plain;
   if (sealed) plain = crypto::Open(seal_key_, *sealed, kAssociated);
   if (!plain || !crypto::ConstantTimeEquals(AccessKeyFor(token), access_key_id)) {
-    return Fail(TokenError("InvalidToken", "The provided token is malformed or otherwise invalid."));
+    return Fail(
+        TokenError("InvalidToken", "The provided token is malformed or otherwise invalid."));
   }
   auto j = nlohmann::json::parse(*plain, nullptr, false);
   if (!j.is_object()) {
-    return Fail(TokenError("InvalidToken", "The provided token is malformed or otherwise invalid."));
+    return Fail(
+        TokenError("InvalidToken", "The provided token is malformed or otherwise invalid."));
   }
   SessionGrant g;
   g.warehouse_id = j.value("w", "");

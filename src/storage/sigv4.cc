@@ -336,21 +336,36 @@ Result<std::optional<ParsedAuth>> ParseSigV2Query(const SignedRequest& request,
 // Query parameters that are part of the SigV2 canonicalized resource (the S3
 // "sub-resources" and the response-header overrides).
 constexpr std::string_view kSigV2SubResources[] = {
-    "accelerate",     "acl",
-    "analytics",      "cors",
-    "delete",         "encryption",
-    "inventory",      "legal-hold",
-    "lifecycle",      "location",
-    "logging",        "metrics",
-    "notification",   "object-lock",
-    "partNumber",     "policy",
-    "replication",    "requestPayment",
-    "restore",        "retention",
-    "select",         "select-type",
-    "tagging",        "torrent",
-    "uploadId",       "uploads",
-    "versionId",      "versioning",
-    "versions",       "website",
+    "accelerate",
+    "acl",
+    "analytics",
+    "cors",
+    "delete",
+    "encryption",
+    "inventory",
+    "legal-hold",
+    "lifecycle",
+    "location",
+    "logging",
+    "metrics",
+    "notification",
+    "object-lock",
+    "partNumber",
+    "policy",
+    "replication",
+    "requestPayment",
+    "restore",
+    "retention",
+    "select",
+    "select-type",
+    "tagging",
+    "torrent",
+    "uploadId",
+    "uploads",
+    "versionId",
+    "versioning",
+    "versions",
+    "website",
     "response-cache-control",
     "response-content-disposition",
     "response-content-encoding",
@@ -443,8 +458,8 @@ Result<std::optional<ParsedAuth>> ParseAuth(const SignedRequest& request) {
   bool query_v4 = FindParam(params, "X-Amz-Algorithm") != nullptr ||
                   FindParam(params, "X-Amz-Credential") != nullptr ||
                   FindParam(params, "X-Amz-Signature") != nullptr;
-  bool query_v2 = FindParam(params, "AWSAccessKeyId") != nullptr ||
-                  FindParam(params, "Signature") != nullptr;
+  bool query_v2 =
+      FindParam(params, "AWSAccessKeyId") != nullptr || FindParam(params, "Signature") != nullptr;
 
   if (const std::string* header = FindHeader(request, "authorization")) {
     if (query_v4 || query_v2) {

@@ -28,15 +28,15 @@ enum class AuthKind { kSigV4Header, kSigV4Query, kSigV2Query, kSigV2Header };
 struct ParsedAuth {
   AuthKind kind = AuthKind::kSigV4Header;
   std::string access_key;
-  std::string date;            // SigV4 scope date "YYYYMMDD"
-  std::string region;          // SigV4 scope region
-  std::string service;         // SigV4 scope service ("s3")
-  std::string amz_date;        // "YYYYMMDDTHHMMSSZ" (SigV4) — from x-amz-date / X-Amz-Date
+  std::string date;      // SigV4 scope date "YYYYMMDD"
+  std::string region;    // SigV4 scope region
+  std::string service;   // SigV4 scope service ("s3")
+  std::string amz_date;  // "YYYYMMDDTHHMMSSZ" (SigV4) — from x-amz-date / X-Amz-Date
   std::vector<std::string> signed_headers;  // SigV4, lower-case, as listed
-  std::string signature;       // hex (SigV4) or base64 (SigV2)
-  int64_t expires_seconds = 0; // SigV4 query: X-Amz-Expires; SigV2 query: absolute epoch Expires
-  std::string security_token;  // x-amz-security-token header or X-Amz-Security-Token query
-  std::string payload_hash;    // x-amz-content-sha256 value, or "UNSIGNED-PAYLOAD" for presigned
+  std::string signature;                    // hex (SigV4) or base64 (SigV2)
+  int64_t expires_seconds = 0;  // SigV4 query: X-Amz-Expires; SigV2 query: absolute epoch Expires
+  std::string security_token;   // x-amz-security-token header or X-Amz-Security-Token query
+  std::string payload_hash;     // x-amz-content-sha256 value, or "UNSIGNED-PAYLOAD" for presigned
 };
 
 // Returns nullopt when the request carries no authentication at all (anonymous).
@@ -45,7 +45,7 @@ struct ParsedAuth {
 Result<std::optional<ParsedAuth>> ParseAuth(const SignedRequest& request);
 
 // SigV4 building blocks (exposed for tests against AWS's published vectors).
-std::string CanonicalUri(const std::string& raw_path);      // decode then strict re-encode, keep '/'
+std::string CanonicalUri(const std::string& raw_path);  // decode then strict re-encode, keep '/'
 std::string CanonicalQuery(const std::string& raw_query, bool drop_signature);
 Result<std::string> CanonicalRequest(const SignedRequest& request, const ParsedAuth& auth);
 std::string StringToSign(const std::string& amz_date, const std::string& scope,

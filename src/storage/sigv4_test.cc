@@ -73,9 +73,12 @@ TEST(SigV4Test, AwsExampleGetObject) {
   EXPECT_EQ(*canonical, std::string("GET\n/test.txt\n\n") +
                             "host:examplebucket.s3.amazonaws.com\n"
                             "range:bytes=0-9\n"
-                            "x-amz-content-sha256:" + kEmptySha256 + "\n"
+                            "x-amz-content-sha256:" +
+                            kEmptySha256 +
+                            "\n"
                             "x-amz-date:20130524T000000Z\n\n"
-                            "host;range;x-amz-content-sha256;x-amz-date\n" + kEmptySha256);
+                            "host;range;x-amz-content-sha256;x-amz-date\n" +
+                            kEmptySha256);
   EXPECT_EQ(StringToSign(auth.amz_date, Scope(auth), *canonical),
             "AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n"
             "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
@@ -99,14 +102,17 @@ TEST(SigV4Test, AwsExamplePutObject) {
   ParsedAuth auth = MustParse(r);
   auto canonical = CanonicalRequest(r, auth);
   ASSERT_TRUE(canonical.has_value());
-  EXPECT_EQ(*canonical, "PUT\n/test%24file.text\n\n"
-                        "date:Fri, 24 May 2013 00:00:00 GMT\n"
-                        "host:examplebucket.s3.amazonaws.com\n"
-                        "x-amz-content-sha256:" + payload + "\n"
-                        "x-amz-date:20130524T000000Z\n"
-                        "x-amz-storage-class:REDUCED_REDUNDANCY\n\n"
-                        "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class\n" +
-                        payload);
+  EXPECT_EQ(*canonical,
+            "PUT\n/test%24file.text\n\n"
+            "date:Fri, 24 May 2013 00:00:00 GMT\n"
+            "host:examplebucket.s3.amazonaws.com\n"
+            "x-amz-content-sha256:" +
+                payload +
+                "\n"
+                "x-amz-date:20130524T000000Z\n"
+                "x-amz-storage-class:REDUCED_REDUNDANCY\n\n"
+                "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class\n" +
+                payload);
   ExpectVerifies(r, ExampleNow());
 }
 

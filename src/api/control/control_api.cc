@@ -20,34 +20,54 @@ constexpr size_t kMaxBody = 1024 * 1024;
 
 int StatusOf(const Error& e) {
   switch (e.code) {
-    case ErrorCode::kInvalidInput: return 400;
-    case ErrorCode::kUnauthenticated: return 401;
-    case ErrorCode::kPermissionDenied: return 403;
-    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kInvalidInput:
+      return 400;
+    case ErrorCode::kUnauthenticated:
+      return 401;
+    case ErrorCode::kPermissionDenied:
+      return 403;
+    case ErrorCode::kNotFound:
+      return 404;
     case ErrorCode::kAlreadyExists:
     case ErrorCode::kConflict:
-    case ErrorCode::kQuotaExceeded: return 409;
-    case ErrorCode::kRateLimited: return 429;
-    case ErrorCode::kNotImplemented: return 501;
-    case ErrorCode::kUnavailable: return 503;
-    case ErrorCode::kInternal: return 500;
+    case ErrorCode::kQuotaExceeded:
+      return 409;
+    case ErrorCode::kRateLimited:
+      return 429;
+    case ErrorCode::kNotImplemented:
+      return 501;
+    case ErrorCode::kUnavailable:
+      return 503;
+    case ErrorCode::kInternal:
+      return 500;
   }
   return 500;
 }
 
 std::string DefaultCode(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidInput: return "invalid_value";
-    case ErrorCode::kUnauthenticated: return "unauthorized";
-    case ErrorCode::kPermissionDenied: return "forbidden";
-    case ErrorCode::kNotFound: return "not_found";
-    case ErrorCode::kAlreadyExists: return "already_exists";
-    case ErrorCode::kConflict: return "conflict";
-    case ErrorCode::kQuotaExceeded: return "quota_exceeded";
-    case ErrorCode::kRateLimited: return "rate_limited";
-    case ErrorCode::kNotImplemented: return "not_implemented";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kInternal: return "internal";
+    case ErrorCode::kInvalidInput:
+      return "invalid_value";
+    case ErrorCode::kUnauthenticated:
+      return "unauthorized";
+    case ErrorCode::kPermissionDenied:
+      return "forbidden";
+    case ErrorCode::kNotFound:
+      return "not_found";
+    case ErrorCode::kAlreadyExists:
+      return "already_exists";
+    case ErrorCode::kConflict:
+      return "conflict";
+    case ErrorCode::kQuotaExceeded:
+      return "quota_exceeded";
+    case ErrorCode::kRateLimited:
+      return "rate_limited";
+    case ErrorCode::kNotImplemented:
+      return "not_implemented";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kInternal:
+      return "internal";
   }
   return "internal";
 }
@@ -92,7 +112,8 @@ struct ControlApi::Impl {
   http::Router router;
 
   using Handler = Result<Response> (Impl::*)(Request&, const PathParams&);
-  using AuthedHandler = Result<Response> (Impl::*)(Request&, const PathParams&, const accounts::Caller&);
+  using AuthedHandler = Result<Response> (Impl::*)(Request&, const PathParams&,
+                                                   const accounts::Caller&);
 
   Impl(accounts::AccountService& a, ControlApiOptions o) : accounts(a), options(std::move(o)) {
     Open("GET", "/healthz", &Impl::Health);
@@ -124,10 +145,10 @@ struct ControlApi::Impl {
   Result<accounts::Caller> Authenticate(const Request& req) {
     auto auth = req.headers.Get("Authorization");
     if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
-      return Fail(Error{ErrorCode::kUnauthenticated,
-                        "Send Authorization: Bearer <API key> (al_live_…)", {}}
-                      .With("code", "invalid_api_key")
-                      .With("remedy", "tablemere signup, or tablemere login, gives you a key"));
+      return Fail(
+          Error{ErrorCode::kUnauthenticated, "Send Authorization: Bearer <API key> (al_live_…)", {}}
+              .With("code", "invalid_api_key")
+              .With("remedy", "tablemere signup, or tablemere login, gives you a key"));
     }
     return accounts.Authenticate(Trim(auth->substr(7)));
   }
@@ -136,7 +157,8 @@ struct ControlApi::Impl {
     auto match = router.Find(req.method, req.path);
     if (match.handler) return (*match.handler)(req, match.params);
     Error e{match.path_known ? ErrorCode::kInvalidInput : ErrorCode::kNotFound,
-            match.path_known ? "Method not allowed on " + req.path : "No route " + req.path, {}};
+            match.path_known ? "Method not allowed on " + req.path : "No route " + req.path,
+            {}};
     e.With("code", match.path_known ? "method_not_allowed" : "route_not_found");
     Response r = ErrorResponse(req, e);
     if (match.path_known) r.status = 405;
@@ -153,8 +175,11 @@ struct ControlApi::Impl {
   Result<Response> Health(Request&, const PathParams&) {
     bool state = options.state_ok ? options.state_ok() : true;
     bool catalog = options.catalog_ok ? options.catalog_ok() : true;
-    Json body = {{"ok", state && catalog}, {"state_ok", state}, {"catalog_ok", catalog},
-                 {"issuer", accounts.urls().api}, {"kid", nullptr}};
+    Json body = {{"ok", state && catalog},
+                 {"state_ok", state},
+                 {"catalog_ok", catalog},
+                 {"issuer", accounts.urls().api},
+                 {"kid", nullptr}};
     return Response::Json(state && catalog ? 200 : 503, body.dump());
   }
 
@@ -176,21 +201,22 @@ struct ControlApi::Impl {
           {"client_secret", c.client_secret},
           {"oauth2_server_uri", c.urls.catalog + "/v1/oauth/tokens"},
           {"grant", "client_credentials"},
-          {"note", "Engines exchange this credential for 900 s catalog tokens themselves. It is "
-                   "also the static S3 key for the warehouse's two buckets."}}},
+          {"note",
+           "Engines exchange this credential for 900 s catalog tokens themselves. It is "
+           "also the static S3 key for the warehouse's two buckets."}}},
         {"storage_endpoint", c.urls.s3},
         {"blob_bucket", "b-" + w.id},
-        {"blob_note", "Put files that are not Iceberg tables (images, documents) in the blob bucket; "
-                      "same credential, path-style, region us-east-1."},
-        {"blob_example_python",
-         "import boto3\ns3 = boto3.client('s3', endpoint_url='" + c.urls.s3 +
-             "', aws_access_key_id='" + c.identity + "', aws_secret_access_key='" +
-             c.client_secret + "', region_name='us-east-1')\ns3.put_object(Bucket='b-" + w.id +
-             "', Key='hello.txt', Body=b'hello')\n"},
+        {"blob_note",
+         "Put files that are not Iceberg tables (images, documents) in the blob bucket; "
+         "same credential, path-style, region us-east-1."},
+        {"blob_example_python", "import boto3\ns3 = boto3.client('s3', endpoint_url='" + c.urls.s3 +
+                                    "', aws_access_key_id='" + c.identity +
+                                    "', aws_secret_access_key='" + c.client_secret +
+                                    "', region_name='us-east-1')\ns3.put_object(Bucket='b-" + w.id +
+                                    "', Key='hello.txt', Body=b'hello')\n"},
         {"token_endpoint", c.urls.catalog + "/v1/oauth/tokens"},
         {"token_exchange",
-         {{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"},
-          {"supported", true}}},
+         {{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"}, {"supported", true}}},
         {"notes", c.notes},
     };
     if (c.engine == "duckdb") j["sql"] = c.sql;
@@ -219,8 +245,10 @@ struct ControlApi::Impl {
         {"warehouse_id", result.warehouse.id},
         {"organization", {{"org_id", result.org.id}, {"role", "admin"}, {"joined_via", "signup"}}},
         {"connection", ConnectionJson(connection)},
-        {"next", Json::array({"Run the connection recipe in your engine", "GET /v1/connection?engine=pyiceberg for another engine"})},
-        {"terms", {{"version", "local"}, {"accepted", true}, {"url", accounts.urls().api + "/terms"}}},
+        {"next", Json::array({"Run the connection recipe in your engine",
+                              "GET /v1/connection?engine=pyiceberg for another engine"})},
+        {"terms",
+         {{"version", "local"}, {"accepted", true}, {"url", accounts.urls().api + "/terms"}}},
     };
     return Response::Json(201, out.dump());
   }
@@ -268,8 +296,10 @@ struct ControlApi::Impl {
     if (strptime(since.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr) {
       return static_cast<int64_t>(timegm(&tm)) * 1000;
     }
-    return Fail(Error{ErrorCode::kInvalidInput, "since must be like 24h, 7d, 30m or an ISO-8601 time", {}}
-                    .With("field", "since"));
+    return Fail(Error{
+        ErrorCode::kInvalidInput,
+        "since must be like 24h, 7d, 30m or an ISO-8601 time",
+        {}}.With("field", "since"));
   }
 
   Result<Response> Audit(Request& req, const PathParams&, const accounts::Caller& caller) {
@@ -281,7 +311,8 @@ struct ControlApi::Impl {
     if (q.count("limit")) {
       auto n = ParseInt(q["limit"]);
       if (!n || *n < 1 || *n > 1000) {
-        return Fail(Error{ErrorCode::kInvalidInput, "limit must be 1..1000", {}}.With("field", "limit"));
+        return Fail(
+            Error{ErrorCode::kInvalidInput, "limit must be 1..1000", {}}.With("field", "limit"));
       }
       limit = static_cast<int>(*n);
     }
@@ -316,37 +347,45 @@ struct ControlApi::Impl {
     TM_ASSIGN(auto w, accounts.Rotate(caller, params.at("warehouse_id")));
     std::string rw = accounts::IdentityName(w.id, false);
     std::string ro = accounts::IdentityName(w.id, true);
-    Json out = {{"warehouse_id", w.id},
-                {"warehouse_name", "w-" + w.id},
-                {"catalog_credential", {{"client_id", rw}, {"client_secret", accounts.SecretOf(w, false)}}},
-                {"catalog_credential_ro", {{"client_id", ro}, {"client_secret", accounts.SecretOf(w, true)}}},
-                {"previous_client_id", rw},
-                {"previous_revoked", true},
-                {"previous_client_id_ro", ro},
-                {"previous_revoked_ro", true},
-                {"rotated_at", FormatIso8601(SystemClock().NowMillis())},
-                {"note", "The identities keep their names; their secrets changed. Old secrets, the "
-                         "catalog tokens minted from them and vended storage sessions are refused "
-                         "now (storage within a second). Fetch fresh recipes with GET /v1/connection."}};
+    Json out = {
+        {"warehouse_id", w.id},
+        {"warehouse_name", "w-" + w.id},
+        {"catalog_credential", {{"client_id", rw}, {"client_secret", accounts.SecretOf(w, false)}}},
+        {"catalog_credential_ro",
+         {{"client_id", ro}, {"client_secret", accounts.SecretOf(w, true)}}},
+        {"previous_client_id", rw},
+        {"previous_revoked", true},
+        {"previous_client_id_ro", ro},
+        {"previous_revoked_ro", true},
+        {"rotated_at", FormatIso8601(SystemClock().NowMillis())},
+        {"note",
+         "The identities keep their names; their secrets changed. Old secrets, the "
+         "catalog tokens minted from them and vended storage sessions are refused "
+         "now (storage within a second). Fetch fresh recipes with GET /v1/connection."}};
     return Response::Json(200, out.dump());
   }
 
-  Result<Response> CreateAgent(Request& req, const PathParams& params, const accounts::Caller& caller) {
+  Result<Response> CreateAgent(Request& req, const PathParams& params,
+                               const accounts::Caller& caller) {
     TM_ASSIGN(Json body, ParseBody(req));
     std::vector<accounts::AgentGrantRequest> grants;
     if (body.contains("grants")) {
       if (!body["grants"].is_array()) {
-        return Fail(Error{ErrorCode::kInvalidInput, "grants must be a list", {}}.With("field", "grants"));
+        return Fail(
+            Error{ErrorCode::kInvalidInput, "grants must be a list", {}}.With("field", "grants"));
       }
       for (const auto& g : body["grants"]) {
         if (!g.is_object()) {
-          return Fail(Error{ErrorCode::kInvalidInput, "each grant is {warehouse_id, level}", {}}.With("field", "grants"));
+          return Fail(
+              Error{ErrorCode::kInvalidInput, "each grant is {warehouse_id, level}", {}}.With(
+                  "field", "grants"));
         }
         grants.push_back({StringField(g, "warehouse_id"), StringField(g, "level")});
       }
     }
-    TM_ASSIGN(auto agent, accounts.CreateAgent(caller, params.at("org_id"), StringField(body, "name"),
-                                               StringField(body, "role"), grants));
+    TM_ASSIGN(auto agent,
+              accounts.CreateAgent(caller, params.at("org_id"), StringField(body, "name"),
+                                   StringField(body, "role"), grants));
     Json gl = Json::array();
     for (const auto& [g, name] : agent.grants) {
       gl.push_back({{"warehouse_id", g.warehouse_id}, {"name", name}, {"level", g.level}});

@@ -17,22 +17,31 @@ ErrorType MapError(const Error& e, Subject subject) {
         return {404, "NoSuchGenericTableException"};
       }
       return {404, "NoSuchTableException"};
-    case ErrorCode::kAlreadyExists: return {409, "AlreadyExistsException"};
+    case ErrorCode::kAlreadyExists:
+      return {409, "AlreadyExistsException"};
     case ErrorCode::kConflict:
       if (explicit_type == "ProtectedException") return {409, "ProtectedException"};
       if (subject == Subject::kNamespace) return {409, "NamespaceNotEmptyException"};
       if (subject == Subject::kGenericTable) return {409, "ConflictException"};
       return {409, "CommitFailedException"};
     case ErrorCode::kInvalidInput:
-      if (explicit_type == "UnprocessableEntityException") return {422, "UnprocessableEntityException"};
+      if (explicit_type == "UnprocessableEntityException")
+        return {422, "UnprocessableEntityException"};
       return {400, "BadRequestException"};
-    case ErrorCode::kUnauthenticated: return {401, "NotAuthorizedException"};
-    case ErrorCode::kPermissionDenied: return {403, "ForbiddenException"};
-    case ErrorCode::kNotImplemented: return {406, "UnsupportedOperationException"};
-    case ErrorCode::kUnavailable: return {503, "ServiceUnavailableException"};
-    case ErrorCode::kQuotaExceeded: return {403, "ForbiddenException"};
-    case ErrorCode::kRateLimited: return {429, "TooManyRequestsException"};
-    case ErrorCode::kInternal: return {500, "InternalServerError"};
+    case ErrorCode::kUnauthenticated:
+      return {401, "NotAuthorizedException"};
+    case ErrorCode::kPermissionDenied:
+      return {403, "ForbiddenException"};
+    case ErrorCode::kNotImplemented:
+      return {406, "UnsupportedOperationException"};
+    case ErrorCode::kUnavailable:
+      return {503, "ServiceUnavailableException"};
+    case ErrorCode::kQuotaExceeded:
+      return {403, "ForbiddenException"};
+    case ErrorCode::kRateLimited:
+      return {429, "TooManyRequestsException"};
+    case ErrorCode::kInternal:
+      return {500, "InternalServerError"};
   }
   return {500, "InternalServerError"};
 }

@@ -131,8 +131,8 @@ std::map<std::string, std::string> QueryMap(const Request& req) {
 // Applies pageToken/pageSize when the client asked for pages; returns the page and the
 // next token ("" when done).
 template <typename T>
-Result<std::pair<std::vector<T>, std::string>> Paginate(std::vector<T> all,
-                                                        const std::map<std::string, std::string>& q) {
+Result<std::pair<std::vector<T>, std::string>> Paginate(
+    std::vector<T> all, const std::map<std::string, std::string>& q) {
   auto size_it = q.find("pageSize");
   auto token_it = q.find("pageToken");
   if (size_it == q.end() && (token_it == q.end() || token_it->second.empty())) {
@@ -169,7 +169,8 @@ Result<std::pair<std::string, std::string>> BasicCredentials(const Request& req)
   auto decoded = crypto::Base64Decode(Trim(auth->substr(6)));
   if (!decoded) return Fail(ErrorCode::kInvalidInput, "Malformed Basic credentials");
   size_t colon = decoded->find(':');
-  if (colon == std::string::npos) return Fail(ErrorCode::kInvalidInput, "Malformed Basic credentials");
+  if (colon == std::string::npos)
+    return Fail(ErrorCode::kInvalidInput, "Malformed Basic credentials");
   auto id = UrlDecode(decoded->substr(0, colon), true);
   auto secret = UrlDecode(decoded->substr(colon + 1), true);
   return std::pair<std::string, std::string>{id.value_or(""), secret.value_or("")};
@@ -192,7 +193,8 @@ struct IcebergRestApi::Impl {
 
   Impl(catalog::CatalogService& c, catalog::ViewService& v) : catalog(c), views(v) {
     router.Add("GET", "/v1/config", [this](Request& r, const PathParams&) { return Config(r); });
-    router.Add("POST", "/v1/oauth/tokens", [this](Request& r, const PathParams&) { return Token(r); });
+    router.Add("POST", "/v1/oauth/tokens",
+               [this](Request& r, const PathParams&) { return Token(r); });
     const std::string ns = "/v1/{prefix}/namespaces";
     const std::string one = ns + "/{namespace}";
     const std::string tables = one + "/tables";
@@ -281,29 +283,31 @@ struct IcebergRestApi::Impl {
     if (!caller) return ToResponse(caller.error(), Subject::kOther);
     std::string prefix = catalog::CatalogService::PrefixOf(caller->warehouse);
     Json endpoints = Json::array();
-    for (const char* e : {
-             "GET /v1/{prefix}/namespaces", "POST /v1/{prefix}/namespaces",
-             "GET /v1/{prefix}/namespaces/{namespace}", "HEAD /v1/{prefix}/namespaces/{namespace}",
-             "DELETE /v1/{prefix}/namespaces/{namespace}",
-             "POST /v1/{prefix}/namespaces/{namespace}/properties",
-             "GET /v1/{prefix}/namespaces/{namespace}/tables",
-             "POST /v1/{prefix}/namespaces/{namespace}/tables",
-             "POST /v1/{prefix}/namespaces/{namespace}/register",
-             "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-             "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-             "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-             "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-             "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
-             "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
-             "POST /v1/{prefix}/tables/rename", "POST /v1/{prefix}/transactions/commit",
-             "GET /v1/{prefix}/namespaces/{namespace}/views",
-             "POST /v1/{prefix}/namespaces/{namespace}/views",
-             "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
-             "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
-             "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
-             "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
-             "POST /v1/{prefix}/views/rename",
-             "POST /v1/{prefix}/namespaces/{namespace}/register-view"}) {
+    for (const char* e : {"GET /v1/{prefix}/namespaces",
+                          "POST /v1/{prefix}/namespaces",
+                          "GET /v1/{prefix}/namespaces/{namespace}",
+                          "HEAD /v1/{prefix}/namespaces/{namespace}",
+                          "DELETE /v1/{prefix}/namespaces/{namespace}",
+                          "POST /v1/{prefix}/namespaces/{namespace}/properties",
+                          "GET /v1/{prefix}/namespaces/{namespace}/tables",
+                          "POST /v1/{prefix}/namespaces/{namespace}/tables",
+                          "POST /v1/{prefix}/namespaces/{namespace}/register",
+                          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+                          "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+                          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+                          "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+                          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+                          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+                          "POST /v1/{prefix}/tables/rename",
+                          "POST /v1/{prefix}/transactions/commit",
+                          "GET /v1/{prefix}/namespaces/{namespace}/views",
+                          "POST /v1/{prefix}/namespaces/{namespace}/views",
+                          "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+                          "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+                          "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+                          "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+                          "POST /v1/{prefix}/views/rename",
+                          "POST /v1/{prefix}/namespaces/{namespace}/register-view"}) {
       endpoints.push_back(e);
     }
     Json body = {{"defaults", Json::object()},
@@ -327,8 +331,9 @@ struct IcebergRestApi::Impl {
       std::string id = f.count("client_id") ? f["client_id"] : basic->first;
       std::string secret = f.count("client_secret") ? f["client_secret"] : basic->second;
       if (id.empty() || secret.empty()) {
-        return Fail(Error{ErrorCode::kUnauthenticated, "client_id and client_secret are required", {}}
-                        .With("oauth_error", "invalid_client"));
+        return Fail(
+            Error{ErrorCode::kUnauthenticated, "client_id and client_secret are required", {}}.With(
+                "oauth_error", "invalid_client"));
       }
       return catalog.ClientCredentials(id, secret);
     };
@@ -391,14 +396,16 @@ struct IcebergRestApi::Impl {
     }
     Namespace ns;
     for (const auto& level : body["namespace"]) {
-      if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+      if (!level.is_string())
+        return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
       ns.push_back(level.get<std::string>());
     }
     Json props = body.value("properties", Json::object());
     auto created = catalog.CreateNamespace(p, w, ns, props);
     if (!created) {
       if (created.error().code == ErrorCode::kAlreadyExists) {
-        return ErrorResponse(409, "AlreadyExistsException", "Namespace already exists: " + ns.back());
+        return ErrorResponse(409, "AlreadyExistsException",
+                             "Namespace already exists: " + ns.back());
       }
       return Fail(created.error());
     }
@@ -441,8 +448,8 @@ struct IcebergRestApi::Impl {
       if (!r.is_string()) return Fail(ErrorCode::kInvalidInput, "removals must be strings");
       removals.push_back(r.get<std::string>());
     }
-    TM_ASSIGN(Json result, catalog.UpdateNamespaceProperties(p, w, ns, removals,
-                                                             body.value("updates", Json::object())));
+    TM_ASSIGN(Json result, catalog.UpdateNamespaceProperties(
+                               p, w, ns, removals, body.value("updates", Json::object())));
     return JsonResponse(200, result);
   }
 
@@ -523,7 +530,8 @@ struct IcebergRestApi::Impl {
         return Fail(ErrorCode::kInvalidInput, "identifier {namespace, name} is required");
       }
       for (const auto& level : id["namespace"]) {
-        if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+        if (!level.is_string())
+          return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
         change.ident.ns.push_back(level.get<std::string>());
       }
       change.ident.name = id["name"].get<std::string>();
@@ -593,13 +601,15 @@ struct IcebergRestApi::Impl {
   static Result<TableIdent> IdentField(const Json& body, const char* field) {
     if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
     auto it = body.find(field);
-    if (it == body.end() || !it->is_object() || !it->contains("name") || !(*it)["name"].is_string() ||
-        !it->contains("namespace") || !(*it)["namespace"].is_array()) {
+    if (it == body.end() || !it->is_object() || !it->contains("name") ||
+        !(*it)["name"].is_string() || !it->contains("namespace") ||
+        !(*it)["namespace"].is_array()) {
       return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
     }
     TableIdent t;
     for (const auto& level : (*it)["namespace"]) {
-      if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+      if (!level.is_string())
+        return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
       t.ns.push_back(level.get<std::string>());
     }
     t.name = (*it)["name"].get<std::string>();
@@ -625,7 +635,8 @@ struct IcebergRestApi::Impl {
   static Json ViewResult(const catalog::LoadedView& v) {
     Json config = Json::object();
     for (const auto& [k, val] : v.config) config[k] = val;
-    return Json{{"metadata-location", v.metadata_location}, {"metadata", v.metadata}, {"config", config}};
+    return Json{
+        {"metadata-location", v.metadata_location}, {"metadata", v.metadata}, {"config", config}};
   }
 
   static Result<TableIdent> ViewIdent(const PathParams& params) {

@@ -69,7 +69,8 @@ Json LoadResponse(const catalog::LoadedGenericTable& t) {
   Json table = t.table;
   table.erase("id");
   Json out = {{"table", table}, {"config", config}};
-  out["storage-credentials"] = t.credentials.empty() ? Json(nullptr) : CredentialsJson(t.credentials);
+  out["storage-credentials"] =
+      t.credentials.empty() ? Json(nullptr) : CredentialsJson(t.credentials);
   return out;
 }
 
@@ -81,7 +82,8 @@ Result<TableIdent> IdentField(const Json& body, const char* field) {
   }
   TableIdent t;
   for (const auto& level : (*it)["namespace"]) {
-    if (!level.is_string()) return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
+    if (!level.is_string())
+      return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
     t.ns.push_back(level.get<std::string>());
   }
   t.name = (*it)["name"].get<std::string>();
@@ -145,8 +147,9 @@ struct LakekeeperApi::Impl {
     router.Add(method, pattern, [this, subject, m](Request& req, const PathParams& params) {
       auto auth = req.headers.Get("Authorization");
       if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
-        return ErrorModelResponse(401, "NotAuthorizedException",
-                                  "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
+        return ErrorModelResponse(
+            401, "NotAuthorizedException",
+            "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
       }
       // {prefix} is the /v1/config prefix (w-<id>) or the bare warehouse id.
       auto caller = catalog.AuthenticateFor(Trim(auth->substr(7)), params.at("prefix"));
@@ -162,7 +165,8 @@ struct LakekeeperApi::Impl {
     if (match.handler) {
       for (const auto& [name, value] : match.params) {
         if (!JsonSafe(value)) {
-          return ErrorModelResponse(400, "BadRequestException", "The " + name + " must be valid UTF-8");
+          return ErrorModelResponse(400, "BadRequestException",
+                                    "The " + name + " must be valid UTF-8");
         }
       }
       // Engines parse only the Iceberg envelope, never the HTTP layer's own error shape.
@@ -173,8 +177,10 @@ struct LakekeeperApi::Impl {
                                   "internal error (request " + req.request_id + ")");
       }
     }
-    if (match.path_known) return ErrorModelResponse(405, "MethodNotAllowedException", "Method not allowed");
-    return ErrorModelResponse(404, "NotFoundException", "No route for " + req.method + " " + req.path);
+    if (match.path_known)
+      return ErrorModelResponse(405, "MethodNotAllowedException", "Method not allowed");
+    return ErrorModelResponse(404, "NotFoundException",
+                              "No route for " + req.method + " " + req.path);
   }
 
   static Result<TableIdent> Ident(const PathParams& params) {
@@ -196,7 +202,8 @@ struct LakekeeperApi::Impl {
     int64_t size = static_cast<int64_t>(all.size());
     if (q.count("pageSize") && !q["pageSize"].empty()) {
       auto n = ParseInt(q["pageSize"]);
-      if (!n || *n < 1) return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
+      if (!n || *n < 1)
+        return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
       size = *n;
     } else if (q.count("pageToken")) {
       size = kDefaultPageSize;
@@ -208,7 +215,8 @@ struct LakekeeperApi::Impl {
     int64_t end = start + std::min(size, total - start);
     for (int64_t i = start; i < end; i++) {
       const auto& t = all[static_cast<size_t>(i)];
-      ids.push_back({{"namespace", t.ident.ns}, {"name", t.ident.name}, {"id", t.id}, {"format", t.format}});
+      ids.push_back(
+          {{"namespace", t.ident.ns}, {"name", t.ident.name}, {"id", t.id}, {"format", t.format}});
     }
     Json body = {{"identifiers", ids}};
     body["next-page-token"] =

@@ -45,24 +45,41 @@ Error AccessDenied(const std::string& message = "Access Denied") {
 
 int StatusFor(const Error& e, std::string* code) {
   static const std::map<std::string, int> kStatus = {
-      {"NoSuchBucket", 404},          {"NoSuchKey", 404},
-      {"NoSuchUpload", 404},          {"AccessDenied", 403},
-      {"SignatureDoesNotMatch", 403}, {"InvalidAccessKeyId", 403},
-      {"InvalidToken", 400},          {"ExpiredToken", 400},
-      {"RequestTimeTooSkewed", 403},  {"BucketAlreadyOwnedByYou", 409},
-      {"BucketAlreadyExists", 409},   {"BucketNotEmpty", 409},
-      {"InvalidPart", 400},           {"InvalidPartOrder", 400},
-      {"EntityTooSmall", 400},        {"EntityTooLarge", 400},
-      {"InvalidRange", 416},          {"PreconditionFailed", 412},
-      {"BadDigest", 400},             {"XAmzContentSHA256Mismatch", 400},
-      {"IncompleteBody", 400},        {"InvalidArgument", 400},
-      {"InvalidRequest", 400},        {"MalformedXML", 400},
-      {"NotImplemented", 501},        {"MethodNotAllowed", 405},
-      {"InvalidBucketName", 400},     {"AuthorizationHeaderMalformed", 400},
+      {"NoSuchBucket", 404},
+      {"NoSuchKey", 404},
+      {"NoSuchUpload", 404},
+      {"AccessDenied", 403},
+      {"SignatureDoesNotMatch", 403},
+      {"InvalidAccessKeyId", 403},
+      {"InvalidToken", 400},
+      {"ExpiredToken", 400},
+      {"RequestTimeTooSkewed", 403},
+      {"BucketAlreadyOwnedByYou", 409},
+      {"BucketAlreadyExists", 409},
+      {"BucketNotEmpty", 409},
+      {"InvalidPart", 400},
+      {"InvalidPartOrder", 400},
+      {"EntityTooSmall", 400},
+      {"EntityTooLarge", 400},
+      {"InvalidRange", 416},
+      {"PreconditionFailed", 412},
+      {"BadDigest", 400},
+      {"XAmzContentSHA256Mismatch", 400},
+      {"IncompleteBody", 400},
+      {"InvalidArgument", 400},
+      {"InvalidRequest", 400},
+      {"MalformedXML", 400},
+      {"NotImplemented", 501},
+      {"MethodNotAllowed", 405},
+      {"InvalidBucketName", 400},
+      {"AuthorizationHeaderMalformed", 400},
       {"AuthorizationQueryParametersError", 400},
-      {"MissingContentLength", 411},  {"InvalidDigest", 400},
-      {"InternalError", 500},         {"ServiceUnavailable", 503},
-      {"TooManyBuckets", 400},        {"InvalidObjectState", 403},
+      {"MissingContentLength", 411},
+      {"InvalidDigest", 400},
+      {"InternalError", 500},
+      {"ServiceUnavailable", 503},
+      {"TooManyBuckets", 400},
+      {"InvalidObjectState", 403},
   };
   std::string s3_code = e.Detail("s3_code");
   if (!s3_code.empty()) {
@@ -71,17 +88,35 @@ int StatusFor(const Error& e, std::string* code) {
     return it == kStatus.end() ? 400 : it->second;
   }
   switch (e.code) {
-    case ErrorCode::kNotFound: *code = "NoSuchKey"; return 404;
+    case ErrorCode::kNotFound:
+      *code = "NoSuchKey";
+      return 404;
     case ErrorCode::kPermissionDenied:
-    case ErrorCode::kUnauthenticated: *code = "AccessDenied"; return 403;
-    case ErrorCode::kInvalidInput: *code = "InvalidArgument"; return 400;
+    case ErrorCode::kUnauthenticated:
+      *code = "AccessDenied";
+      return 403;
+    case ErrorCode::kInvalidInput:
+      *code = "InvalidArgument";
+      return 400;
     case ErrorCode::kAlreadyExists:
-    case ErrorCode::kConflict: *code = "OperationAborted"; return 409;
-    case ErrorCode::kNotImplemented: *code = "NotImplemented"; return 501;
-    case ErrorCode::kUnavailable: *code = "ServiceUnavailable"; return 503;
-    case ErrorCode::kQuotaExceeded: *code = "QuotaExceeded"; return 403;
-    case ErrorCode::kRateLimited: *code = "SlowDown"; return 503;
-    case ErrorCode::kInternal: *code = "InternalError"; return 500;
+    case ErrorCode::kConflict:
+      *code = "OperationAborted";
+      return 409;
+    case ErrorCode::kNotImplemented:
+      *code = "NotImplemented";
+      return 501;
+    case ErrorCode::kUnavailable:
+      *code = "ServiceUnavailable";
+      return 503;
+    case ErrorCode::kQuotaExceeded:
+      *code = "QuotaExceeded";
+      return 403;
+    case ErrorCode::kRateLimited:
+      *code = "SlowDown";
+      return 503;
+    case ErrorCode::kInternal:
+      *code = "InternalError";
+      return 500;
   }
   *code = "InternalError";
   return 500;
@@ -187,7 +222,8 @@ struct S3Api::Impl {
     // ---- parse
     auto path = UrlDecode(ctx.req.path);
     if (!path || path->empty() || (*path)[0] != '/') {
-      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidURI", "Couldn't parse the specified URI."));
+      return Fail(
+          S3Error(ErrorCode::kInvalidInput, "InvalidURI", "Couldn't parse the specified URI."));
     }
     std::string p = path->substr(1);
     size_t slash = p.find('/');
@@ -197,7 +233,8 @@ struct S3Api::Impl {
       ctx.has_key = !ctx.key.empty();
     }
     auto query = ParseQuery(ctx.req.query);
-    if (!query) return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidURI", "Malformed query string."));
+    if (!query)
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidURI", "Malformed query string."));
     ctx.query = std::move(*query);
     for (const auto& [k, v] : ctx.query) ctx.q.emplace(k, v);
 
@@ -226,8 +263,8 @@ struct S3Api::Impl {
     auto identity = identities.Resolve(ctx.auth.access_key, ctx.auth.security_token);
     if (!identity) return Fail(identity.error());
     ctx.identity = std::move(*identity);
-    TM_ASSIGN(ctx.signing_key,
-              storage::VerifySignature(signed_request, ctx.auth, ctx.identity.secret, clock.NowMillis()));
+    TM_ASSIGN(ctx.signing_key, storage::VerifySignature(signed_request, ctx.auth,
+                                                        ctx.identity.secret, clock.NowMillis()));
     return {};
   }
 
@@ -257,7 +294,8 @@ struct S3Api::Impl {
         }
         if (storage::WarehouseOfBucket(bucket) != id.warehouse_id) return Fail(AccessDenied());
         if (writes && id.read_only) {
-          return Fail(AccessDenied("This is the warehouse's read-only identity; writes are refused."));
+          return Fail(
+              AccessDenied("This is the warehouse's read-only identity; writes are refused."));
         }
         return {};
       }
@@ -345,11 +383,17 @@ struct S3Api::Impl {
     TM_ASSIGN(auto buckets, store.ListBuckets());
     XmlWriter x;
     x.Open("ListAllMyBucketsResult", true);
-    x.Open("Owner").Element("ID", ctx.identity.access_key).Element("DisplayName", ctx.identity.access_key).Close("Owner");
+    x.Open("Owner")
+        .Element("ID", ctx.identity.access_key)
+        .Element("DisplayName", ctx.identity.access_key)
+        .Close("Owner");
     x.Open("Buckets");
     for (const auto& b : buckets) {
       if (!Authorize(ctx, b.name, "", Access::kBucketRead)) continue;
-      x.Open("Bucket").Element("Name", b.name).Element("CreationDate", FormatIso8601(b.created_ms)).Close("Bucket");
+      x.Open("Bucket")
+          .Element("Name", b.name)
+          .Element("CreationDate", FormatIso8601(b.created_ms))
+          .Close("Bucket");
     }
     x.Close("Buckets").Close("ListAllMyBucketsResult");
     return Xml(200, x.Take());
@@ -385,9 +429,9 @@ struct S3Api::Impl {
     if (m == "GET" && ctx.Has("versions")) return ListVersions(ctx);
     if (m == "POST" && ctx.Has("delete")) return DeleteObjects(ctx);
     if (m == "GET") {
-      for (const char* unsupported : {"acl", "policy", "cors", "lifecycle", "tagging", "website",
-                                      "replication", "encryption", "object-lock", "logging",
-                                      "notification", "policyStatus", "ownershipControls"}) {
+      for (const char* unsupported :
+           {"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption",
+            "object-lock", "logging", "notification", "policyStatus", "ownershipControls"}) {
         if (ctx.Has(unsupported)) return NotImplemented(unsupported);
       }
       return ListObjects(ctx);
@@ -474,7 +518,8 @@ struct S3Api::Impl {
     }
     if (ctx.Has("encoding-type")) {
       if (ctx.Q("encoding-type") != "url") {
-        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument", "Invalid Encoding Method specified in Request"));
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                            "Invalid Encoding Method specified in Request"));
       }
       p.url_encode = true;
     }
@@ -496,7 +541,8 @@ struct S3Api::Impl {
     if (alg != o.checksums.end()) {
       x.Element("ChecksumAlgorithm", alg->second);
     }
-    if (owner) x.Open("Owner").Element("ID", "tablemere").Element("DisplayName", "tablemere").Close("Owner");
+    if (owner)
+      x.Open("Owner").Element("ID", "tablemere").Element("DisplayName", "tablemere").Close("Owner");
     x.Element("StorageClass", "STANDARD").Close("Contents");
   }
 
@@ -524,7 +570,9 @@ struct S3Api::Impl {
     }
     TM_ASSIGN(auto list, ListFor(ctx, opts));
     XmlWriter x;
-    x.Open("ListBucketResult", true).Element("Name", ctx.bucket).Element("Prefix", Enc(p, p.prefix));
+    x.Open("ListBucketResult", true)
+        .Element("Name", ctx.bucket)
+        .Element("Prefix", Enc(p, p.prefix));
     if (v2) {
       if (ctx.Has("start-after")) x.Element("StartAfter", Enc(p, ctx.Q("start-after")));
       if (!token.empty()) x.Element("ContinuationToken", token);
@@ -582,7 +630,10 @@ struct S3Api::Impl {
           .Element("ETag", Quote(o.etag))
           .Element("Size", std::to_string(o.size))
           .Element("StorageClass", "STANDARD")
-          .Open("Owner").Element("ID", "tablemere").Element("DisplayName", "tablemere").Close("Owner")
+          .Open("Owner")
+          .Element("ID", "tablemere")
+          .Element("DisplayName", "tablemere")
+          .Close("Owner")
           .Close("Version");
     }
     for (const auto& cp : list.common_prefixes) {
@@ -597,7 +648,8 @@ struct S3Api::Impl {
     TM_TRY(Authorize(ctx, ctx.bucket, prefix, Access::kList));
     TM_ASSIGN(auto uploads, store.ListUploads(ctx.bucket, prefix));
     // As in ListFor: the prefix "ns/t" a session may use also matches sibling tables.
-    std::erase_if(uploads, [&](const objectstore::UploadInfo& u) { return OutsideSession(ctx, u.key); });
+    std::erase_if(uploads,
+                  [&](const objectstore::UploadInfo& u) { return OutsideSession(ctx, u.key); });
     bool url = ctx.Q("encoding-type") == "url";
     XmlWriter x;
     x.Open("ListMultipartUploadsResult", true)
@@ -640,13 +692,18 @@ struct S3Api::Impl {
       if (++count > 1000) return Fail(MalformedXml());
       std::string key = obj.child_value("Key");
       auto allowed = Authorize(ctx, ctx.bucket, key, Access::kDelete);
-      Result<void> result = allowed ? store.Delete(ctx.bucket, key) : Result<void>(std::unexpected(allowed.error()));
+      Result<void> result =
+          allowed ? store.Delete(ctx.bucket, key) : Result<void>(std::unexpected(allowed.error()));
       if (result) {
         if (!quiet) x.Open("Deleted").Element("Key", key).Close("Deleted");
       } else {
         std::string code;
         StatusFor(result.error(), &code);
-        x.Open("Error").Element("Key", key).Element("Code", code).Element("Message", result.error().message).Close("Error");
+        x.Open("Error")
+            .Element("Key", key)
+            .Element("Code", code)
+            .Element("Message", result.error().message)
+            .Close("Error");
       }
     }
     x.Close("DeleteResult");
@@ -664,7 +721,8 @@ struct S3Api::Impl {
     const std::string& m = ctx.req.method;
     if (m == "GET" || m == "HEAD") {
       if (ctx.Has("uploadId") && m == "GET") return ListParts(ctx);
-      for (const char* unsupported : {"acl", "tagging", "attributes", "retention", "legal-hold", "torrent"}) {
+      for (const char* unsupported :
+           {"acl", "tagging", "attributes", "retention", "legal-hold", "torrent"}) {
         if (ctx.Has(unsupported)) return NotImplemented(unsupported);
       }
       return GetObject(ctx, m == "HEAD");
@@ -816,7 +874,7 @@ struct S3Api::Impl {
   // Parses "bytes=a-b", "bytes=a-", "bytes=-n". nullopt: ignore the header (as S3 does
   // for unparseable ranges); InvalidRange when unsatisfiable.
   static Result<std::optional<std::pair<uint64_t, uint64_t>>> ParseRange(const std::string& header,
-                                                                        uint64_t size) {
+                                                                         uint64_t size) {
     std::string h = Trim(header);
     if (!h.starts_with("bytes=") || h.find(',') != std::string::npos) return std::nullopt;
     std::string spec = h.substr(6);
@@ -928,8 +986,9 @@ struct S3Api::Impl {
       algorithm = trailer_alg;
     }
     if (header_checksums > 1) {
-      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
-                          "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."));
+      return Fail(S3Error(
+          ErrorCode::kInvalidInput, "InvalidRequest",
+          "Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed."));
     }
     if (!algorithm) {
       if (auto sdk = h.Get("x-amz-sdk-checksum-algorithm")) {
@@ -947,7 +1006,9 @@ struct S3Api::Impl {
       auto v = h.Get("x-amz-decoded-content-length");
       if (v) {
         auto n = ParseInt(Trim(*v));
-        if (!n) return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument", "Invalid x-amz-decoded-content-length"));
+        if (!n)
+          return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                              "Invalid x-amz-decoded-content-length"));
         decoded_length = static_cast<uint64_t>(*n);
       } else {
         return Fail(S3Error(ErrorCode::kInvalidInput, "MissingContentLength",
@@ -1026,12 +1087,14 @@ struct S3Api::Impl {
       }
     }
     if (declared && total != *declared) {
-      return Fail(S3Error(ErrorCode::kInvalidInput, "IncompleteBody",
-                          "You did not provide the number of bytes specified by the Content-Length HTTP header."));
+      return Fail(S3Error(
+          ErrorCode::kInvalidInput, "IncompleteBody",
+          "You did not provide the number of bytes specified by the Content-Length HTTP header."));
     }
     if (sha256 && crypto::HexEncode(sha256->Finish()) != ToLower(payload)) {
-      return Fail(S3Error(ErrorCode::kInvalidInput, "XAmzContentSHA256Mismatch",
-                          "The provided 'x-amz-content-sha256' header does not match what was computed."));
+      return Fail(
+          S3Error(ErrorCode::kInvalidInput, "XAmzContentSHA256Mismatch",
+                  "The provided 'x-amz-content-sha256' header does not match what was computed."));
     }
     if (md5 && crypto::Base64Encode(md5->Finish()) != Trim(*content_md5)) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "BadDigest",
@@ -1057,7 +1120,8 @@ struct S3Api::Impl {
     if (!existing) {
       if (existing.error().code != ErrorCode::kNotFound) return Fail(existing.error());
       if (h.Has("If-Match")) {
-        return Fail(S3Error(ErrorCode::kNotFound, "NoSuchKey", "The specified key does not exist."));
+        return Fail(
+            S3Error(ErrorCode::kNotFound, "NoSuchKey", "The specified key does not exist."));
       }
       return {};
     }
@@ -1075,7 +1139,8 @@ struct S3Api::Impl {
     // the object is published (so two conditional writers cannot both succeed).
     TM_TRY(CheckWritePreconditions(ctx));
     objectstore::PutConditions conditions;
-    if (auto none = ctx.req.headers.Get("If-None-Match")) conditions.if_none_match = Trim(*none) == "*";
+    if (auto none = ctx.req.headers.Get("If-None-Match"))
+      conditions.if_none_match = Trim(*none) == "*";
     if (auto match = ctx.req.headers.Get("If-Match")) conditions.if_match = Unquote(*match);
     TM_ASSIGN(auto writer, store.BeginPut(ctx.bucket, ctx.key, conditions));
     TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
@@ -1091,7 +1156,8 @@ struct S3Api::Impl {
     http::Response r;
     r.headers.Set("ETag", Quote(stored.etag));
     if (body.algorithm) {
-      r.headers.Set(storage::ChecksumHeaderName(*body.algorithm), crypto::Base64Encode(body.checksum_raw));
+      r.headers.Set(storage::ChecksumHeaderName(*body.algorithm),
+                    crypto::Base64Encode(body.checksum_raw));
       r.headers.Set("x-amz-checksum-type", "FULL_OBJECT");
     }
     return r;
@@ -1103,13 +1169,15 @@ struct S3Api::Impl {
     size_t q = source.find('?');
     if (q != std::string::npos) source = source.substr(0, q);
     auto decoded = UrlDecode(source);
-    if (!decoded) return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument", "Invalid copy source"));
+    if (!decoded)
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument", "Invalid copy source"));
     std::string src = *decoded;
     if (src.starts_with("/")) src = src.substr(1);
     size_t slash = src.find('/');
     if (slash == std::string::npos || slash + 1 >= src.size()) {
-      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
-                          "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"));
+      return Fail(
+          S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                  "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"));
     }
     return std::pair{src.substr(0, slash), src.substr(slash + 1)};
   }
@@ -1138,7 +1206,8 @@ struct S3Api::Impl {
     TM_ASSIGN(ObjectInfo src_info, store.Head(src_bucket, src_key));
     TM_TRY(CheckCopySourceConditions(ctx, src_info));
     std::optional<ObjectInfo> replace;
-    bool replace_meta = EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-metadata-directive", "COPY"), "REPLACE");
+    bool replace_meta =
+        EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-metadata-directive", "COPY"), "REPLACE");
     if (replace_meta) {
       ObjectInfo info;
       info.headers = StoredHeaders(ctx.req.headers);
@@ -1173,8 +1242,11 @@ struct S3Api::Impl {
         return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
                             "Checksum algorithm provided is unsupported."));
       }
-      std::string t = type.empty() ? (*alg == ChecksumAlgorithm::kCrc64Nvme ? "FULL_OBJECT" : "COMPOSITE")
-                                   : (type == "full_object" ? "FULL_OBJECT" : type == "composite" ? "COMPOSITE" : "");
+      std::string t = type.empty()
+                          ? (*alg == ChecksumAlgorithm::kCrc64Nvme ? "FULL_OBJECT" : "COMPOSITE")
+                          : (type == "full_object" ? "FULL_OBJECT"
+                             : type == "composite" ? "COMPOSITE"
+                                                   : "");
       if (t.empty() || (t == "FULL_OBJECT" && !storage::IsCrc(*alg)) ||
           (t == "COMPOSITE" && *alg == ChecksumAlgorithm::kCrc64Nvme)) {
         return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
@@ -1246,10 +1318,11 @@ struct S3Api::Impl {
         last = ParseInt(spec.substr(dash + 1));
       }
       if (!first || !last || *last < *first) {
-        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
-                            "The x-amz-copy-source-range value must be of the form bytes=first-last "
-                            "where first and last are the zero-based offsets of the first and last "
-                            "bytes to copy"));
+        return Fail(
+            S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                    "The x-amz-copy-source-range value must be of the form bytes=first-last "
+                    "where first and last are the zero-based offsets of the first and last "
+                    "bytes to copy"));
       }
       if (static_cast<uint64_t>(*last) >= src_info.size) {
         return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRange",
@@ -1322,7 +1395,8 @@ struct S3Api::Impl {
     http::Response r;
     r.headers.Set("ETag", Quote(stored.etag));
     if (body.algorithm) {
-      r.headers.Set(storage::ChecksumHeaderName(*body.algorithm), crypto::Base64Encode(body.checksum_raw));
+      r.headers.Set(storage::ChecksumHeaderName(*body.algorithm),
+                    crypto::Base64Encode(body.checksum_raw));
     }
     return r;
   }
@@ -1391,15 +1465,18 @@ struct S3Api::Impl {
       if (!n) return Fail(MalformedXml());
       int number = static_cast<int>(*n);
       if (!numbers.empty() && number <= numbers.back()) {
-        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidPartOrder",
-                            "The list of parts was not in ascending order. Parts must be ordered by part number."));
+        return Fail(S3Error(
+            ErrorCode::kInvalidInput, "InvalidPartOrder",
+            "The list of parts was not in ascending order. Parts must be ordered by part number."));
       }
       auto it = by_number.find(number);
       std::string etag = Unquote(part.child_value("ETag"));
       if (it == by_number.end() || (!etag.empty() && etag != it->second.etag)) {
-        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidPart",
-                            "One or more of the specified parts could not be found. The part may not "
-                            "have been uploaded, or the specified entity tag may not match the part's entity tag."));
+        return Fail(
+            S3Error(ErrorCode::kInvalidInput, "InvalidPart",
+                    "One or more of the specified parts could not be found. The part may not "
+                    "have been uploaded, or the specified entity tag may not match the part's "
+                    "entity tag."));
       }
       for (pugi::xml_node child : part.children()) {
         std::string name = child.name();
@@ -1408,8 +1485,9 @@ struct S3Api::Impl {
         if (!alg) continue;
         auto have = it->second.checksums.find(storage::ChecksumAlgorithmName(*alg));
         if (have == it->second.checksums.end() || have->second != Trim(child.child_value())) {
-          return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidPart",
-                              "The checksum of part " + std::to_string(number) + " does not match."));
+          return Fail(
+              S3Error(ErrorCode::kInvalidInput, "InvalidPart",
+                      "The checksum of part " + std::to_string(number) + " does not match."));
         }
       }
       numbers.push_back(number);
@@ -1417,12 +1495,14 @@ struct S3Api::Impl {
     }
     if (numbers.empty()) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "MalformedXML",
-                          "The XML you provided was not well-formed or did not validate against our published schema."));
+                          "The XML you provided was not well-formed or did not validate against "
+                          "our published schema."));
     }
     for (size_t i = 0; i + 1 < chosen.size(); i++) {
       if (chosen[i]->size < kMinPartSize) {
-        return Fail(S3Error(ErrorCode::kInvalidInput, "EntityTooSmall",
-                            "Your proposed upload is smaller than the minimum allowed object size."));
+        return Fail(
+            S3Error(ErrorCode::kInvalidInput, "EntityTooSmall",
+                    "Your proposed upload is smaller than the minimum allowed object size."));
       }
     }
     // ETag: MD5 over the parts' binary MD5s, then "-<count>".
@@ -1458,15 +1538,16 @@ struct S3Api::Impl {
         }
       }
       if (ok) {
-        checksum_value = type == "FULL_OBJECT"
-                             ? crypto::Base64Encode(combined)
-                             : crypto::Base64Encode(composite.Finish()) + "-" + std::to_string(chosen.size());
+        checksum_value = type == "FULL_OBJECT" ? crypto::Base64Encode(combined)
+                                               : crypto::Base64Encode(composite.Finish()) + "-" +
+                                                     std::to_string(chosen.size());
         final_info.checksums[name] = checksum_value;
       } else {
         final_info.checksums.clear();
       }
     }
-    TM_ASSIGN(ObjectInfo done, store.CompleteUpload(ctx.bucket, upload.upload_id, numbers, final_info));
+    TM_ASSIGN(ObjectInfo done,
+              store.CompleteUpload(ctx.bucket, upload.upload_id, numbers, final_info));
     XmlWriter x;
     x.Open("CompleteMultipartUploadResult", true)
         .Element("Location", "/" + ctx.bucket + "/" + ctx.key)
