@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <mutex>
+
 namespace tablemere::sqlite {
 
 namespace {
@@ -17,6 +19,10 @@ Error SqlError(sqlite3* db, const std::string& context) {
 }  // namespace
 
 Result<std::unique_ptr<Db>> Db::Open(const std::string& path, bool synchronous_full) {
+  // SQLite's allocation statistics take a global mutex on every allocation, which showed
+  // as contention between reader threads; nothing here reads them. Must precede init.
+  static std::once_flag configured;
+  std::call_once(configured, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
   sqlite3* raw = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &raw,
