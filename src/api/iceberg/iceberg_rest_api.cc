@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/iceberg/error_model.h"
+#include "api/iceberg/rest_common.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "http/router.h"
@@ -22,8 +23,6 @@ using http::Response;
 // Largest JSON request body: commits carry only the changes, creates a schema.
 constexpr size_t kMaxJsonBody = 16 * 1024 * 1024;
 
-Response JsonResponse(int status, const Json& body) { return Response::Json(status, body.dump()); }
-
 Response ErrorResponse(int status, const std::string& type, const std::string& message) {
   return ErrorModelResponse(status, type, message);
 }
@@ -31,14 +30,6 @@ Response ErrorResponse(int status, const std::string& type, const std::string& m
 Response ToResponse(const Error& e, Subject subject) { return ErrorModelResponse(e, subject); }
 
 Json NamespaceJson(const Namespace& ns) { return Json(ns); }
-
-Json CredentialsJson(const std::vector<catalog::StorageCredential>& credentials) {
-  Json list = Json::array();
-  for (const auto& c : credentials) {
-    list.push_back({{"prefix", c.prefix}, {"config", Json(c.config)}});
-  }
-  return list;
-}
 
 // Appends `s` as a JSON string exactly as nlohmann's dump() writes it. Printable ASCII
 // without quotes or backslashes (every vended value) is copied as it is; anything else
@@ -113,20 +104,7 @@ Response LoadResponse(const catalog::LoadedTable& t) {
   return Response::Json(200, LoadResultBody(t));
 }
 
-Result<Json> ParseBody(Request& req) {
-  TM_ASSIGN(std::string body, http::ReadAll(*req.body, kMaxJsonBody));
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Fail(ErrorCode::kInvalidInput, "Malformed JSON request body");
-  return j;
-}
-
-std::map<std::string, std::string> QueryMap(const Request& req) {
-  std::map<std::string, std::string> out;
-  if (auto q = ParseQuery(req.query)) {
-    for (auto& [k, v] : *q) out.emplace(k, v);
-  }
-  return out;
-}
+Result<Json> ParseBody(Request& req) { return ParseJsonBody(req, kMaxJsonBody); }
 
 // Applies pageToken/pageSize when the client asked for pages; returns the page and the
 // next token ("" when done).
@@ -138,22 +116,24 @@ Result<std::pair<std::vector<T>, std::string>> Paginate(
   if (size_it == q.end() && (token_it == q.end() || token_it->second.empty())) {
     return std::pair<std::vector<T>, std::string>{std::move(all), ""};
   }
+  int64_t total = static_cast<int64_t>(all.size());
   int64_t start = 0;
   if (token_it != q.end() && !token_it->second.empty()) {
     auto n = ParseInt(token_it->second);
     if (!n) return Fail(ErrorCode::kInvalidInput, "Invalid pageToken");
-    start = *n;
+    start = std::min(*n, total);
   }
-  int64_t size = static_cast<int64_t>(all.size());
+  int64_t size = total;
   if (size_it != q.end()) {
     auto n = ParseInt(size_it->second);
     if (!n || *n < 1) return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
     size = *n;
   }
+  // Clamped so a huge pageSize cannot overflow start + size.
+  int64_t end = start + std::min(size, total - start);
   std::vector<T> page;
-  int64_t end = std::min<int64_t>(start + size, static_cast<int64_t>(all.size()));
   for (int64_t i = start; i < end; i++) page.push_back(std::move(all[static_cast<size_t>(i)]));
-  std::string next = end < static_cast<int64_t>(all.size()) ? std::to_string(end) : "";
+  std::string next = end < total ? std::to_string(end) : "";
   return std::pair<std::vector<T>, std::string>{std::move(page), next};
 }
 
@@ -597,25 +577,6 @@ struct IcebergRestApi::Impl {
     return r;
   }
 
-  // {"namespace": [...], "name": "..."} under `field` of a request body.
-  static Result<TableIdent> IdentField(const Json& body, const char* field) {
-    if (!body.is_object()) return Fail(ErrorCode::kInvalidInput, "Expected a JSON object");
-    auto it = body.find(field);
-    if (it == body.end() || !it->is_object() || !it->contains("name") ||
-        !(*it)["name"].is_string() || !it->contains("namespace") ||
-        !(*it)["namespace"].is_array()) {
-      return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
-    }
-    TableIdent t;
-    for (const auto& level : (*it)["namespace"]) {
-      if (!level.is_string())
-        return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
-      t.ns.push_back(level.get<std::string>());
-    }
-    t.name = (*it)["name"].get<std::string>();
-    return t;
-  }
-
   Result<Response> RenameTable(Request& req, const PathParams&, const CatalogPrincipal& p,
                                const metastore::Warehouse& w) {
     TM_ASSIGN(Json body, ParseBody(req));
@@ -623,12 +584,6 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(TableIdent to, IdentField(body, "destination"));
     TM_TRY(catalog.RenameTable(p, w, from, to));
     return NoContent();
-  }
-
-  static Response NoContent() {
-    Response r;
-    r.status = 204;
-    return r;
   }
 
   // ---------------------------------------------------------------- views

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/iceberg/error_model.h"
+#include "api/iceberg/rest_common.h"
 #include "common/strings.h"
 #include "http/router.h"
 
@@ -16,51 +17,28 @@ using catalog::TableIdent;
 using http::PathParams;
 using http::Request;
 using http::Response;
+using iceberg::CredentialsJson;
 using iceberg::ErrorModelResponse;
+using iceberg::IdentField;
+using iceberg::JsonResponse;
+using iceberg::NoContent;
+using iceberg::QueryMap;
 using iceberg::Subject;
 
 // JSON bodies here are small (a table record with an optional schema).
 constexpr size_t kMaxJsonBody = 4 * 1024 * 1024;
 constexpr int64_t kDefaultPageSize = 100;
 
-Response JsonResponse(int status, const Json& body) { return Response::Json(status, body.dump()); }
-
-Response NoContent() {
-  Response r;
-  r.status = 204;
-  return r;
-}
-
 Result<Json> ParseBody(Request& req) {
-  TM_ASSIGN(std::string body, http::ReadAll(*req.body, kMaxJsonBody));
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+  TM_ASSIGN(Json j, iceberg::ParseJsonBody(req, kMaxJsonBody));
+  if (!j.is_object())
     return Fail(ErrorCode::kInvalidInput, "The request body must be a JSON object");
-  }
   return j;
-}
-
-std::map<std::string, std::string> QueryMap(const Request& req) {
-  std::map<std::string, std::string> out;
-  if (auto q = ParseQuery(req.query)) {
-    for (auto& [k, v] : *q) out.emplace(k, v);
-  }
-  return out;
 }
 
 bool WantsVending(const Request& req) {
   auto h = req.headers.Get("X-Iceberg-Access-Delegation");
   return h && ToLower(*h).find("vended-credentials") != std::string::npos;
-}
-
-Json CredentialsJson(const std::vector<catalog::StorageCredential>& creds) {
-  Json list = Json::array();
-  for (const auto& c : creds) {
-    Json cfg = Json::object();
-    for (const auto& [k, v] : c.config) cfg[k] = v;
-    list.push_back({{"prefix", c.prefix}, {"config", cfg}});
-  }
-  return list;
 }
 
 Json LoadResponse(const catalog::LoadedGenericTable& t) {
@@ -72,22 +50,6 @@ Json LoadResponse(const catalog::LoadedGenericTable& t) {
   out["storage-credentials"] =
       t.credentials.empty() ? Json(nullptr) : CredentialsJson(t.credentials);
   return out;
-}
-
-Result<TableIdent> IdentField(const Json& body, const char* field) {
-  auto it = body.find(field);
-  if (it == body.end() || !it->is_object() || !it->contains("name") || !(*it)["name"].is_string() ||
-      !it->contains("namespace") || !(*it)["namespace"].is_array()) {
-    return Fail(ErrorCode::kInvalidInput, std::string(field) + " {namespace, name} is required");
-  }
-  TableIdent t;
-  for (const auto& level : (*it)["namespace"]) {
-    if (!level.is_string())
-      return Fail(ErrorCode::kInvalidInput, "namespace levels must be strings");
-    t.ns.push_back(level.get<std::string>());
-  }
-  t.name = (*it)["name"].get<std::string>();
-  return t;
 }
 
 // Names end up in JSON (records, messages), which must be UTF-8: the same test dump() makes.
