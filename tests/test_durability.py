@@ -8,7 +8,6 @@ import threading
 import time
 
 import boto3
-import pytest
 from botocore.config import Config
 
 from conftest import OPERATORS, Server

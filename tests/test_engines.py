@@ -95,7 +95,7 @@ class TestPyIceberg:
         import threading
 
         pyice.create_namespace_if_not_exists("py")
-        table = pyice.create_table(("py", "concurrent"),
+        pyice.create_table(("py", "concurrent"),
                                    schema=pa.schema([pa.field("writer", pa.int64()),
                                                      pa.field("n", pa.int64())]))
         errors = []

@@ -8,7 +8,6 @@ import json
 import re
 import time
 import urllib.parse
-import uuid
 
 import boto3
 import botocore.config
@@ -23,6 +22,7 @@ from deltalake import DeltaTable, write_deltalake
 from pylakekeeper import Client, ClientCredentials, LakekeeperHTTPError, NotFoundError
 
 from conftest import catalog_token
+from helpers import uid, wait_for, ns_path
 
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 SESSION_KEYS = {"s3.access-key-id", "s3.secret-access-key", "s3.session-token",
@@ -32,27 +32,6 @@ SCHEMA = {"type": "struct", "schema-id": 0,
 
 
 # ---------------------------------------------------------------------------- helpers
-
-def uid(prefix="n"):
-    return prefix + uuid.uuid4().hex[:10]
-
-
-def wait_for(probe, what, timeout=20.0, interval=0.05):
-    """Polls probe() until it returns a truthy value; fails after the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
-
-def ns_path(levels):
-    """A namespace as one path segment: levels joined by 0x1F, percent-encoded (%1F)."""
-    return urllib.parse.quote("\x1f".join(levels), safe="")
-
 
 def view_ref(levels, view):
     """One referenced-by entry: namespace levels and view name joined by %1F."""

@@ -21,6 +21,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 from pyiceberg.view.metadata import SQLViewRepresentation, ViewVersion
 
 from conftest import catalog_token
+from helpers import uid
 from engines import pyiceberg_from_recipe, spark_from_recipe
 
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -41,10 +42,6 @@ VIEW_SCHEMA = {"type": "struct", "schema-id": 0,
 
 
 # ---------------------------------------------------------------------------- helpers
-
-def uid(prefix="n"):
-    return prefix + uuid.uuid4().hex[:10]
-
 
 def ns_path(levels):
     return urllib.parse.quote("\x1f".join(levels), safe="")
