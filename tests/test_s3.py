@@ -2181,3 +2181,11 @@ class TestConditionalWrites:
         assert_s3_error("PreconditionFailed", 412, op1.put_object, Bucket=bucket, Key=key,
                         Body=b"v3", IfMatch=first)
         assert op1.get_object(Bucket=bucket, Key=key)["ETag"] == second
+
+
+class TestKeyLimits:
+    def test_keys_over_1024_bytes_are_refused(self, op1, bucket):
+        assert_s3_error("KeyTooLongError", 400, op1.put_object, Bucket=bucket, Key="k" * 1025,
+                        Body=b"x")
+        op1.put_object(Bucket=bucket, Key="k" * 1024, Body=b"x")
+        assert op1.head_object(Bucket=bucket, Key="k" * 1024)["ContentLength"] == 1

@@ -29,6 +29,8 @@ constexpr uint64_t kMaxObjectSize = 5ull * 1024 * 1024 * 1024;
 // Every part but the last must be at least 5 MiB (S3's rule; clients size parts for it).
 constexpr uint64_t kMinPartSize = 5ull * 1024 * 1024;
 constexpr int kMaxPartNumber = 10000;
+// S3's limit on key length (UTF-8 bytes).
+constexpr size_t kMaxKeyLength = 1024;
 // XML request bodies (DeleteObjects of 1000 keys, CompleteMultipartUpload of 10000 parts).
 constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 // Bytes read from the socket per step while streaming an upload.
@@ -79,6 +81,7 @@ int StatusFor(const Error& e, std::string* code) {
       {"InternalError", 500},
       {"ServiceUnavailable", 503},
       {"TooManyBuckets", 400},
+      {"KeyTooLongError", 400},
       {"InvalidObjectState", 403},
   };
   std::string s3_code = e.Detail("s3_code");
@@ -231,6 +234,9 @@ struct S3Api::Impl {
     if (slash != std::string::npos) {
       ctx.key = p.substr(slash + 1);
       ctx.has_key = !ctx.key.empty();
+      if (ctx.key.size() > kMaxKeyLength) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "KeyTooLongError", "Your key is too long"));
+      }
     }
     auto query = ParseQuery(ctx.req.query);
     if (!query)
@@ -1054,7 +1060,14 @@ struct S3Api::Impl {
     std::string decoded;
     uint64_t total = 0;
     while (true) {
-      TM_ASSIGN(size_t n, ctx.req.body->Read(raw.get(), slice));
+      auto got = ctx.req.body->Read(raw.get(), slice);
+      if (!got) {
+        // The client stopped sending (or broke the framing) before the declared end.
+        return Fail(S3Error(ErrorCode::kInvalidInput, "IncompleteBody",
+                            "The request body ended before the declared length: " +
+                                got.error().message));
+      }
+      size_t n = *got;
       if (n == 0) break;
       if (sha256) sha256->Update(raw.get(), n);
       const char* data = raw.get();
