@@ -1063,9 +1063,9 @@ struct S3Api::Impl {
       auto got = ctx.req.body->Read(raw.get(), slice);
       if (!got) {
         // The client stopped sending (or broke the framing) before the declared end.
-        return Fail(S3Error(ErrorCode::kInvalidInput, "IncompleteBody",
-                            "The request body ended before the declared length: " +
-                                got.error().message));
+        return Fail(
+            S3Error(ErrorCode::kInvalidInput, "IncompleteBody",
+                    "The request body ended before the declared length: " + got.error().message));
       }
       size_t n = *got;
       if (n == 0) break;
