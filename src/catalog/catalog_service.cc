@@ -341,8 +341,9 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
 Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
                                               const metastore::Warehouse& w,
                                               const TableIdent& ident, bool vend, bool refs_only) {
-  auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
+  auto entry = meta_.catalog().GetEntryHead(w.id, ident.ns, ident.name);
   if (!entry || entry->kind != "table") {
+    if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
     // Engines rely on NoSuchTable even when the namespace is missing (Spark metadata tables).
     return Fail(Error{
         ErrorCode::kNotFound,
@@ -352,7 +353,20 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
   LoadedTable result;
   result.metadata_location = std::move(entry->metadata_location);
   // The stored document is served as it is; only snapshots=refs needs it parsed.
-  result.metadata_json = std::move(entry->metadata_json);
+  if (auto cached = CachedMetadata(result.metadata_location)) {
+    result.metadata_json = *cached;
+  } else {
+    auto full = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
+    if (!full || full->kind != "table") {
+      return Fail(Error{
+          ErrorCode::kNotFound,
+          "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name,
+          {}}.With("missing", "table"));
+    }
+    result.metadata_location = full->metadata_location;
+    result.metadata_json = std::move(full->metadata_json);
+    CacheMetadata(result.metadata_location, result.metadata_json);
+  }
   if (refs_only) {
     Json metadata = Json::parse(result.metadata_json);
     if (metadata.contains("snapshots")) {
@@ -371,6 +385,24 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
   }
   AttachCredentials(result, caller, w, ident, entry->location, vend);
   return result;
+}
+
+std::shared_ptr<const std::string> CatalogService::CachedMetadata(const std::string& location) {
+  std::lock_guard lock(metadata_cache_mu_);
+  auto it = metadata_cache_.find(location);
+  return it == metadata_cache_.end() ? nullptr : it->second;
+}
+
+void CatalogService::CacheMetadata(const std::string& location, const std::string& text) {
+  if (location.empty() || text.size() > kMetadataCacheBytes / 4) return;
+  std::lock_guard lock(metadata_cache_mu_);
+  if (metadata_cache_bytes_ + text.size() > kMetadataCacheBytes) {
+    metadata_cache_.clear();
+    metadata_cache_bytes_ = 0;
+  }
+  if (metadata_cache_.emplace(location, std::make_shared<const std::string>(text)).second) {
+    metadata_cache_bytes_ += text.size();
+  }
 }
 
 Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller,

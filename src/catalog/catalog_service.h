@@ -5,7 +5,10 @@
 #pragma once
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "accounts/credentials.h"
@@ -146,6 +149,16 @@ class CatalogService {
   const CatalogTokens& tokens_;
   CatalogOptions options_;
   WarehouseFiles files_;
+
+  // Metadata documents by metadata location. A location names an immutable file, so an
+  // entry never goes stale; loadTable then reads only the small pointer row. Bounded by
+  // total size (kMetadataCacheBytes), cleared wholesale when full.
+  std::shared_ptr<const std::string> CachedMetadata(const std::string& location);
+  void CacheMetadata(const std::string& location, const std::string& text);
+  static constexpr size_t kMetadataCacheBytes = 64 * 1024 * 1024;
+  std::mutex metadata_cache_mu_;
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> metadata_cache_;
+  size_t metadata_cache_bytes_ = 0;  // protected by metadata_cache_mu_
 };
 
 // "a\x1fb" and "a%1Fb" → {"a", "b"}; empty parts are invalid.

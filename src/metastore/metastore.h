@@ -62,6 +62,11 @@ class CatalogStore {
   virtual Result<TableEntry> GetEntry(const std::string& warehouse_id,
                                       const std::vector<std::string>& ns,
                                       const std::string& name) = 0;
+  // The entry without its metadata document (metadata_json left empty): the cheap read
+  // for callers that cache documents by their immutable metadata location.
+  virtual Result<TableEntry> GetEntryHead(const std::string& warehouse_id,
+                                          const std::vector<std::string>& ns,
+                                          const std::string& name) = 0;
   // Entries of one kind in a namespace, sorted by name.
   virtual Result<std::vector<TableEntry>> ListEntries(const std::string& warehouse_id,
                                                       const std::vector<std::string>& ns,

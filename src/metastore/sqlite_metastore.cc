@@ -358,6 +358,24 @@ class SqliteMetastore final : public Metastore,
     });
   }
 
+  Result<TableEntry> GetEntryHead(const std::string& warehouse_id,
+                                  const std::vector<std::string>& ns,
+                                  const std::string& name) override {
+    return Read([&](sqlite::Db& db) -> Result<TableEntry> {
+      TM_ASSIGN(auto* st, db.Prepare("SELECT warehouse_id, namespace, name, kind, uuid, location, "
+                                     "metadata_location, '', created_ms, updated_ms FROM entries "
+                                     "WHERE warehouse_id = ? AND namespace = ? AND name = ?"));
+      TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(ns), name}).Step());
+      if (!row) {
+        return Fail(Error{ErrorCode::kNotFound, "not found: " + JoinDots(ns) + "." + name, {}}.With(
+            "missing", "entry"));
+      }
+      TableEntry e = EntryRow(*st);
+      st->Bind({});
+      return e;
+    });
+  }
+
   Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
                                                     const std::string& kind) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
