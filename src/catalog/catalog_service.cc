@@ -354,7 +354,7 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
   result.metadata_location = std::move(entry->metadata_location);
   // The stored document is served as it is; only snapshots=refs needs it parsed.
   if (auto cached = CachedMetadata(result.metadata_location)) {
-    result.metadata_json = *cached;
+    result.shared_metadata = std::move(cached);
   } else {
     auto full = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
     if (!full || full->kind != "table") {
@@ -368,7 +368,7 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
     CacheMetadata(result.metadata_location, result.metadata_json);
   }
   if (refs_only) {
-    Json metadata = Json::parse(result.metadata_json);
+    Json metadata = Json::parse(result.metadata_text());
     if (metadata.contains("snapshots")) {
       std::set<int64_t> referenced;
       Json refs = metadata.value("refs", Json::object());
@@ -381,6 +381,7 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
       }
       metadata["snapshots"] = std::move(kept);
       result.metadata_json = metadata.dump();
+      result.shared_metadata.reset();
     }
   }
   AttachCredentials(result, caller, w, ident, entry->location, vend);

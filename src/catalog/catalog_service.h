@@ -28,6 +28,12 @@ struct LoadedTable {
   // parsing and re-serialising a table with 100 snapshots (~50 KB) cost more than all
   // the rest of a loadTable together.
   std::string metadata_json;
+  // When set, the document is this shared (cached) text instead of metadata_json:
+  // loadTable then serves it without a copy.
+  std::shared_ptr<const std::string> shared_metadata;
+  const std::string& metadata_text() const {
+    return shared_metadata ? *shared_metadata : metadata_json;
+  }
   std::map<std::string, std::string> config;
   std::vector<StorageCredential> credentials;
 };

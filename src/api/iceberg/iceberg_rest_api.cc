@@ -71,11 +71,11 @@ constexpr size_t kLoadResultEnvelope = 4096;
 // in nlohmann's sorted order, so the body is byte for byte what dumping one object gave.
 std::string LoadResultBody(const catalog::LoadedTable& t) {
   std::string out;
-  out.reserve(t.metadata_json.size() + kLoadResultEnvelope);
+  out.reserve(t.metadata_text().size() + kLoadResultEnvelope);
   out += "{\"config\":";
   AppendStringMap(out, t.config);
   out += ",\"metadata\":";
-  out += t.metadata_json;
+  out += t.metadata_text();
   out += ",\"metadata-location\":";
   if (t.metadata_location.empty()) {
     out += "null";
