@@ -67,4 +67,46 @@ Result<const Json*> RequireArray(const Json& obj, const std::string& key,
   return v;
 }
 
+namespace {
+Json& PropertiesOf(Json& m) {
+  if (!m.contains("properties") || !m["properties"].is_object()) m["properties"] = Json::object();
+  return m["properties"];
+}
+}  // namespace
+
+Result<void> ApplySetLocation(Json& m, const Json& u) {
+  TM_ASSIGN(std::string location, RequireString(u, "location", "set-location"));
+  while (location.ends_with("/")) location.pop_back();
+  if (location.empty()) return Invalid("Invalid set-location: 'location' must not be empty");
+  m["location"] = location;
+  return {};
+}
+
+Result<void> ApplySetProperties(Json& m, const Json& u) {
+  // "updated" is the pre-1.0 spelling; "updates" wins when both are present.
+  const char* key =
+      Member(u, "updates") == nullptr && Member(u, "updated") != nullptr ? "updated" : "updates";
+  TM_ASSIGN(const Json* updates, RequireObject(u, key, "set-properties"));
+  for (const auto& [k, v] : updates->items()) {
+    if (!v.is_string()) {
+      return Invalid("Invalid set-properties: value of '" + k + "' must be a string");
+    }
+  }
+  Json& props = PropertiesOf(m);
+  for (const auto& [k, v] : updates->items()) props[k] = v;
+  return {};
+}
+
+Result<void> ApplyRemoveProperties(Json& m, const Json& u) {
+  const char* key =
+      Member(u, "removals") == nullptr && Member(u, "removed") != nullptr ? "removed" : "removals";
+  TM_ASSIGN(const Json* removals, RequireArray(u, key, "remove-properties"));
+  for (const Json& k : *removals) {
+    if (!k.is_string()) return Invalid(FieldError("remove-properties", key, "an array of strings"));
+  }
+  Json& props = PropertiesOf(m);
+  for (const Json& k : *removals) props.erase(k.get<std::string>());
+  return {};
+}
+
 }  // namespace tablemere::iceberg

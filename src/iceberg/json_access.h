@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -32,5 +33,25 @@ Result<const Json*> RequireObject(const Json& obj, const std::string& key,
                                   const std::string& context);
 Result<const Json*> RequireArray(const Json& obj, const std::string& key,
                                  const std::string& context);
+
+// The updates tables and views share, applied to metadata document `m`: set-location
+// (trailing slashes dropped), set-properties and remove-properties (accepting the pre-1.0
+// spellings "updated"/"removed").
+Result<void> ApplySetLocation(Json& m, const Json& update);
+Result<void> ApplySetProperties(Json& m, const Json& update);
+Result<void> ApplyRemoveProperties(Json& m, const Json& update);
+
+// A schema as both models store it (type "struct"; the schema-id is the caller's to set).
+struct PreparedSchema {
+  Json schema;
+  bool reassigned = false;           // fresh field ids were assigned
+  std::map<int64_t, int64_t> remap;  // old → new ids for the fields that had one
+};
+
+// Validates a schema (kInvalidInput naming the problem). When every field, list element
+// and map key/value carries an id, they are kept; otherwise fresh ids are numbered as
+// table creation does, or, without `assign_fresh_ids`, the schema is refused.
+// Implemented with the table model, which owns the schema walk.
+Result<PreparedSchema> PrepareSchema(const Json& schema, bool assign_fresh_ids);
 
 }  // namespace tablemere::iceberg

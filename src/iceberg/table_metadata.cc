@@ -989,38 +989,12 @@ Result<void> MetadataBuilder::RemoveSnapshotRef(const Json& u) {
   return {};
 }
 
-Result<void> MetadataBuilder::SetLocation(const Json& u) {
-  TM_ASSIGN(std::string location, RequireString(u, "location", "set-location"));
-  location = StripTrailingSlash(std::move(location));
-  if (location.empty()) return Invalid("Invalid set-location: 'location' must not be empty");
-  m_["location"] = location;
-  return {};
-}
+Result<void> MetadataBuilder::SetLocation(const Json& u) { return ApplySetLocation(m_, u); }
 
-Result<void> MetadataBuilder::SetProperties(const Json& u) {
-  // "updated" is the pre-1.0 spelling; "updates" wins when both are present.
-  const char* key =
-      Member(u, "updates") == nullptr && Member(u, "updated") != nullptr ? "updated" : "updates";
-  TM_ASSIGN(const Json* updates, RequireObject(u, key, "set-properties"));
-  for (const auto& [k, v] : updates->items()) {
-    if (!v.is_string())
-      return Invalid("Invalid set-properties: value of '" + k + "' must be a string");
-  }
-  Json& props = Object("properties");
-  for (const auto& [k, v] : updates->items()) props[k] = v;
-  return {};
-}
+Result<void> MetadataBuilder::SetProperties(const Json& u) { return ApplySetProperties(m_, u); }
 
 Result<void> MetadataBuilder::RemoveProperties(const Json& u) {
-  const char* key =
-      Member(u, "removals") == nullptr && Member(u, "removed") != nullptr ? "removed" : "removals";
-  TM_ASSIGN(const Json* removals, RequireArray(u, key, "remove-properties"));
-  for (const Json& k : *removals) {
-    if (!k.is_string()) return Invalid(FieldError("remove-properties", key, "an array of strings"));
-  }
-  Json& props = Object("properties");
-  for (const Json& k : *removals) props.erase(k.get<std::string>());
-  return {};
+  return ApplyRemoveProperties(m_, u);
 }
 
 Result<void> MetadataBuilder::RemovePartitionSpecs(const Json& u) {
@@ -1170,6 +1144,29 @@ Result<Json> MetadataBuilder::Finish() {
 
 }  // namespace
 
+Result<PreparedSchema> PrepareSchema(const Json& schema_in, bool assign_fresh_ids) {
+  if (!schema_in.is_object()) return Invalid("Invalid schema: must be an object");
+  PreparedSchema out;
+  out.schema = schema_in;
+  Json& schema = out.schema;
+  if (!HasAllIds(schema, 0)) {
+    if (!assign_fresh_ids) {
+      return Invalid("Invalid schema: every field, list element and map key/value needs an id");
+    }
+    int64_t last_id = 0;
+    AssignFreshIds(schema, last_id, out.remap, 0);
+    out.reassigned = true;
+    if (schema.contains("identifier-field-ids") && schema["identifier-field-ids"].is_array()) {
+      for (Json& id : schema["identifier-field-ids"]) {
+        if (IsInt(id) && out.remap.count(AsInt(id))) id = out.remap[AsInt(id)];
+      }
+    }
+  }
+  TM_TRY(IndexSchema(schema));
+  schema["type"] = "struct";
+  return out;
+}
+
 Result<Json> NewTableMetadata(const Json& create_request, const std::string& location,
                               const std::string& table_uuid, int64_t now_millis) {
   if (!create_request.is_object()) {
@@ -1203,21 +1200,11 @@ Result<Json> NewTableMetadata(const Json& create_request, const std::string& loc
   if (schema_in == nullptr || !schema_in->is_object()) {
     return Invalid("Invalid create table request: 'schema' is required");
   }
-  Json schema = *schema_in;
-  std::map<int64_t, int64_t> remap;
-  bool reassigned = false;
-  if (!HasAllIds(schema, 0)) {
-    int64_t last_id = 0;
-    AssignFreshIds(schema, last_id, remap, 0);
-    reassigned = true;
-    if (schema.contains("identifier-field-ids") && schema["identifier-field-ids"].is_array()) {
-      for (Json& id : schema["identifier-field-ids"]) {
-        if (IsInt(id) && remap.count(AsInt(id))) id = remap[AsInt(id)];
-      }
-    }
-  }
+  TM_ASSIGN(PreparedSchema prepared, PrepareSchema(*schema_in, true));
+  Json schema = std::move(prepared.schema);
+  const std::map<int64_t, int64_t>& remap = prepared.remap;
+  bool reassigned = prepared.reassigned;
   TM_ASSIGN(SchemaIndex index, IndexSchema(schema));
-  schema["type"] = "struct";
   schema["schema-id"] = 0;
 
   // Partition spec 0.

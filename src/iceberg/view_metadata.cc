@@ -124,21 +124,9 @@ std::string JoinSorted(const std::set<std::string>& items) {
 // caller's to set). With `assign_fresh_ids`, a schema missing field ids is numbered
 // as table creation does; otherwise every field must carry its id.
 Result<Json> NormalizeSchema(const Json& schema, bool assign_fresh_ids) {
-  if (!schema.is_object()) return Invalid("Invalid schema: must be an object");
-  Json request = Json::object();
-  request["schema"] = schema;
-  // Placeholders: NewTableMetadata only needs them to be non-empty.
-  TM_ASSIGN(Json table, NewTableMetadata(request, "memory://view-schema", "view-schema", 0));
-  Json normalized = table["schemas"][0];
-  normalized.erase("schema-id");
-  if (!assign_fresh_ids) {
-    const Json* in = Member(schema, "fields");
-    const Json* out = Member(normalized, "fields");
-    if (in == nullptr || out == nullptr || *in != *out) {
-      return Invalid("Invalid schema: every field, list element and map key/value needs an id");
-    }
-  }
-  return normalized;
+  TM_ASSIGN(PreparedSchema prepared, PrepareSchema(schema, assign_fresh_ids));
+  prepared.schema.erase("schema-id");
+  return std::move(prepared.schema);
 }
 
 std::set<int64_t> IdentifierIds(const Json& schema) {
@@ -400,40 +388,11 @@ Result<void> ViewBuilder::AddSchema(const Json& u) {
   return {};
 }
 
-Result<void> ViewBuilder::SetLocation(const Json& u) {
-  TM_ASSIGN(std::string location, RequireString(u, "location", "set-location"));
-  location = StripTrailingSlash(std::move(location));
-  if (location.empty()) return Invalid("Invalid set-location: 'location' must not be empty");
-  m_["location"] = location;
-  return {};
-}
+Result<void> ViewBuilder::SetLocation(const Json& u) { return ApplySetLocation(m_, u); }
 
-Result<void> ViewBuilder::SetProperties(const Json& u) {
-  // "updated" is the pre-1.0 spelling; "updates" wins when both are present.
-  const char* key =
-      Member(u, "updates") == nullptr && Member(u, "updated") != nullptr ? "updated" : "updates";
-  TM_ASSIGN(const Json* updates, RequireObject(u, key, "set-properties"));
-  for (const auto& [k, v] : updates->items()) {
-    if (!v.is_string()) {
-      return Invalid("Invalid set-properties: value of '" + k + "' must be a string");
-    }
-  }
-  Json& props = Object("properties");
-  for (const auto& [k, v] : updates->items()) props[k] = v;
-  return {};
-}
+Result<void> ViewBuilder::SetProperties(const Json& u) { return ApplySetProperties(m_, u); }
 
-Result<void> ViewBuilder::RemoveProperties(const Json& u) {
-  const char* key =
-      Member(u, "removals") == nullptr && Member(u, "removed") != nullptr ? "removed" : "removals";
-  TM_ASSIGN(const Json* removals, RequireArray(u, key, "remove-properties"));
-  for (const Json& k : *removals) {
-    if (!k.is_string()) return Invalid(FieldError("remove-properties", key, "an array of strings"));
-  }
-  Json& props = Object("properties");
-  for (const Json& k : *removals) props.erase(k.get<std::string>());
-  return {};
-}
+Result<void> ViewBuilder::RemoveProperties(const Json& u) { return ApplyRemoveProperties(m_, u); }
 
 Result<void> ViewBuilder::AddViewVersion(const Json& u) {
   TM_ASSIGN(const Json* input, RequireObject(u, "view-version", "add-view-version"));
