@@ -186,16 +186,9 @@ class SqliteMetastore final : public Metastore,
 
   Result<std::vector<Warehouse>> WarehousesOfOrg(const std::string& org_id) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<Warehouse>> {
-      TM_ASSIGN(auto* st, db.Prepare(std::string(kWarehouseSelect) +
-                                     " WHERE org_id = ? ORDER BY created_ms"));
-      st->Bind({org_id});
-      std::vector<Warehouse> out;
-      while (true) {
-        TM_ASSIGN(bool row, st->Step());
-        if (!row) break;
-        out.push_back(WarehouseRow(*st));
-      }
-      return out;
+      return sqlite::Query(db,
+                           std::string(kWarehouseSelect) + " WHERE org_id = ? ORDER BY created_ms",
+                           {org_id}, [&](sqlite::Statement& st) { return WarehouseRow(st); });
     });
   }
 
@@ -205,31 +198,23 @@ class SqliteMetastore final : public Metastore,
 
   Result<std::vector<Grant>> GrantsOf(const std::string& principal_id) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<Grant>> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT warehouse_id, level, granted_by FROM grants WHERE "
-                                     "principal_id = ?"));
-      st->Bind({principal_id});
-      std::vector<Grant> out;
-      while (true) {
-        TM_ASSIGN(bool row, st->Step());
-        if (!row) break;
-        out.push_back(Grant{st->Text(0), principal_id, st->Text(1), st->Text(2)});
-      }
-      return out;
+      return sqlite::Query(db,
+                           "SELECT warehouse_id, level, granted_by FROM grants WHERE "
+                           "principal_id = ?",
+                           {principal_id}, [&](sqlite::Statement& st) {
+                             return Grant{st.Text(0), principal_id, st.Text(1), st.Text(2)};
+                           });
     });
   }
 
   Result<std::vector<Project>> ProjectsOfOrg(const std::string& org_id) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<Project>> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT id, name, created_ms FROM projects WHERE org_id = ? "
-                                     "ORDER BY created_ms"));
-      st->Bind({org_id});
-      std::vector<Project> out;
-      while (true) {
-        TM_ASSIGN(bool row, st->Step());
-        if (!row) break;
-        out.push_back(Project{st->Text(0), org_id, st->Text(1), st->Int(2)});
-      }
-      return out;
+      return sqlite::Query(db,
+                           "SELECT id, name, created_ms FROM projects WHERE org_id = ? "
+                           "ORDER BY created_ms",
+                           {org_id}, [&](sqlite::Statement& st) {
+                             return Project{st.Text(0), org_id, st.Text(1), st.Int(2)};
+                           });
     });
   }
 
@@ -344,17 +329,11 @@ class SqliteMetastore final : public Metastore,
                                               const std::vector<std::string>& ns,
                                               const std::string& kind) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
-      TM_ASSIGN(auto* st,
-                db.Prepare(std::string(kEntrySelect) +
-                           " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name"));
-      st->Bind({warehouse_id, JoinNs(ns), kind});
-      std::vector<TableEntry> out;
-      while (true) {
-        TM_ASSIGN(bool row, st->Step());
-        if (!row) break;
-        out.push_back(EntryRow(*st));
-      }
-      return out;
+      return sqlite::Query(
+          db,
+          std::string(kEntrySelect) +
+              " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name",
+          {warehouse_id, JoinNs(ns), kind}, [&](sqlite::Statement& st) { return EntryRow(st); });
     });
   }
 
@@ -379,17 +358,11 @@ class SqliteMetastore final : public Metastore,
   Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
                                                     const std::string& kind) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
-      TM_ASSIGN(auto* st,
-                db.Prepare(std::string(kEntrySelect) +
-                           " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name"));
-      st->Bind({warehouse_id, kind});
-      std::vector<TableEntry> out;
-      while (true) {
-        TM_ASSIGN(bool row, st->Step());
-        if (!row) break;
-        out.push_back(EntryRow(*st));
-      }
-      return out;
+      return sqlite::Query(db,
+                           std::string(kEntrySelect) +
+                               " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name",
+                           {warehouse_id, kind},
+                           [&](sqlite::Statement& st) { return EntryRow(st); });
     });
   }
 
@@ -516,17 +489,14 @@ class SqliteMetastore final : public Metastore,
           "detail FROM audit_events WHERE ";
       sql += org_id.empty() ? "principal_id = ?" : "org_id = ?";
       sql += " AND at_ms >= ? AND substr(action, 1, ?) = ? ORDER BY at_ms DESC, id DESC LIMIT ?";
-      TM_ASSIGN(auto* st, db.Prepare(sql));
-      st->Bind({org_id.empty() ? principal_id : org_id, since_ms,
-                static_cast<int64_t>(action_prefix.size()), action_prefix, int64_t{limit}});
-      std::vector<AuditEvent> out;
-      while (true) {
-        TM_ASSIGN(bool row, st->Step());
-        if (!row) break;
-        out.push_back(AuditEvent{st->Int(0), st->Int(1), st->Text(2), st->Text(3), st->Text(4),
-                                 st->Text(5), st->Text(6), st->Text(7), st->Text(8)});
-      }
-      return out;
+      return sqlite::Query(
+          db, sql,
+          {org_id.empty() ? principal_id : org_id, since_ms,
+           static_cast<int64_t>(action_prefix.size()), action_prefix, int64_t{limit}},
+          [&](sqlite::Statement& st) {
+            return AuditEvent{st.Int(0),  st.Int(1),  st.Text(2), st.Text(3), st.Text(4),
+                              st.Text(5), st.Text(6), st.Text(7), st.Text(8)};
+          });
     });
   }
 

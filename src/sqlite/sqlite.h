@@ -66,6 +66,21 @@ class Statement {
   sqlite3_stmt* stmt_;
 };
 
+// Runs `sql` with `params` and maps every row through `map(Statement&)`.
+template <typename F>
+auto Query(Db& db, const std::string& sql, const std::vector<Value>& params, F&& map)
+    -> Result<std::vector<decltype(map(std::declval<Statement&>()))>> {
+  std::vector<decltype(map(std::declval<Statement&>()))> out;
+  TM_ASSIGN(Statement * st, db.Prepare(sql));
+  st->Bind(params);
+  while (true) {
+    TM_ASSIGN(bool row, st->Step());
+    if (!row) break;
+    out.push_back(map(*st));
+  }
+  return out;
+}
+
 // BEGIN IMMEDIATE … COMMIT, rolled back on destruction unless committed.
 class Transaction {
  public:
