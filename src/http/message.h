@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/byte_source.h"
 #include "common/result.h"
 
 namespace tablemere::http {
@@ -58,12 +59,7 @@ struct Request {
 };
 
 // A response body produced on demand (large object downloads).
-class BodySource {
- public:
-  virtual ~BodySource() = default;
-  // Reads up to `size` bytes; 0 at the end.
-  virtual Result<size_t> Read(char* buffer, size_t size) = 0;
-};
+using BodySource = ByteSource;
 
 struct Response {
   int status = 200;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "common/byte_source.h"
 #include "common/result.h"
-#include "http/message.h"
 
 namespace tablemere::objectstore {
 
@@ -34,7 +34,7 @@ struct BucketInfo {
 };
 
 // A readable object body (or range of it).
-class ObjectReader : public http::BodySource {};
+class ObjectReader : public ByteSource {};
 
 // Bytes being written; nothing is visible to readers until Commit returns.
 class ObjectWriter {
