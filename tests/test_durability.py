@@ -3,11 +3,13 @@ acknowledged write and exposes no partial object; graceful shutdown finishes in-
 requests."""
 
 import hashlib
+import subprocess
 import signal
 import threading
 import time
 
 import boto3
+import requests
 from botocore.config import Config
 
 from conftest import OPERATORS, Server
@@ -120,5 +122,22 @@ def test_sigterm_finishes_in_flight_requests():
         server.restart()
         got = client(server).get_object(Bucket="graceful", Key="big")["Body"].read()
         assert got == payload
+    finally:
+        server.cleanup()
+
+
+def test_a_second_server_on_the_same_data_dir_is_refused():
+    # Two processes over one database would each trust their own memo of it.
+    server = Server()
+    try:
+        cmd = list(server.cmd)
+        cmd[cmd.index("--ready-file") + 1] = server.ready_file + ".second"
+        second = subprocess.run(cmd, env=server.env, capture_output=True, text=True, timeout=30)
+        assert second.returncode != 0
+        assert "in use by another tablemere-server" in second.stderr
+        assert "--data-dir" in second.stderr  # says what to do about it
+        assert requests.get(server.api + "/healthz", timeout=5).json()["ok"] is True
+        server.restart()  # the lock went with the stopped process
+        assert requests.get(server.api + "/healthz", timeout=5).json()["ok"] is True
     finally:
         server.cleanup()

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 namespace tablemere::metastore {
 namespace {
@@ -21,7 +24,9 @@ class MetastoreTest : public ::testing::Test {
   }
   void TearDown() override {
     store_.reset();
-    for (auto suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix);
+    for (auto suffix : {"", "-wal", "-shm", ".lock"}) {
+      std::filesystem::remove(path_.string() + suffix);
+    }
   }
   static MetadataSwap Create(const std::string& name, const std::string& kind) {
     TableEntry e{"w", {"ns"}, name, kind, "u", "s3://w/ns/" + name, "m1", "{}", 1, 1};
@@ -71,6 +76,49 @@ TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {
   ASSERT_TRUE(c.DropEntry("w", {"ns"}, "t", "table").has_value());
   EXPECT_TRUE(c.DropNamespace("w", {"ns"}).has_value());
   EXPECT_EQ(c.GetNamespace("w", {"ns"}).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(MetastoreTest, ASecondOpenOfTheSameDatabaseIsRefused) {
+  auto second = OpenSqliteMetastore(path_.string(), clock_);
+  ASSERT_FALSE(second.has_value());
+  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(second.error().message.find("in use by another tablemere-server"), std::string::npos);
+  store_.reset();  // the lock goes with the store
+  EXPECT_TRUE(OpenSqliteMetastore(path_.string(), clock_).has_value());
+}
+
+// Head reads are memoised; none may return anything older than a write already
+// acknowledged, whichever thread wrote it.
+TEST_F(MetastoreTest, HeadReadsNeverTrailAnAcknowledgedWrite) {
+  auto& c = store_->catalog();
+  ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
+  constexpr int kVersions = 300;
+  std::atomic<int> acknowledged{1};
+  std::atomic<int> stale{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; r++) {
+    readers.emplace_back([&] {
+      while (!done.load()) {
+        int floor = acknowledged.load();
+        auto head = c.GetEntryHead("w", {"ns"}, "t");
+        if (!head || std::stoi(head->metadata_location.substr(1)) < floor) stale++;
+      }
+    });
+  }
+  for (int v = 2; v <= kVersions; v++) {
+    TableEntry next = c.GetEntry("w", {"ns"}, "t").value();
+    std::string expected = next.metadata_location;
+    next.metadata_location = "m" + std::to_string(v);
+    ASSERT_TRUE(c.SwapMetadata({MetadataSwap{"w", {"ns"}, "t", expected, next}}).has_value());
+    acknowledged.store(v);
+    EXPECT_EQ(c.GetEntryHead("w", {"ns"}, "t")->metadata_location, next.metadata_location);
+  }
+  done.store(true);
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(stale.load(), 0);
+  ASSERT_TRUE(c.DropEntry("w", {"ns"}, "t", "table").has_value());
+  EXPECT_EQ(c.GetEntryHead("w", {"ns"}, "t").error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(MetastoreTest, TasksAreLeased) {

@@ -1,11 +1,18 @@
 // The embedded metastore on SQLite (WAL). Writes go through one connection behind a
 // mutex (SQLite has one writer anyway); reads use a separate connection so they never
-// wait behind a write transaction's fsync.
+// wait behind a write transaction's fsync. The database belongs to one process (an
+// exclusive lock on a file beside it), so the hot point reads can be memoised exactly:
+// every write goes through Write(), which bumps the write generation the memos check.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <condition_variable>
 #include <mutex>
 
 #include "common/strings.h"
 #include "metastore/metastore.h"
+#include "metastore/read_cache.h"
 #include "sqlite/sqlite.h"
 
 namespace tablemere::metastore {
@@ -72,11 +79,14 @@ class SqliteMetastore final : public Metastore,
                               public TaskStore,
                               public AuditStore {
  public:
-  SqliteMetastore(std::unique_ptr<sqlite::Db> writer,
+  SqliteMetastore(int lock_fd, std::unique_ptr<sqlite::Db> writer,
                   std::vector<std::unique_ptr<sqlite::Db>> readers, const Clock& clock)
-      : writer_(std::move(writer)), clock_(clock) {
+      : lock_fd_(lock_fd), writer_(std::move(writer)), clock_(clock) {
     for (auto& r : readers) idle_readers_.push_back(std::move(r));
   }
+  ~SqliteMetastore() override { ::close(lock_fd_); }
+  SqliteMetastore(const SqliteMetastore&) = delete;
+  SqliteMetastore& operator=(const SqliteMetastore&) = delete;
 
   Result<void> Migrate() {
     std::lock_guard lock(write_mu_);
@@ -192,8 +202,11 @@ class SqliteMetastore final : public Metastore,
     });
   }
 
+  // Every catalog request checks its warehouse's credential generation: memoised.
   Result<Warehouse> FindWarehouse(const std::string& id) override {
-    return Read([&](sqlite::Db& db) -> Result<Warehouse> { return FindWarehouseIn(db, id); });
+    return warehouse_memo_.Get(id, [&] {
+      return Read([&](sqlite::Db& db) -> Result<Warehouse> { return FindWarehouseIn(db, id); });
+    });
   }
 
   Result<std::vector<Grant>> GrantsOf(const std::string& principal_id) override {
@@ -340,6 +353,13 @@ class SqliteMetastore final : public Metastore,
   Result<TableEntry> GetEntryHead(const std::string& warehouse_id,
                                   const std::vector<std::string>& ns,
                                   const std::string& name) override {
+    // loadTable's one read: memoised (the metadata text itself is cached by location).
+    std::string key = warehouse_id + '\x1e' + JoinNs(ns) + '\x1e' + name;
+    return entry_head_memo_.Get(key, [&] { return ReadEntryHead(warehouse_id, ns, name); });
+  }
+
+  Result<TableEntry> ReadEntryHead(const std::string& warehouse_id,
+                                   const std::vector<std::string>& ns, const std::string& name) {
     return Read([&](sqlite::Db& db) -> Result<TableEntry> {
       TM_ASSIGN(auto* st, db.Prepare("SELECT warehouse_id, namespace, name, kind, uuid, location, "
                                      "metadata_location, '', created_ms, updated_ms FROM entries "
@@ -520,8 +540,10 @@ class SqliteMetastore final : public Metastore,
     std::lock_guard lock(write_mu_);
     TM_ASSIGN(auto txn, sqlite::Transaction::Begin(*writer_));
     auto result = fn(*writer_);
-    if (!result) return result;
-    TM_TRY(txn.Commit());
+    if (!result) return result;  // rolled back: nothing changed
+    auto committed = txn.Commit();
+    write_generation_.Bump();  // after the commit, so no memo outlives what it read
+    TM_TRY(committed);
     return result;
   }
 
@@ -617,25 +639,54 @@ class SqliteMetastore final : public Metastore,
     return e;
   }
 
+  int lock_fd_;  // holds the exclusive lock on "<db>.lock" while open
   std::mutex write_mu_;
   std::unique_ptr<sqlite::Db> writer_;  // protected by write_mu_
+  WriteGeneration write_generation_;
+  ReadCache<Warehouse> warehouse_memo_{write_generation_};
+  ReadCache<TableEntry> entry_head_memo_{write_generation_};
   std::mutex read_mu_;
   std::condition_variable read_cv_;
   std::vector<std::unique_ptr<sqlite::Db>> idle_readers_;  // protected by read_mu_
   const Clock& clock_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path,
-                                                       const Clock& clock) {
+// The writer connection and the pool of readers.
+Result<std::pair<std::unique_ptr<sqlite::Db>, std::vector<std::unique_ptr<sqlite::Db>>>>
+OpenConnections(const std::string& path) {
   TM_ASSIGN(auto writer, sqlite::Db::Open(path, true));
   std::vector<std::unique_ptr<sqlite::Db>> readers;
   for (int i = 0; i < kReaders; i++) {
     TM_ASSIGN(auto reader, sqlite::Db::Open(path, true));
     readers.push_back(std::move(reader));
   }
-  auto store = std::make_unique<SqliteMetastore>(std::move(writer), std::move(readers), clock);
+  return std::pair{std::move(writer), std::move(readers)};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path,
+                                                       const Clock& clock) {
+  // One process per database: a second server on the same data directory would
+  // invalidate the memos above (and race the object store's index). The lock goes with
+  // the process, however it ends.
+  std::string lock_path = path + ".lock";
+  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return Fail(ErrorCode::kUnavailable, "cannot open " + lock_path);
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    return Fail(ErrorCode::kUnavailable,
+                "the data directory is in use by another tablemere-server (" + lock_path +
+                    " is locked); stop it or choose another --data-dir");
+  }
+  auto connections = OpenConnections(path);
+  if (!connections) {
+    ::close(lock_fd);
+    return Fail(connections.error());
+  }
+  // From here the store owns the lock.
+  auto store = std::make_unique<SqliteMetastore>(lock_fd, std::move(connections->first),
+                                                 std::move(connections->second), clock);
   TM_TRY(store->Migrate());
   return std::unique_ptr<Metastore>(std::move(store));
 }
