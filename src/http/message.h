@@ -64,11 +64,21 @@ using BodySource = ByteSource;
 struct Response {
   int status = 200;
   Headers headers;
-  std::string body;                    // used when `stream` is null
+  std::string body;  // used when `stream` is null
+  // With `body`: shared text sent after it, then `body_tail`, straight from where it
+  // lives instead of being copied into one string (the cached ~50 KB metadata document
+  // inside a loadTable result).
+  std::shared_ptr<const std::string> body_shared;
+  std::string body_tail;
   std::unique_ptr<BodySource> stream;  // streamed body of `stream_length` bytes
   uint64_t stream_length = 0;
   // For HEAD: the Content-Length to announce without sending a body.
   std::optional<uint64_t> head_length;
+
+  // Length of body + body_shared + body_tail.
+  uint64_t BufferedLength() const {
+    return body.size() + (body_shared ? body_shared->size() : 0) + body_tail.size();
+  }
 
   static Response Json(int status, std::string body);
   static Response Text(int status, std::string content_type, std::string body);

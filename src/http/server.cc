@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -24,10 +25,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "common/clock.h"
@@ -106,19 +109,19 @@ class FdStream {
     }
   }
 
-  bool WriteAll(const char* data, size_t size) { return WriteAll(data, size, nullptr, 0); }
+  bool WriteAll(const char* data, size_t size) { return WriteAll({std::string_view(data, size)}); }
 
-  // Writes `a` then `b` with one gather send, so a response's head and its body go out
-  // without first being copied together. False when the connection failed or stalled
-  // (SO_SNDTIMEO expired with nothing sent).
-  bool WriteAll(const char* a, size_t a_size, const char* b, size_t b_size) {
-    iovec parts[2] = {{const_cast<char*>(a), a_size}, {const_cast<char*>(b), b_size}};
-    iovec* next = parts;
-    size_t count = 2;
-    while (count > 0 && next->iov_len == 0) {
-      next++;
-      count--;
+  // Writes the pieces in order with gather sends, so a response's head and the parts of
+  // its body go out without first being copied together. False when the connection
+  // failed or stalled (SO_SNDTIMEO expired with nothing sent).
+  bool WriteAll(std::initializer_list<std::string_view> pieces) {
+    std::array<iovec, 4> parts{};
+    size_t count = 0;
+    for (std::string_view piece : pieces) {
+      if (piece.empty()) continue;
+      parts.at(count++) = iovec{const_cast<char*>(piece.data()), piece.size()};
     }
+    iovec* next = parts.data();
     while (count > 0) {
       msghdr msg{};
       msg.msg_iov = next;
@@ -549,7 +552,7 @@ class ServerImpl final : public Server {
                          bool keep_alive) {
     bool head = request.method == "HEAD";
     bool no_body = StatusHasNoBody(response.status);
-    uint64_t length = response.stream ? response.stream_length : response.body.size();
+    uint64_t length = response.stream ? response.stream_length : response.BufferedLength();
     if (head && response.head_length) length = *response.head_length;
     std::string out;
     out.reserve(512);
@@ -576,10 +579,9 @@ class ServerImpl final : public Server {
     out += "\r\n";
     bool send_body = !head && !no_body;
     if (send_body && !response.stream) {
-      if (!stream.WriteAll(out.data(), out.size(), response.body.data(), response.body.size())) {
-        return UINT64_MAX;
-      }
-      return response.body.size();
+      std::string_view shared = response.body_shared ? *response.body_shared : std::string_view();
+      if (!stream.WriteAll({out, response.body, shared, response.body_tail})) return UINT64_MAX;
+      return length;
     }
     if (!send_body || length == 0) return stream.WriteAll(out.data(), out.size()) ? 0 : UINT64_MAX;
     // Chunk by chunk, the first one in the same send as the head; the buffer is not
@@ -600,8 +602,8 @@ class ServerImpl final : public Server {
   // Writes the pending head (then clears it) and `size` bytes of body in one send.
   static bool SendWithHead(FdStream& stream, const std::string*& head, const char* data,
                            size_t size) {
-    bool ok = head ? stream.WriteAll(head->data(), head->size(), data, size)
-                   : stream.WriteAll(data, size);
+    bool ok =
+        head ? stream.WriteAll({*head, std::string_view(data, size)}) : stream.WriteAll(data, size);
     head = nullptr;
     return ok;
   }

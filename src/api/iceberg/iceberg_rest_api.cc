@@ -62,46 +62,42 @@ void AppendStringMap(std::string& out, const std::map<std::string, std::string>&
   out += '}';
 }
 
-// Room for the envelope around the metadata: the config and one credential (~2 KB).
-constexpr size_t kLoadResultEnvelope = 4096;
-
-// The LoadTableResult body. The metadata arrives serialized and is spliced in as it is
-// (see LoadedTable), and the rest is written directly: through nlohmann, the few
-// hundred bytes of session config cost more than copying the 50 KB document. Keys are
-// in nlohmann's sorted order, so the body is byte for byte what dumping one object gave.
-std::string LoadResultBody(const catalog::LoadedTable& t) {
-  std::string out;
-  out.reserve(t.metadata_text().size() + kLoadResultEnvelope);
-  out += "{\"config\":";
-  AppendStringMap(out, t.config);
-  out += ",\"metadata\":";
-  out += t.metadata_text();
-  out += ",\"metadata-location\":";
-  if (t.metadata_location.empty()) {
-    out += "null";
+// The LoadTableResult body is written directly rather than through nlohmann: the few
+// hundred bytes of session config cost more that way than copying a 50 KB document.
+// A LoadTableResult, keys in nlohmann's sorted order. The metadata document is spliced in
+// as stored text; when it is the shared cached copy it is sent from there, not copied.
+Response LoadResponse(const catalog::LoadedTable& t) {
+  Response r = Response::Json(200, "{\"config\":");
+  AppendStringMap(r.body, t.config);
+  r.body += ",\"metadata\":";
+  std::string& tail = t.shared_metadata ? r.body_tail : r.body;
+  if (t.shared_metadata) {
+    r.body_shared = t.shared_metadata;
   } else {
-    AppendJsonString(out, t.metadata_location);
+    r.body += t.metadata_json;
+  }
+  tail += ",\"metadata-location\":";
+  if (t.metadata_location.empty()) {
+    tail += "null";
+  } else {
+    AppendJsonString(tail, t.metadata_location);
   }
   if (!t.credentials.empty()) {
-    out += ",\"storage-credentials\":[";
+    tail += ",\"storage-credentials\":[";
     const char* separator = "";
     for (const auto& c : t.credentials) {
-      out += separator;
-      out += "{\"config\":";
-      AppendStringMap(out, c.config);
-      out += ",\"prefix\":";
-      AppendJsonString(out, c.prefix);
-      out += '}';
+      tail += separator;
+      tail += "{\"config\":";
+      AppendStringMap(tail, c.config);
+      tail += ",\"prefix\":";
+      AppendJsonString(tail, c.prefix);
+      tail += '}';
       separator = ",";
     }
-    out += ']';
+    tail += ']';
   }
-  out += '}';
-  return out;
-}
-
-Response LoadResponse(const catalog::LoadedTable& t) {
-  return Response::Json(200, LoadResultBody(t));
+  tail += '}';
+  return r;
 }
 
 Result<Json> ParseBody(Request& req) { return ParseJsonBody(req, kMaxJsonBody); }
