@@ -988,6 +988,70 @@ class TestMultipart:
         assert op1.list_multipart_uploads(Bucket=bucket, Prefix=key).get("Uploads", []) == []
         assert_s3_error("NoSuchUpload", 404, op1.list_parts, Bucket=bucket, Key=key, UploadId=uid)
 
+    def test_part_number_reads_one_part(self, op1, bucket):
+        # What multipart downloaders (the Java SDK's among them) ask for: part N of a
+        # completed upload, as a 206 with the part's range and the parts count.
+        key = uniq("mp-parts")
+        parts = [os.urandom(5 * MIB), os.urandom(5 * MIB + 17), os.urandom(999)]
+        uid = op1.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+        etags = [op1.upload_part(Bucket=bucket, Key=key, UploadId=uid, PartNumber=i + 1,
+                                 Body=body)["ETag"] for i, body in enumerate(parts)]
+        op1.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=uid, MultipartUpload={
+            "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})
+        offset = 0
+        for n, body in enumerate(parts, start=1):
+            got = op1.get_object(Bucket=bucket, Key=key, PartNumber=n)
+            assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
+            assert got["PartsCount"] == 3
+            assert got["ContentLength"] == len(body)
+            total = sum(map(len, parts))
+            assert got["ContentRange"] == f"bytes {offset}-{offset + len(body) - 1}/{total}"
+            assert got["Body"].read() == body
+            head = op1.head_object(Bucket=bucket, Key=key, PartNumber=n)
+            assert head["ContentLength"] == len(body) and head["PartsCount"] == 3
+            offset += len(body)
+        assert_s3_error("InvalidPartNumber", 416, op1.get_object, Bucket=bucket, Key=key,
+                        PartNumber=4)
+        # A plain GET is the whole object, without a parts count.
+        whole = op1.get_object(Bucket=bucket, Key=key)
+        assert whole["Body"].read() == b"".join(parts) and "PartsCount" not in whole
+
+    def test_part_number_on_a_single_part_object(self, op1, bucket):
+        key = uniq("one-piece")
+        op1.put_object(Bucket=bucket, Key=key, Body=b"0123456789")
+        got = op1.get_object(Bucket=bucket, Key=key, PartNumber=1)
+        assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
+        assert got["ContentRange"] == "bytes 0-9/10"
+        assert got["Body"].read() == b"0123456789"
+        assert_s3_error("InvalidPartNumber", 416, op1.get_object, Bucket=bucket, Key=key,
+                        PartNumber=2)
+        assert_s3_error("InvalidArgument", 400, op1.get_object, Bucket=bucket, Key=key,
+                        PartNumber=0)
+        assert_s3_error("InvalidRequest", 400, op1.get_object, Bucket=bucket, Key=key,
+                        PartNumber=1, Range="bytes=0-1")
+
+    def test_a_copy_of_a_multipart_object_is_one_part(self, op1, bucket):
+        key, copy = uniq("mp-src"), uniq("mp-copy")
+        uid = op1.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+        bodies = [os.urandom(5 * MIB), b"tail"]
+        etags = [op1.upload_part(Bucket=bucket, Key=key, UploadId=uid, PartNumber=i + 1,
+                                 Body=b)["ETag"] for i, b in enumerate(bodies)]
+        op1.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=uid, MultipartUpload={
+            "Parts": [{"PartNumber": i + 1, "ETag": e} for i, e in enumerate(etags)]})
+        op1.copy_object(Bucket=bucket, Key=copy, CopySource={"Bucket": bucket, "Key": key})
+        got = op1.get_object(Bucket=bucket, Key=copy, PartNumber=1)
+        assert got["Body"].read() == b"".join(bodies) and "PartsCount" not in got
+        assert_s3_error("InvalidPartNumber", 416, op1.get_object, Bucket=bucket, Key=copy,
+                        PartNumber=2)
+
+    def test_keys_longer_than_1024_bytes_are_refused(self, op1, bucket):
+        key = "k" * 1025
+        assert_s3_error("KeyTooLongError", 400, op1.put_object, Bucket=bucket, Key=key, Body=b"x")
+        assert_s3_error("KeyTooLongError", 400, op1.create_multipart_upload, Bucket=bucket,
+                        Key="é" * 513)  # 1026 bytes in UTF-8
+        op1.put_object(Bucket=bucket, Key="k" * 1024, Body=b"x")  # the limit itself is fine
+        assert op1.get_object(Bucket=bucket, Key="k" * 1024)["Body"].read() == b"x"
+
     def test_one_part_and_replaced_part(self, op1, bucket):
         key = uniq("mp1")
         uid = op1.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/crypto.h"
+#include "common/strings.h"
 #include "sqlite/sqlite.h"
 
 namespace tablemere::objectstore {
@@ -34,7 +35,7 @@ CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, created_ms INTEGER NO
 CREATE TABLE IF NOT EXISTS objects (
   bucket TEXT NOT NULL, key TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,
   etag TEXT NOT NULL, modified_ms INTEGER NOT NULL, headers TEXT NOT NULL, checksums TEXT NOT NULL,
-  PRIMARY KEY (bucket, key)) WITHOUT ROWID;
+  part_sizes TEXT NOT NULL DEFAULT '', PRIMARY KEY (bucket, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS uploads (
   upload_id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, initiated_ms INTEGER NOT NULL,
   headers TEXT NOT NULL, checksums TEXT NOT NULL);
@@ -453,6 +454,7 @@ class LocalDiskStore final : public ObjectStore {
     }
     ObjectInfo info = replace_metadata ? std::move(*replace_metadata) : src_info;
     if (!replace_metadata) info.checksums = src_info.checksums;
+    info.part_sizes.clear();  // a copy is written in one piece
     return writer->Commit(std::move(info));
   }
 
@@ -612,6 +614,8 @@ class LocalDiskStore final : public ObjectStore {
       TM_ASSIGN(blob, ConcatenateParts(part_numbers, blobs, &size));
     }
     final_info.size = size;
+    final_info.part_sizes.clear();
+    for (int n : part_numbers) final_info.part_sizes.push_back(by_number[n].size);
     std::string old_blob;
     std::vector<std::string> dropped;
     TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
@@ -669,7 +673,16 @@ class LocalDiskStore final : public ObjectStore {
     std::error_code ec;
     fs::create_directories(root_ + "/blobs", ec);
     if (ec) return Fail(IoError("create " + root_ + ": " + ec.message()));
-    return writer_db_->Exec(kSchema);
+    TM_TRY(writer_db_->Exec(kSchema));
+    // Indexes made before objects remembered their part sizes gain the column (empty:
+    // such objects answer partNumber as single-part objects).
+    TM_ASSIGN(auto* has, writer_db_->Prepare("SELECT COUNT(*) FROM pragma_table_info('objects') "
+                                             "WHERE name = 'part_sizes'"));
+    TM_ASSIGN(bool row, has->Bind({}).Step());
+    bool present = row && has->Int(0) > 0;
+    has->Bind({});
+    if (present) return {};
+    return writer_db_->Exec("ALTER TABLE objects ADD COLUMN part_sizes TEXT NOT NULL DEFAULT ''");
   }
 
  private:
@@ -804,8 +817,9 @@ class LocalDiskStore final : public ObjectStore {
 
   Result<ObjectInfo> FindObject(sqlite::Db& db, const std::string& bucket, const std::string& key,
                                 std::string* blob) {
-    TM_ASSIGN(auto* st, db.Prepare("SELECT blob, size, etag, modified_ms, headers, checksums "
-                                   "FROM objects WHERE bucket = ? AND key = ?"));
+    TM_ASSIGN(auto* st,
+              db.Prepare("SELECT blob, size, etag, modified_ms, headers, checksums, part_sizes "
+                         "FROM objects WHERE bucket = ? AND key = ?"));
     TM_ASSIGN(bool row, st->Bind({bucket, key}).Step());
     if (!row) {
       TM_TRY(FindBucket(db, bucket));
@@ -819,6 +833,9 @@ class LocalDiskStore final : public ObjectStore {
     info.last_modified_ms = st->Int(3);
     info.headers = JsonToMap(st->Text(4));
     info.checksums = JsonToMap(st->Text(5));
+    for (const auto& n : Split(st->Text(6), ',')) {
+      if (!n.empty()) info.part_sizes.push_back(std::stoull(n));
+    }
     st->Bind({});
     return info;
   }
@@ -870,12 +887,16 @@ class LocalDiskStore final : public ObjectStore {
     TM_ASSIGN(bool row, sel->Bind({bucket, key}).Step());
     if (row) *old_blob = sel->Text(0);
     sel->Bind({});
-    TM_ASSIGN(auto* st,
-              db.Prepare("INSERT OR REPLACE INTO objects VALUES(?, ?, ?, ?, ?, ?, ?, ?)"));
+    TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO objects(bucket, key, blob, size, etag, "
+                                   "modified_ms, headers, checksums, part_sizes) "
+                                   "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    std::string part_sizes;
+    for (uint64_t n : info.part_sizes)
+      part_sizes += (part_sizes.empty() ? "" : ",") + std::to_string(n);
     return st
         ->Bind({bucket, key, blob, static_cast<int64_t>(info.size), info.etag,
                 info.last_modified_ms ? info.last_modified_ms : clock_.NowMillis(),
-                MapToJson(info.headers), MapToJson(info.checksums)})
+                MapToJson(info.headers), MapToJson(info.checksums), part_sizes})
         .Run();
   }
 

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "sqlite/sqlite.h"
+
 namespace tablemere::objectstore {
 namespace {
 
@@ -106,10 +108,37 @@ TEST_F(LocalDiskTest, MultipartCompleteAndAbort) {
   fin.etag = "x-2";
   ASSERT_TRUE(store_->CompleteUpload("b", up.upload_id, {1, 2}, fin).has_value());
   EXPECT_EQ(ReadAll("big"), "first-second");
+  EXPECT_EQ(store_->Head("b", "big")->part_sizes, (std::vector<uint64_t>{6, 6}));
   EXPECT_EQ(store_->GetUpload("b", up.upload_id).error().Detail("s3_code"), "NoSuchUpload");
   auto up2 = store_->CreateUpload("b", "gone", pending).value();
   ASSERT_TRUE(store_->AbortUpload("b", up2.upload_id).has_value());
   EXPECT_FALSE(store_->ListParts("b", up2.upload_id).has_value());
+}
+
+// An index written before objects remembered their part sizes opens, and its objects
+// read as written in one piece.
+TEST_F(LocalDiskTest, IndexWithoutPartSizesIsUpgraded) {
+  store_.reset();
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directories(dir_);
+  {
+    auto db = sqlite::Db::Open((dir_ / "index.db").string(), true).value();
+    ASSERT_TRUE(db->Exec("CREATE TABLE buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT "
+                         "NULL); CREATE TABLE objects (bucket TEXT NOT NULL, key TEXT NOT NULL, "
+                         "blob TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL, "
+                         "modified_ms INTEGER NOT NULL, headers TEXT NOT NULL, checksums TEXT "
+                         "NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID; INSERT INTO buckets "
+                         "VALUES('b', 1); INSERT INTO objects VALUES('b', 'old', 'blob', 3, "
+                         "'e-2', 1, '{}', '{}');")
+                    .has_value());
+  }
+  store_ = OpenLocalDiskStore(dir_.string(), clock_, random_).value();
+  auto old = store_->Head("b", "old");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->etag, "e-2");
+  EXPECT_TRUE(old->part_sizes.empty());
+  Put("new", "abc");
+  EXPECT_EQ(ReadAll("new"), "abc");
 }
 
 // ListUploads stops at the first key past the prefix; the statement must still be

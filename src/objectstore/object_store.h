@@ -26,6 +26,9 @@ struct ObjectInfo {
   std::map<std::string, std::string> headers;
   // Flexible checksums: "CRC32" → base64, plus "type" → FULL_OBJECT|COMPOSITE.
   std::map<std::string, std::string> checksums;
+  // Sizes of the parts a multipart upload was completed from, in order; empty for an
+  // object written in one piece. GetObject?partNumber=N reads part N.
+  std::vector<uint64_t> part_sizes;
 };
 
 struct BucketInfo {

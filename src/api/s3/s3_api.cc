@@ -64,6 +64,7 @@ int StatusFor(const Error& e, std::string* code) {
       {"EntityTooSmall", 400},
       {"EntityTooLarge", 400},
       {"InvalidRange", 416},
+      {"InvalidPartNumber", 416},
       {"PreconditionFailed", 412},
       {"BadDigest", 400},
       {"XAmzContentSHA256Mismatch", 400},
@@ -819,6 +820,19 @@ struct S3Api::Impl {
 
   Result<http::Response> GetObject(Ctx& ctx, bool head) {
     TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kRead));
+    std::optional<size_t> part;  // 1-based, from ?partNumber=
+    if (ctx.Has("partNumber")) {
+      auto n = ParseInt(ctx.Q("partNumber"));
+      if (!n || *n < 1 || *n > 10000) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                            "Part number must be an integer between 1 and 10000, inclusive"));
+      }
+      if (ctx.req.headers.Has("Range")) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
+                            "Cannot specify both Range header and partNumber query parameter"));
+      }
+      part = static_cast<size_t>(*n);
+    }
     TM_ASSIGN(ObjectInfo info, store.Head(ctx.bucket, ctx.key));
     int pre = Preconditions(ctx.req.headers, info, true);
     if (pre == 412) {
@@ -844,6 +858,21 @@ struct S3Api::Impl {
       }
     }
     http::Response r;
+    if (part) {
+      // A part is a range: that part of a completed multipart upload, or the whole of an
+      // object written in one piece (its only part).
+      const size_t count = info.part_sizes.empty() ? 1 : info.part_sizes.size();
+      if (*part > count) {
+        return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidPartNumber",
+                            "The requested partnumber is not satisfiable"));
+      }
+      if (!info.part_sizes.empty()) {
+        for (size_t i = 0; i + 1 < *part; i++) offset += info.part_sizes[i];
+        length = info.part_sizes[*part - 1];
+        r.headers.Set("x-amz-mp-parts-count", std::to_string(count));
+      }
+      ranged = length > 0;
+    }
     ObjectHeaders(ctx, info, r);
     if (ranged) {
       r.status = 206;
