@@ -11,12 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -95,6 +98,156 @@ class FileReader final : public ObjectReader {
   uint64_t offset_;
   uint64_t length_;
   uint64_t pos_ = 0;
+};
+
+// Reads of at least this many bytes are read ahead by a helper thread, in chunks of
+// kReadAheadChunk, at most kReadAheadDepth chunks (the one being sent included) in
+// hand. Measured on 2 cores: a deeper look-ahead lets the helper take all the reading
+// onto the core the client also needs (8 deep: ~0.65x of loopback; 2 deep: ~0.89x).
+constexpr uint64_t kReadAheadThreshold = 8 * 1024 * 1024;
+constexpr size_t kReadAheadChunk = 512 * 1024;
+constexpr size_t kReadAheadDepth = 2;
+
+// Fills `size` bytes at `at` from `fd`; a short file is an error (the index promised
+// more bytes than the blob holds).
+Result<void> PreadFully(int fd, char* out, size_t size, uint64_t at) {
+  while (size > 0) {
+    ssize_t n = ::pread(fd, out, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Fail(IoError(std::string("read: ") + std::strerror(errno)));
+    if (n == 0) return Fail(IoError("read: object file is shorter than its index entry"));
+    out += n;
+    size -= static_cast<size_t>(n);
+    at += static_cast<uint64_t>(n);
+  }
+  return {};
+}
+
+// A large read, shared between the consumer and a helper thread. Copying from the page
+// cache is about a third of a large GET's CPU on the sending thread; the helper fills
+// buffers ahead on the other core, and lends them (Next) so they are sent without a
+// further copy. When the helper has not started the chunk the consumer needs next, the
+// consumer reads that chunk itself rather than wait, so a busy or descheduled helper
+// never slows a read below a plain pread loop. The work divides itself between the
+// cores as they have room.
+class ReadAheadFileReader final : public ObjectReader {
+ public:
+  ReadAheadFileReader(int fd, uint64_t offset, uint64_t length)
+      : fd_(fd),
+        offset_(offset),
+        length_(length),
+        chunks_(static_cast<size_t>((length + kReadAheadChunk - 1) / kReadAheadChunk)) {
+    for (auto& slot : slots_) slot.data = std::make_unique_for_overwrite<char[]>(kReadAheadChunk);
+    helper_ = std::thread([this] { HelperLoop(); });
+  }
+  ~ReadAheadFileReader() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    helper_.join();
+    ::close(fd_);
+  }
+  ReadAheadFileReader(const ReadAheadFileReader&) = delete;
+  ReadAheadFileReader& operator=(const ReadAheadFileReader&) = delete;
+
+  Result<std::string_view> Next(size_t max) override {
+    if (current_ < chunks_ && pos_in_chunk_ == ChunkSize(current_)) Release();
+    if (current_ >= chunks_ || max == 0) return std::string_view();
+    if (pos_in_chunk_ == 0) TM_TRY(Acquire(current_));
+    Slot& slot = slots_[current_ % kReadAheadDepth];
+    size_t n = std::min(max, ChunkSize(current_) - pos_in_chunk_);
+    std::string_view view(slot.data.get() + pos_in_chunk_, n);
+    pos_in_chunk_ += n;
+    return view;
+  }
+
+  Result<size_t> Read(char* buffer, size_t size) override {
+    TM_ASSIGN(std::string_view view, Next(size));
+    std::memcpy(buffer, view.data(), view.size());
+    return view.size();
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<char[]> data;
+    size_t chunk = SIZE_MAX;  // the chunk whose bytes are ready here
+    std::optional<Error> error;
+  };
+
+  size_t ChunkSize(size_t chunk) const {
+    return static_cast<size_t>(
+        std::min<uint64_t>(kReadAheadChunk, length_ - uint64_t{chunk} * kReadAheadChunk));
+  }
+  Result<void> Fill(size_t chunk) {
+    return PreadFully(fd_, slots_[chunk % kReadAheadDepth].data.get(), ChunkSize(chunk),
+                      offset_ + uint64_t{chunk} * kReadAheadChunk);
+  }
+
+  // Waits for `chunk` from the helper, or reads it here when nobody has claimed it.
+  Result<void> Acquire(size_t chunk) {
+    Slot& slot = slots_[chunk % kReadAheadDepth];
+    {
+      std::unique_lock lock(mu_);
+      if (next_claim_ > chunk) {
+        cv_.wait(lock, [&] { return slot.chunk == chunk; });
+        if (slot.error) return Fail(*slot.error);
+        return {};
+      }
+      next_claim_ = chunk + 1;
+    }
+    return Fill(chunk);
+  }
+
+  // The current chunk has been handed out whole; its buffer may be refilled.
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = ++current_;
+    }
+    pos_in_chunk_ = 0;
+    cv_.notify_all();
+  }
+
+  void HelperLoop() {
+    while (true) {
+      size_t chunk;
+      {
+        std::unique_lock lock(mu_);
+        // Chunk j may use its slot once the chunk K before it has been released.
+        cv_.wait(lock, [&] {
+          return stopping_ || next_claim_ >= chunks_ || next_claim_ < released_ + kReadAheadDepth;
+        });
+        if (stopping_ || next_claim_ >= chunks_) return;
+        chunk = next_claim_++;
+      }
+      auto filled = Fill(chunk);
+      {
+        std::lock_guard lock(mu_);
+        Slot& slot = slots_[chunk % kReadAheadDepth];
+        slot.error = filled ? std::nullopt : std::optional<Error>(filled.error());
+        slot.chunk = chunk;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const int fd_;
+  const uint64_t offset_;
+  const uint64_t length_;
+  const size_t chunks_;
+  std::array<Slot, kReadAheadDepth> slots_;
+  std::thread helper_;
+  // The consumer's position (consumer thread only).
+  size_t current_ = 0;
+  size_t pos_in_chunk_ = 0;
+  // Shared, protected by mu_ (slot.chunk and slot.error too).
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t next_claim_ = 0;  // first chunk nobody has claimed
+  size_t released_ = 0;    // chunks whose buffers are free again
+  bool stopping_ = false;
 };
 
 // Objects larger than this are hashed by a helper thread while the request thread
@@ -419,6 +572,10 @@ class LocalDiskStore final : public ObjectStore {
       }
       uint64_t len = length ? *length : (found.size > offset ? found.size - offset : 0);
       if (info) *info = std::move(found);
+      if (len >= kReadAheadThreshold) {
+        return std::unique_ptr<ObjectReader>(
+            std::make_unique<ReadAheadFileReader>(fd, offset, len));
+      }
       return std::unique_ptr<ObjectReader>(std::make_unique<FileReader>(fd, offset, len));
     }
     return Fail(NoSuchKey());
