@@ -1018,11 +1018,14 @@ class TestMultipart:
 
     def test_part_number_on_a_single_part_object(self, op1, bucket):
         key = uniq("one-piece")
-        op1.put_object(Bucket=bucket, Key=key, Body=b"0123456789")
-        got = op1.get_object(Bucket=bucket, Key=key, PartNumber=1)
+        op1.put_object(Bucket=bucket, Key=key, Body=b"0123456789", ChecksumAlgorithm="CRC32")
+        got = op1.get_object(Bucket=bucket, Key=key, PartNumber=1, ChecksumMode="ENABLED")
         assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
         assert got["ContentRange"] == "bytes 0-9/10"
         assert got["Body"].read() == b"0123456789"
+        # A part is a range: no whole-object checksum, even when asked for checksums.
+        assert "ChecksumCRC32" not in got
+        assert "ChecksumCRC32" in op1.get_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED")
         assert_s3_error("InvalidPartNumber", 416, op1.get_object, Bucket=bucket, Key=key,
                         PartNumber=2)
         assert_s3_error("InvalidArgument", 400, op1.get_object, Bucket=bucket, Key=key,

@@ -121,6 +121,50 @@ TEST_F(MetastoreTest, HeadReadsNeverTrailAnAcknowledgedWrite) {
   EXPECT_EQ(c.GetEntryHead("w", {"ns"}, "t").error().code, ErrorCode::kNotFound);
 }
 
+// Names may hold any byte the catalog accepts; two tables whose names would join to the
+// same text must still be told apart by the memo.
+TEST_F(MetastoreTest, HeadReadsTellApartNamesThatJoinAlike) {
+  auto& c = store_->catalog();
+  ASSERT_TRUE(c.CreateNamespace(Namespace{"w",
+                                          {"a\x1e"
+                                           "b"},
+                                          "{}"})
+                  .has_value());
+  ASSERT_TRUE(c.CreateNamespace(Namespace{"w", {"a"}, "{}"}).has_value());
+  TableEntry first{"w",
+                   {"a\x1e"
+                    "b"},
+                   "c",
+                   "table",
+                   "u1",
+                   "s3://w/1",
+                   "m-first",
+                   "{}",
+                   1,
+                   1};
+  TableEntry second{"w",
+                    {"a"},
+                    "b\x1e"
+                    "c",
+                    "table",
+                    "u2",
+                    "s3://w/2",
+                    "m-second",
+                    "{}",
+                    1,
+                    1};
+  ASSERT_TRUE(c.SwapMetadata({MetadataSwap{"w", first.namespace_levels, first.name, "", first}})
+                  .has_value());
+  ASSERT_TRUE(c.SwapMetadata({MetadataSwap{"w", second.namespace_levels, second.name, "", second}})
+                  .has_value());
+  for (int i = 0; i < 2; i++) {  // the second round is served from the memo
+    EXPECT_EQ(c.GetEntryHead("w", first.namespace_levels, first.name)->metadata_location,
+              "m-first");
+    EXPECT_EQ(c.GetEntryHead("w", second.namespace_levels, second.name)->metadata_location,
+              "m-second");
+  }
+}
+
 TEST_F(MetastoreTest, TasksAreLeased) {
   auto& t = store_->tasks();
   ASSERT_TRUE(t.Enqueue("purge_prefix", "{}").has_value());

@@ -81,12 +81,9 @@ class SqliteMetastore final : public Metastore,
  public:
   SqliteMetastore(int lock_fd, std::unique_ptr<sqlite::Db> writer,
                   std::vector<std::unique_ptr<sqlite::Db>> readers, const Clock& clock)
-      : lock_fd_(lock_fd), writer_(std::move(writer)), clock_(clock) {
+      : lock_(lock_fd), writer_(std::move(writer)), clock_(clock) {
     for (auto& r : readers) idle_readers_.push_back(std::move(r));
   }
-  ~SqliteMetastore() override { ::close(lock_fd_); }
-  SqliteMetastore(const SqliteMetastore&) = delete;
-  SqliteMetastore& operator=(const SqliteMetastore&) = delete;
 
   Result<void> Migrate() {
     std::lock_guard lock(write_mu_);
@@ -354,7 +351,7 @@ class SqliteMetastore final : public Metastore,
                                   const std::vector<std::string>& ns,
                                   const std::string& name) override {
     // loadTable's one read: memoised (the metadata text itself is cached by location).
-    std::string key = warehouse_id + '\x1e' + JoinNs(ns) + '\x1e' + name;
+    std::string key = MemoKey({warehouse_id, JoinNs(ns), name});
     return entry_head_memo_.Get(key, [&] { return ReadEntryHead(warehouse_id, ns, name); });
   }
 
@@ -538,11 +535,19 @@ class SqliteMetastore final : public Metastore,
   template <typename F>
   auto Write(F&& fn) -> decltype(fn(std::declval<sqlite::Db&>())) {
     std::lock_guard lock(write_mu_);
+    const int64_t changes_before = writer_->TotalChanges();
     TM_ASSIGN(auto txn, sqlite::Transaction::Begin(*writer_));
     auto result = fn(*writer_);
     if (!result) return result;  // rolled back: nothing changed
+    if (writer_->TotalChanges() == changes_before) {
+      // Nothing changed (an empty task poll): the memos stay valid.
+      TM_TRY(txn.Commit());
+      return result;
+    }
+    // The generation is odd while the commit may become visible (see read_cache.h).
+    write_generation_.BeginCommit();
     auto committed = txn.Commit();
-    write_generation_.Bump();  // after the commit, so no memo outlives what it read
+    write_generation_.EndCommit();
     TM_TRY(committed);
     return result;
   }
@@ -639,7 +644,15 @@ class SqliteMetastore final : public Metastore,
     return e;
   }
 
-  int lock_fd_;  // holds the exclusive lock on "<db>.lock" while open
+  // The exclusive lock on "<db>.lock": declared first, so released after every
+  // connection has closed.
+  struct LockFile {
+    explicit LockFile(int fd) : fd(fd) {}
+    ~LockFile() { ::close(fd); }
+    LockFile(const LockFile&) = delete;
+    LockFile& operator=(const LockFile&) = delete;
+    int fd;
+  } lock_;
   std::mutex write_mu_;
   std::unique_ptr<sqlite::Db> writer_;  // protected by write_mu_
   WriteGeneration write_generation_;

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "common/crypto.h"
@@ -153,9 +154,15 @@ class ReadAheadFileReader final : public ObjectReader {
   ReadAheadFileReader& operator=(const ReadAheadFileReader&) = delete;
 
   Result<std::string_view> Next(size_t max) override {
+    if (failed_) return Fail(*failed_);  // a failed read stays failed
     if (current_ < chunks_ && pos_in_chunk_ == ChunkSize(current_)) Release();
     if (current_ >= chunks_ || max == 0) return std::string_view();
-    if (pos_in_chunk_ == 0) TM_TRY(Acquire(current_));
+    if (pos_in_chunk_ == 0) {
+      if (auto acquired = Acquire(current_); !acquired) {
+        failed_ = acquired.error();
+        return Fail(acquired.error());
+      }
+    }
     Slot& slot = slots_[current_ % kReadAheadDepth];
     size_t n = std::min(max, ChunkSize(current_) - pos_in_chunk_);
     std::string_view view(slot.data.get() + pos_in_chunk_, n);
@@ -165,7 +172,7 @@ class ReadAheadFileReader final : public ObjectReader {
 
   Result<size_t> Read(char* buffer, size_t size) override {
     TM_ASSIGN(std::string_view view, Next(size));
-    std::memcpy(buffer, view.data(), view.size());
+    if (!view.empty()) std::memcpy(buffer, view.data(), view.size());
     return view.size();
   }
 
@@ -239,9 +246,10 @@ class ReadAheadFileReader final : public ObjectReader {
   const size_t chunks_;
   std::array<Slot, kReadAheadDepth> slots_;
   std::thread helper_;
-  // The consumer's position (consumer thread only).
+  // The consumer's position and first failure (consumer thread only).
   size_t current_ = 0;
   size_t pos_in_chunk_ = 0;
+  std::optional<Error> failed_;
   // Shared, protected by mu_ (slot.chunk and slot.error too).
   std::mutex mu_;
   std::condition_variable cv_;
@@ -249,6 +257,20 @@ class ReadAheadFileReader final : public ObjectReader {
   size_t released_ = 0;    // chunks whose buffers are free again
   bool stopping_ = false;
 };
+
+// Takes ownership of `fd`. Large reads get a read-ahead helper; when no thread can be
+// started (thread or memory limits), the plain reader serves them instead.
+std::unique_ptr<ObjectReader> MakeReader(int fd, uint64_t offset, uint64_t length) {
+  if (length >= kReadAheadThreshold) {
+    try {
+      return std::make_unique<ReadAheadFileReader>(fd, offset, length);
+    } catch (const std::system_error&) {
+      // The constructor did not complete, so `fd` is still open and still ours.
+    } catch (const std::bad_alloc&) {
+    }
+  }
+  return std::make_unique<FileReader>(fd, offset, length);
+}
 
 // Objects larger than this are hashed by a helper thread while the request thread
 // receives and writes: MD5 (~600 MB/s, the slowest stage of a PUT) then has a core to
@@ -572,11 +594,7 @@ class LocalDiskStore final : public ObjectStore {
       }
       uint64_t len = length ? *length : (found.size > offset ? found.size - offset : 0);
       if (info) *info = std::move(found);
-      if (len >= kReadAheadThreshold) {
-        return std::unique_ptr<ObjectReader>(
-            std::make_unique<ReadAheadFileReader>(fd, offset, len));
-      }
-      return std::unique_ptr<ObjectReader>(std::make_unique<FileReader>(fd, offset, len));
+      return MakeReader(fd, offset, len);
     }
     return Fail(NoSuchKey());
   }

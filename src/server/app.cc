@@ -47,9 +47,11 @@ class AppImpl final : public App {
       return Fail(ErrorCode::kUnavailable,
                   "cannot create " + config.data_dir + ": " + ec.message());
     fs::permissions(config.data_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+    // The metastore first: it takes the data directory's exclusive lock, so two servers
+    // starting together cannot both create the master key.
+    TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
     TM_ASSIGN(KeyRing keys, KeyRing::LoadOrCreate(config.data_dir + "/master.key"));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
-    TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
     TM_ASSIGN(objects_,
               objectstore::OpenLocalDiskStore(config.data_dir + "/objects", clock_, random_));
     if (!config.access_log.empty() && config.access_log != "-") {

@@ -68,6 +68,7 @@ Result<Statement*> Db::Prepare(const std::string& sql) {
 }
 
 int64_t Db::Changes() const { return sqlite3_changes(db_); }
+int64_t Db::TotalChanges() const { return sqlite3_total_changes(db_); }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 

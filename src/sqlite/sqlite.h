@@ -35,6 +35,8 @@ class Db {
   // Prepares (or reuses) a statement; bind parameters in order.
   Result<Statement*> Prepare(const std::string& sql);
   int64_t Changes() const;
+  // Rows changed by every statement since the connection opened.
+  int64_t TotalChanges() const;
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}

@@ -244,7 +244,11 @@ struct IcebergRestApi::Impl {
     } else {
       resp = ErrorResponse(404, "NotFoundException", "No route for " + req.method + " " + req.path);
     }
-    if (req.method == "HEAD") resp.body.clear();
+    if (req.method == "HEAD") {
+      resp.body.clear();
+      resp.body_shared.reset();
+      resp.body_tail.clear();
+    }
     return resp;
   }
 

@@ -873,6 +873,9 @@ struct S3Api::Impl {
       }
       ranged = length > 0;
     }
+    // Whole-object checksums never describe a range or a part: a client would check the
+    // bytes it received against them.
+    const bool whole_object = !ranged && !part;
     ObjectHeaders(ctx, info, r);
     if (ranged) {
       r.status = 206;
@@ -880,9 +883,9 @@ struct S3Api::Impl {
                                          std::to_string(offset + length - 1) + "/" +
                                          std::to_string(info.size));
     }
-    // Whole-object checksums only on request and never on a range (clients would
-    // validate the range's bytes against it).
-    if (!ranged && EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-checksum-mode", ""), "ENABLED")) {
+    // Whole-object checksums are sent only on request.
+    if (whole_object &&
+        EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-checksum-mode", ""), "ENABLED")) {
       for (const auto& [alg, value] : info.checksums) {
         auto parsed = storage::ParseChecksumAlgorithm(alg);
         if (parsed) r.headers.Set(storage::ChecksumHeaderName(*parsed), value);
