@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "common/strings.h"
+
 namespace tablemere::iceberg {
 
 std::unexpected<Error> Invalid(std::string message) {
@@ -79,6 +81,21 @@ Result<void> ApplySetLocation(Json& m, const Json& u) {
   while (location.ends_with("/")) location.pop_back();
   if (location.empty()) return Invalid("Invalid set-location: 'location' must not be empty");
   m["location"] = location;
+  return {};
+}
+
+Result<void> ApplyAssignUuid(Json& m, const Json& u, const char* uuid_field, const char* kind) {
+  TM_ASSIGN(std::string uuid, RequireString(u, "uuid", "assign-uuid"));
+  if (uuid.empty()) return Invalid("Cannot set uuid to an empty string");
+  const Json* current = Member(m, uuid_field);
+  if (current != nullptr && current->is_string()) {
+    if (!EqualsIgnoreCase(current->get<std::string>(), uuid)) {
+      return Invalid(std::string("Cannot reassign ") + kind +
+                     " UUID: " + current->get<std::string>() + " != " + uuid);
+    }
+    return {};
+  }
+  m[uuid_field] = uuid;
   return {};
 }
 

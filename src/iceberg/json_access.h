@@ -40,6 +40,10 @@ Result<const Json*> RequireArray(const Json& obj, const std::string& key,
 Result<void> ApplySetLocation(Json& m, const Json& update);
 Result<void> ApplySetProperties(Json& m, const Json& update);
 Result<void> ApplyRemoveProperties(Json& m, const Json& update);
+// assign-uuid into `uuid_field` ("table-uuid" / "view-uuid"). Re-assigning an existing
+// UUID would make every client's uuid assertion lie, so only the same UUID (a staged
+// create re-sending it) is accepted; `kind` ("table" / "view") names it in the error.
+Result<void> ApplyAssignUuid(Json& m, const Json& update, const char* uuid_field, const char* kind);
 
 // A schema as both models store it (type "struct"; the schema-id is the caller's to set).
 struct PreparedSchema {

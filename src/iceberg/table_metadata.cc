@@ -490,7 +490,6 @@ class MetadataBuilder {
   void RemoveStatisticsFor(const char* key, int64_t snapshot_id);
   Result<void> SetStatisticsEntry(const Json& update, const char* key, const std::string& action);
 
-  Result<void> AssignUuid(const Json& u);
   Result<void> UpgradeFormatVersion(const Json& u);
   Result<void> AddSchema(const Json& u);
   Result<void> SetCurrentSchema(const Json& u);
@@ -535,7 +534,7 @@ class MetadataBuilder {
 Result<void> MetadataBuilder::Apply(const Json& u) {
   if (!u.is_object()) return Invalid("Invalid table update: must be an object");
   TM_ASSIGN(std::string action, RequireString(u, "action", "table update"));
-  if (action == "assign-uuid") return AssignUuid(u);
+  if (action == "assign-uuid") return ApplyAssignUuid(m_, u, "table-uuid", "table");
   if (action == "upgrade-format-version") return UpgradeFormatVersion(u);
   if (action == "add-schema") return AddSchema(u);
   if (action == "set-current-schema") return SetCurrentSchema(u);
@@ -566,22 +565,6 @@ Result<void> MetadataBuilder::Apply(const Json& u) {
   if (action == "remove-encryption-key") return RemoveEncryptionKey(u);
   if (action == "enable-row-lineage") return EnableRowLineage(u);
   return Invalid("Unknown table update action: " + action);
-}
-
-Result<void> MetadataBuilder::AssignUuid(const Json& u) {
-  TM_ASSIGN(std::string uuid, RequireString(u, "uuid", "assign-uuid"));
-  if (uuid.empty()) return Invalid("Cannot set uuid to an empty string");
-  // Re-assigning an existing table's UUID would make every client's assert-table-uuid
-  // lie, so only the same UUID (a staged create re-sending it) is accepted.
-  const Json* current = Member(m_, "table-uuid");
-  if (current != nullptr && current->is_string()) {
-    if (!EqualsIgnoreCase(current->get<std::string>(), uuid)) {
-      return Invalid("Cannot reassign table UUID: " + current->get<std::string>() + " != " + uuid);
-    }
-    return {};
-  }
-  m_["table-uuid"] = uuid;
-  return {};
 }
 
 Result<void> MetadataBuilder::UpgradeFormatVersion(const Json& u) {

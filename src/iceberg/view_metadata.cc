@@ -292,7 +292,6 @@ class ViewBuilder {
     return v;
   }
 
-  Result<void> AssignUuid(const Json& u);
   Result<void> UpgradeFormatVersion(const Json& u);
   Result<void> AddSchema(const Json& u);
   Result<void> SetLocation(const Json& u);
@@ -320,7 +319,7 @@ class ViewBuilder {
 Result<void> ViewBuilder::Apply(const Json& u) {
   if (!u.is_object()) return Invalid("Invalid view update: must be an object");
   TM_ASSIGN(std::string action, RequireString(u, "action", "view update"));
-  if (action == "assign-uuid") return AssignUuid(u);
+  if (action == "assign-uuid") return ApplyAssignUuid(m_, u, "view-uuid", "view");
   if (action == "upgrade-format-version") return UpgradeFormatVersion(u);
   if (action == "add-schema") return AddSchema(u);
   if (action == "set-location") return SetLocation(u);
@@ -332,20 +331,6 @@ Result<void> ViewBuilder::Apply(const Json& u) {
     return Invalid("Cannot apply update " + action + " to a view");
   }
   return Invalid("Unknown view update action: " + action);
-}
-
-Result<void> ViewBuilder::AssignUuid(const Json& u) {
-  TM_ASSIGN(std::string uuid, RequireString(u, "uuid", "assign-uuid"));
-  if (uuid.empty()) return Invalid("Cannot set uuid to an empty string");
-  const Json* current = Member(m_, "view-uuid");
-  if (current != nullptr && current->is_string()) {
-    if (!EqualsIgnoreCase(current->get<std::string>(), uuid)) {
-      return Invalid("Cannot reassign view UUID: " + current->get<std::string>() + " != " + uuid);
-    }
-    return {};
-  }
-  m_["view-uuid"] = uuid;
-  return {};
 }
 
 Result<void> ViewBuilder::UpgradeFormatVersion(const Json& u) {

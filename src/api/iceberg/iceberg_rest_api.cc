@@ -111,6 +111,21 @@ Response LoadResponse(const catalog::LoadedTable& t) {
   return r;
 }
 
+// One page of a list response: the items under `field`, and the token of the next page
+// (null on the last).
+Response PageResponse(const char* field, Json items, const std::string& next_token) {
+  Json body = {{field, std::move(items)}};
+  body["next-page-token"] = next_token.empty() ? Json(nullptr) : Json(next_token);
+  return JsonResponse(200, body);
+}
+
+// Table or view identifiers as list responses carry them.
+Json IdentifiersJson(const std::vector<TableIdent>& idents) {
+  Json ids = Json::array();
+  for (const auto& t : idents) ids.push_back({{"namespace", t.ns}, {"name", t.name}});
+  return ids;
+}
+
 Result<Json> ParseBody(Request& req) { return ParseJsonBody(req, kMaxJsonBody); }
 
 // Applies pageToken/pageSize when the client asked for pages; returns the page and the
@@ -374,9 +389,7 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(auto page, Paginate(std::move(all), q));
     Json list = Json::array();
     for (const auto& ns : page.first) list.push_back(NamespaceJson(ns));
-    Json body = {{"namespaces", list}};
-    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
-    return JsonResponse(200, body);
+    return PageResponse("namespaces", std::move(list), page.second);
   }
 
   Result<Response> CreateNamespace(Request& req, const PathParams&, const CatalogPrincipal& p,
@@ -456,11 +469,7 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(auto all, catalog.ListTables(w, ns));
     auto q = QueryMap(req);
     TM_ASSIGN(auto page, Paginate(std::move(all), q));
-    Json ids = Json::array();
-    for (const auto& t : page.first) ids.push_back({{"namespace", t.ns}, {"name", t.name}});
-    Json body = {{"identifiers", ids}};
-    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
-    return JsonResponse(200, body);
+    return PageResponse("identifiers", IdentifiersJson(page.first), page.second);
   }
 
   Result<Response> CreateTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
@@ -615,11 +624,7 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(Namespace ns, Ns(params));
     TM_ASSIGN(auto all, views.List(w, ns));
     TM_ASSIGN(auto page, Paginate(std::move(all), QueryMap(req)));
-    Json ids = Json::array();
-    for (const auto& v : page.first) ids.push_back({{"namespace", v.ns}, {"name", v.name}});
-    Json body = {{"identifiers", ids}};
-    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
-    return JsonResponse(200, body);
+    return PageResponse("identifiers", IdentifiersJson(page.first), page.second);
   }
 
   Result<Response> CreateView(Request& req, const PathParams& params, const CatalogPrincipal& p,
