@@ -2256,3 +2256,86 @@ class TestKeyLimits:
                         Body=b"x")
         op1.put_object(Bucket=bucket, Key="k" * 1024, Body=b"x")
         assert op1.head_object(Bucket=bucket, Key="k" * 1024)["ContentLength"] == 1
+
+
+# =====================================================================================
+# Behaviours a general S3 conformance run relies on
+# =====================================================================================
+
+class TestConformance:
+    def test_delete_objects_takes_whitespace_keys_byte_exact(self, op1, bucket):
+        keys = [" ", "_ ", " lead", "tail\t"]
+        for k in keys:
+            put(op1, bucket, k, b"w")
+        r = op1.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys],
+                                                      "Quiet": True})
+        assert r.get("Errors", []) == []
+        for k in keys:
+            assert_missing(op1, bucket, k)
+
+    def test_delete_objects_lists_an_empty_key_under_errors(self, server, bucket):
+        xml = b"<Delete><Quiet>true</Quiet><Object><Key></Key></Object></Delete>"
+        status, _, body = signed_send("POST", object_url(server, bucket, query="delete="), OP1, xml)
+        assert status == 200
+        errors = ET.fromstring(body).findall(f"{S3_NS}Error")
+        assert len(errors) == 1 and errors[0].find(f"{S3_NS}Code").text == "InvalidArgument"
+
+    @pytest.mark.parametrize("value", ["not base64!", b64(b"short")])
+    def test_malformed_content_md5_is_invalid_digest(self, op1, server, bucket, value):
+        key = uniq("md5form")
+        status, _, body = signed_send("PUT", object_url(server, bucket, key), OP1, b"hello",
+                                      headers={"Content-MD5": value})
+        assert status == 400 and xml_error_code(body) == "InvalidDigest"
+        assert_missing(op1, bucket, key)
+        xml = b"<Delete><Object><Key>x</Key></Object></Delete>"
+        status, _, body = signed_send("POST", object_url(server, bucket, query="delete="), OP1, xml,
+                                      headers={"Content-MD5": value})
+        assert status == 400 and xml_error_code(body) == "InvalidDigest"
+
+    def test_list_v2_echoes_an_empty_continuation_token(self, op1, bucket):
+        r = op1.list_objects_v2(Bucket=bucket, ContinuationToken="")
+        assert r["ContinuationToken"] == ""
+
+    def test_content_encoding_is_kept_as_sent(self, op1, bucket):
+        key = uniq("enc")
+        put(op1, bucket, key, b"z", ContentEncoding="deflate, gzip")
+        assert op1.head_object(Bucket=bucket, Key=key)["ContentEncoding"] == "deflate, gzip"
+
+    def test_presign_beyond_a_week_is_refused(self, op1, bucket):
+        key = uniq("week")
+        put(op1, bucket, key, b"p")
+        ok = op1.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key},
+                                        ExpiresIn=604800)
+        assert requests.get(ok).status_code == 200
+        url = op1.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key},
+                                         ExpiresIn=609901)
+        r = requests.get(url)
+        assert r.status_code == 403 and xml_error_code(r.content) == "AccessDenied"
+
+    def test_negative_content_length_is_answered_400(self, server, bucket):
+        u = urlsplit(server.s3)
+        with socket.create_connection((u.hostname, u.port), timeout=10) as s:
+            s.sendall(f"PUT /{bucket}/neg HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n".encode())
+            answer = s.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 400")
+
+    def test_options_without_origin_is_400(self, server, bucket):
+        r = requests.options(object_url(server, bucket, "k"))
+        assert r.status_code == 400 and xml_error_code(r.content) == "BadRequest"
+
+    def test_retried_complete_multipart_answers_the_same_etag(self, op1, bucket):
+        key = uniq("retry")
+        up = op1.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+        parts = []
+        for n, data in ((1, b"a" * (5 * MIB)), (2, b"tail")):
+            etag = op1.upload_part(Bucket=bucket, Key=key, UploadId=up, PartNumber=n, Body=data)["ETag"]
+            parts.append({"PartNumber": n, "ETag": etag})
+        first = op1.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=up,
+                                              MultipartUpload={"Parts": parts})
+        again = op1.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=up,
+                                              MultipartUpload={"Parts": parts})
+        assert again["ETag"] == first["ETag"]
+        # Other parts than the ones completed are still refused.
+        code, status, _ = s3_error(op1.complete_multipart_upload, Bucket=bucket, Key=key,
+                                   UploadId=up, MultipartUpload={"Parts": parts[:1]})
+        assert (code, status) == ("NoSuchUpload", 404)

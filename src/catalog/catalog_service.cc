@@ -645,15 +645,19 @@ Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
     TM_ASSIGN(std::string key, KeyOf(w, entry->location));
     TM_TRY(CheckSolePrefix(w, ident, key + "/"));
   }
-  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table");
+  metastore::CatalogStore::DropFollowUp purge_task;
+  if (purge) {
+    purge_task = [&](const metastore::TableEntry& e) -> std::optional<metastore::NewTask> {
+      auto key = KeyOf(w, e.location);
+      if (!key) return std::nullopt;  // checked above: the location is the warehouse's
+      Json payload = {{"bucket", "w-" + w.id}, {"prefix", *key + "/"}};
+      return metastore::NewTask{"purge_prefix", payload.dump()};
+    };
+  }
+  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table", purge_task);
   if (!dropped) {
     if (dropped.error().code == ErrorCode::kNotFound) return missing();
     return Fail(dropped.error());
-  }
-  if (purge) {
-    TM_ASSIGN(std::string key, KeyOf(w, dropped->location));
-    Json payload = {{"bucket", "w-" + w.id}, {"prefix", key + "/"}};
-    TM_TRY(meta_.tasks().Enqueue("purge_prefix", payload.dump()));
   }
   return {};
 }

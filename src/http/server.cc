@@ -470,9 +470,13 @@ class ServerImpl final : public Server {
       ReadHeader(stream, buffer, parser, ec);
       SetIdle(fd, false, &stop);
       if (ec) {
-        if (ec == bhttp::error::header_limit || ec == bhttp::error::bad_target ||
-            ec == bhttp::error::bad_method || ec == bhttp::error::bad_field ||
-            ec == bhttp::error::bad_value || ec == bhttp::error::bad_version) {
+        // Every malformed head (a negative or doubled Content-Length included) gets an
+        // answer; only a peer that went away or stopped mid-head is dropped silently.
+        const bool malformed =
+            ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category() &&
+            ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message &&
+            ec != bhttp::error::need_more;
+        if (malformed) {
           static constexpr char kBad[] =
               "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
           stream.WriteAll(kBad, sizeof kBad - 1);

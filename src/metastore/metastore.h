@@ -4,7 +4,9 @@
 // (a lost compare-and-swap), kUnavailable (the database failed).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,10 +80,14 @@ class CatalogStore {
   // any kind (kAlreadyExists); updates must find the expected metadata location
   // (kConflict otherwise, kNotFound when the entry is gone).
   virtual Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) = 0;
-  // Removes the entry; returns it. `kind` must match.
+  // Removes the entry; returns it. `kind` must match. `follow_up`, when given, is asked
+  // for a task (given the entry being dropped) that is enqueued in the same transaction,
+  // so a crash can never drop a table without its purge.
+  using DropFollowUp = std::function<std::optional<NewTask>(const TableEntry&)>;
   virtual Result<TableEntry> DropEntry(const std::string& warehouse_id,
                                        const std::vector<std::string>& ns, const std::string& name,
-                                       const std::string& kind) = 0;
+                                       const std::string& kind,
+                                       const DropFollowUp& follow_up = nullptr) = 0;
   virtual Result<void> RenameEntry(const std::string& warehouse_id,
                                    const std::vector<std::string>& from_ns,
                                    const std::string& from_name,

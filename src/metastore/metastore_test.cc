@@ -69,6 +69,22 @@ TEST_F(MetastoreTest, MultiTableSwapIsAllOrNothing) {
   EXPECT_EQ(c.GetEntry("w", {"ns"}, "a")->metadata_location, "m1");
 }
 
+// A drop and the task that follows it commit together; a drop that fails enqueues nothing.
+TEST_F(MetastoreTest, DropEnqueuesItsFollowUpInTheSameTransaction) {
+  auto& c = store_->catalog();
+  ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
+  auto follow_up = [](const TableEntry& e) -> std::optional<NewTask> {
+    return NewTask{"purge_prefix", "{\"of\":\"" + e.name + "\"}"};
+  };
+  EXPECT_EQ(c.DropEntry("w", {"ns"}, "t", "view", follow_up).error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(store_->tasks().Claim(60000).value().has_value());
+  ASSERT_TRUE(c.DropEntry("w", {"ns"}, "t", "table", follow_up).has_value());
+  auto task = store_->tasks().Claim(60000).value();
+  ASSERT_TRUE(task.has_value());
+  EXPECT_EQ(task->kind, "purge_prefix");
+  EXPECT_EQ(task->payload_json, "{\"of\":\"t\"}");
+}
+
 TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());

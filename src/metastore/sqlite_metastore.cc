@@ -419,12 +419,21 @@ class SqliteMetastore final : public Metastore,
   }
 
   Result<TableEntry> DropEntry(const std::string& warehouse_id, const std::vector<std::string>& ns,
-                               const std::string& name, const std::string& kind) override {
+                               const std::string& name, const std::string& kind,
+                               const DropFollowUp& follow_up) override {
     return Write([&](sqlite::Db& db) -> Result<TableEntry> {
       TM_ASSIGN(TableEntry e, GetEntryIn(db, warehouse_id, ns, name));
       if (e.kind != kind) return Fail(NotFound("no " + kind + " with that name"));
       TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ? AND namespace = ? AND name = ?",
                  {warehouse_id, JoinNs(ns), name}));
+      if (follow_up) {
+        if (std::optional<NewTask> task = follow_up(e)) {
+          int64_t now = clock_.NowMillis();
+          TM_TRY(Run(
+              db, "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
+              {task->kind, task->payload_json, now, now}));
+        }
+      }
       return e;
     });
   }

@@ -106,6 +106,12 @@ struct AuditEvent {
   std::string detail_json = "{}";
 };
 
+// A task to enqueue together with another write (in the same transaction).
+struct NewTask {
+  std::string kind;
+  std::string payload_json;
+};
+
 struct Task {
   int64_t id = 0;
   std::string kind;  // "purge_prefix"

@@ -484,10 +484,13 @@ class FileWriter final : public ObjectWriter {
 class LocalDiskStore final : public ObjectStore {
  public:
   LocalDiskStore(std::string root, const Clock& clock, Random& random,
-                 std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::Db> reader)
+                 std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::Db> reader,
+                 LocalDiskFaults faults)
       : root_(std::move(root)),
         clock_(clock),
         random_(random),
+        directory_fsync_(faults.directory_fsync ? std::move(faults.directory_fsync)
+                                                : std::function<int(int)>(::fsync)),
         writer_db_(std::move(writer)),
         reader_db_(std::move(reader)) {}
 
@@ -1128,13 +1131,24 @@ class LocalDiskStore final : public ObjectStore {
 
   std::vector<Result<void>> RunBatch(const std::vector<PendingWrite*>& batch) {
     std::vector<Result<void>> results;
+    auto fail_all = [&](const Error& error) {
+      for (size_t i = 0; i < batch.size(); i++) results.push_back(std::unexpected(error));
+      return results;
+    };
+    // A failed sync is sticky: after it the kernel may have dropped the dirty pages and
+    // cleared the error, so a later sync that "succeeds" proves nothing (as leveldb keeps
+    // background errors). Every later write fails until the store is reopened.
+    if (sync_failure_) return fail_all(*sync_failure_);
     std::set<std::string> dirs;
     for (auto* w : batch) dirs.insert(w->dirs.begin(), w->dirs.end());
     for (const auto& dir : dirs) {
       int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
+      if (fd < 0) return fail_all(IoError("open " + dir));
+      int rc = directory_fsync_(fd);
+      ::close(fd);
+      if (rc != 0) {
+        sync_failure_ = IoError("fsync " + dir + " (writes refused until restart)");
+        return fail_all(*sync_failure_);
       }
     }
     sqlite::Db& db = *writer_db_;
@@ -1167,7 +1181,11 @@ class LocalDiskStore final : public ObjectStore {
   std::string root_;
   const Clock& clock_;
   Random& random_;
-  std::unique_ptr<sqlite::Db> writer_db_;  // used only by the group-commit leader
+  const std::function<int(int)> directory_fsync_;
+  // State below is used only by the group-commit leader (one at a time, handed over
+  // under queue_mu_).
+  std::unique_ptr<sqlite::Db> writer_db_;
+  std::optional<Error> sync_failure_;
   std::mutex reader_mu_;
   std::unique_ptr<sqlite::Db> reader_db_;  // protected by reader_mu_
 
@@ -1181,15 +1199,15 @@ class LocalDiskStore final : public ObjectStore {
 }  // namespace
 
 Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root, const Clock& clock,
-                                                        Random& random) {
+                                                        Random& random, LocalDiskFaults faults) {
   std::error_code ec;
   fs::create_directories(root, ec);
   if (ec) return Fail(IoError("create " + root + ": " + ec.message()));
   TM_ASSIGN(auto writer, sqlite::Db::Open(root + "/index.db", true));
   TM_TRY(writer->Exec(kSchema));
   TM_ASSIGN(auto reader, sqlite::Db::Open(root + "/index.db", true));
-  auto store =
-      std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer), std::move(reader));
+  auto store = std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer),
+                                                std::move(reader), std::move(faults));
   TM_TRY(store->Init());
   return std::unique_ptr<ObjectStore>(std::move(store));
 }

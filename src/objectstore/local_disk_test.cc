@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "sqlite/sqlite.h"
@@ -236,6 +238,44 @@ TEST_F(LocalDiskTest, DeleteBucketRequiresEmpty) {
   EXPECT_EQ(store_->DeleteBucket("b").error().Detail("s3_code"), "BucketNotEmpty");
   ASSERT_TRUE(store_->Delete("b", "k").has_value());
   EXPECT_TRUE(store_->DeleteBucket("b").has_value());
+}
+
+// A failed directory sync in a group commit fails that batch and every later write
+// (sticky), and the object it would have published stays invisible.
+TEST_F(LocalDiskTest, FailedDirectorySyncIsSticky) {
+  bool fail_sync = false;
+  store_.reset();
+  store_ = OpenLocalDiskStore(dir_.string(), clock_, random_,
+                              LocalDiskFaults{.directory_fsync =
+                                                  [&](int fd) {
+                                                    if (fail_sync) return -1;
+                                                    return ::fsync(fd);
+                                                  }})
+               .value();
+  Put("before", "ok");
+  ObjectInfo pending;
+  auto up = store_->CreateUpload("b", "big", pending).value();
+  auto w = store_->BeginPart("b", up.upload_id, 1).value();
+  ASSERT_TRUE(w->Write("part", 4).has_value());
+  ASSERT_TRUE(w->Commit(ObjectInfo{}).has_value());
+  fail_sync = true;
+  ObjectInfo fin;
+  fin.key = "big";
+  auto done = store_->CompleteUpload("b", up.upload_id, {1}, fin);
+  ASSERT_FALSE(done.has_value());
+  EXPECT_EQ(done.error().code, ErrorCode::kUnavailable);
+  EXPECT_FALSE(store_->Head("b", "big").has_value());
+  // The disk "recovers", but the store does not trust it until reopened.
+  fail_sync = false;
+  auto later = store_->BeginPut("b", "after").value();
+  ASSERT_TRUE(later->Write("x", 1).has_value());
+  EXPECT_FALSE(later->Commit(ObjectInfo{}).has_value());
+  EXPECT_FALSE(store_->Delete("b", "before").has_value());
+  EXPECT_EQ(ReadAll("before"), "ok");
+  store_.reset();
+  store_ = OpenLocalDiskStore(dir_.string(), clock_, random_).value();
+  Put("after", "y");
+  EXPECT_EQ(ReadAll("after"), "y");
 }
 
 }  // namespace

@@ -39,6 +39,13 @@ std::unexpected<Error> QueryMalformed(std::string message) {
   return S3Fail(ErrorCode::kInvalidInput, "AuthorizationQueryParametersError", std::move(message));
 }
 
+// A presigned URL valid beyond S3's one-week maximum is refused as S3 does: 403.
+std::unexpected<Error> ExpiresOutOfRange() {
+  return S3Fail(
+      ErrorCode::kUnauthenticated, "AccessDenied",
+      "X-Amz-Expires must be less than a week (in seconds) that is 604800, and at least 1");
+}
+
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -280,10 +287,7 @@ Result<std::optional<ParsedAuth>> ParseSigV4Query(const std::vector<QueryParam>&
   }
   std::optional<int64_t> seconds = ParseInt(expires->value);
   if (!seconds) return QueryMalformed("X-Amz-Expires should be a number");
-  if (*seconds < 1 || *seconds > kMaxPresignSeconds) {
-    return QueryMalformed(
-        "X-Amz-Expires must be less than a week (in seconds) that is 604800, and at least 1");
-  }
+  if (*seconds < 1 || *seconds > kMaxPresignSeconds) return ExpiresOutOfRange();
   auth.expires_seconds = *seconds;
   if (!ParseSignedHeaders(signed_headers->value, auth.signed_headers)) {
     return QueryMalformed("X-Amz-SignedHeaders is invalid");
@@ -587,8 +591,7 @@ Result<std::string> VerifySignature(const SignedRequest& request, const ParsedAu
     }
     case AuthKind::kSigV4Query: {
       if (auth.expires_seconds < 1 || auth.expires_seconds > kMaxPresignSeconds) {
-        return QueryMalformed(
-            "X-Amz-Expires must be less than a week (in seconds) that is 604800, and at least 1");
+        return ExpiresOutOfRange();
       }
       int64_t t = ParseAmzDate(auth.amz_date);
       if (t < 0) return QueryMalformed("X-Amz-Date is invalid");

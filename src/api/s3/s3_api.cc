@@ -194,7 +194,15 @@ struct S3Api::Impl {
   // ---------------------------------------------------------------- entry
   http::Response Handle(http::Request& req) {
     Ctx ctx{req};
-    auto result = Dispatch(ctx);
+    Result<http::Response> result = Fail(ErrorCode::kInternal, "internal error");
+    try {
+      result = Dispatch(ctx);
+    } catch (const std::exception&) {
+      // A bug, not a client error: answered as S3's InternalError (XML, with the request
+      // id), never in another protocol's format and never echoing the exception text.
+      result = Fail(S3Error(ErrorCode::kInternal, "InternalError",
+                            "We encountered an internal error. Please try again."));
+    }
     if (!result) return ErrorResponse(ctx, result.error());
     http::Response resp = std::move(*result);
     resp.headers.Set("x-amz-request-id", req.request_id);
@@ -244,6 +252,12 @@ struct S3Api::Impl {
       return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidURI", "Malformed query string."));
     ctx.query = std::move(*query);
     for (const auto& [k, v] : ctx.query) ctx.q.emplace(k, v);
+
+    // A CORS preflight names its Origin; an OPTIONS without one is not a preflight.
+    if (ctx.req.method == "OPTIONS" && !ctx.req.headers.Get("Origin")) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "BadRequest",
+                          "Insufficient information. Origin request header needed."));
+    }
 
     // ---- authenticate
     TM_TRY(Authenticate(ctx));
@@ -582,7 +596,8 @@ struct S3Api::Impl {
         .Element("Prefix", Enc(p, p.prefix));
     if (v2) {
       if (ctx.Has("start-after")) x.Element("StartAfter", Enc(p, ctx.Q("start-after")));
-      if (!token.empty()) x.Element("ContinuationToken", token);
+      // Echoed whenever it was sent, even empty, as S3 does.
+      if (ctx.Has("continuation-token")) x.Element("ContinuationToken", token);
       x.Element("KeyCount", std::to_string(list.objects.size() + list.common_prefixes.size()));
     } else {
       x.Element("Marker", Enc(p, ctx.Q("marker")));
@@ -682,13 +697,18 @@ struct S3Api::Impl {
   Result<http::Response> DeleteObjects(Ctx& ctx) {
     TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
     if (auto md5 = ctx.req.headers.Get("Content-MD5")) {
+      TM_TRY(CheckContentMd5Form(*md5));
       if (crypto::Base64Encode(crypto::Md5(body)) != Trim(*md5)) {
         return Fail(S3Error(ErrorCode::kInvalidInput, "BadDigest",
                             "The Content-MD5 you specified did not match what we received."));
       }
     }
     pugi::xml_document doc;
-    if (!doc.load_buffer(body.data(), body.size())) return Fail(MalformedXml());
+    // Keys are taken byte-exact: without parse_ws_pcdata pugixml drops a key that is all
+    // whitespace (' '), and S3 keys may be exactly that.
+    if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default | pugi::parse_ws_pcdata)) {
+      return Fail(MalformedXml());
+    }
     pugi::xml_node root = doc.child("Delete");
     if (!root) return Fail(MalformedXml());
     bool quiet = std::string(root.child_value("Quiet")) == "true";
@@ -698,6 +718,14 @@ struct S3Api::Impl {
     for (pugi::xml_node obj : root.children("Object")) {
       if (++count > 1000) return Fail(MalformedXml());
       std::string key = obj.child_value("Key");
+      if (key.empty()) {
+        x.Open("Error")
+            .Element("Key", key)
+            .Element("Code", "InvalidArgument")
+            .Element("Message", "An object key must not be empty.")
+            .Close("Error");
+        continue;
+      }
       auto allowed = Authorize(ctx, ctx.bucket, key, Access::kDelete);
       Result<void> result =
           allowed ? store.Delete(ctx.bucket, key) : Result<void>(std::unexpected(allowed.error()));
@@ -715,6 +743,17 @@ struct S3Api::Impl {
     }
     x.Close("DeleteResult");
     return Xml(200, x.Take());
+  }
+
+  // A Content-MD5 that is not the base64 of 16 bytes is InvalidDigest; BadDigest means a
+  // well-formed digest that does not match the body.
+  static Result<void> CheckContentMd5Form(const std::string& header) {
+    auto raw = crypto::Base64Decode(Trim(header));
+    if (!raw || raw->size() != 16) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidDigest",
+                          "The Content-MD5 you specified was invalid."));
+    }
+    return {};
   }
 
   static Error MalformedXml() {
@@ -953,14 +992,20 @@ struct S3Api::Impl {
       std::string lower = ToLower(k);
       if (!IsStoredHeader(lower)) continue;
       if (lower == "content-encoding") {
-        // aws-chunked is transfer framing, not the object's encoding.
+        // aws-chunked is transfer framing, not the object's encoding: it alone is dropped,
+        // and a value without it is kept exactly as sent ("deflate, gzip" stays so).
         std::string kept;
+        bool framing = false;
         for (const auto& part : Split(v, ',')) {
           std::string t = Trim(part);
-          if (t.empty() || EqualsIgnoreCase(t, "aws-chunked")) continue;
-          kept += (kept.empty() ? "" : ",") + t;
+          if (EqualsIgnoreCase(t, "aws-chunked")) {
+            framing = true;
+            continue;
+          }
+          if (!t.empty()) kept += (kept.empty() ? "" : ", ") + t;
         }
-        if (kept.empty()) continue;
+        if (!framing) kept = v;
+        if (Trim(kept).empty()) continue;
         out["Content-Encoding"] = kept;
         continue;
       }
@@ -1082,7 +1127,10 @@ struct S3Api::Impl {
     if (verify_sha256) sha256.emplace(crypto::DigestAlgorithm::kSha256);
     std::optional<std::string> content_md5 = h.Get("Content-MD5");
     std::optional<crypto::Digest> md5;
-    if (content_md5) md5.emplace(crypto::DigestAlgorithm::kMd5);
+    if (content_md5) {
+      TM_TRY(CheckContentMd5Form(*content_md5));
+      md5.emplace(crypto::DigestAlgorithm::kMd5);
+    }
 
     // Sized to the body when it is smaller than a slice, and never zero-filled: clearing
     // a whole slice for every 4 KiB PUT cost more CPU than the rest of the request.
@@ -1493,8 +1541,17 @@ struct S3Api::Impl {
 
   Result<http::Response> CompleteUpload(Ctx& ctx) {
     TM_TRY(Authorize(ctx, ctx.bucket, ctx.key, Access::kWrite));
-    TM_ASSIGN(auto upload, UploadFor(ctx));
     TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
+    auto found = UploadFor(ctx);
+    if (!found) {
+      // SDKs retry a complete that timed out; if the first one went through, the upload is
+      // gone but the object is there with the ETag these parts make: answer as S3 does.
+      if (found.error().Detail("s3_code") == "NoSuchUpload") {
+        if (auto done = RepeatedComplete(ctx, body)) return std::move(*done);
+      }
+      return Fail(found.error());
+    }
+    objectstore::UploadInfo upload = std::move(*found);
     pugi::xml_document doc;
     if (!doc.load_buffer(body.data(), body.size())) return Fail(MalformedXml());
     pugi::xml_node root = doc.child("CompleteMultipartUpload");
@@ -1550,12 +1607,11 @@ struct S3Api::Impl {
                     "Your proposed upload is smaller than the minimum allowed object size."));
       }
     }
-    // ETag: MD5 over the parts' binary MD5s, then "-<count>".
-    crypto::Digest etag_md5(crypto::DigestAlgorithm::kMd5);
-    for (const auto* p : chosen) etag_md5.Update(crypto::HexDecode(p->etag).value_or(""));
+    std::vector<std::string> part_etags;
+    for (const auto* p : chosen) part_etags.push_back(p->etag);
     ObjectInfo final_info = upload.pending;
     final_info.key = ctx.key;
-    final_info.etag = crypto::HexEncode(etag_md5.Finish()) + "-" + std::to_string(chosen.size());
+    final_info.etag = MultipartEtag(part_etags);
     std::string checksum_value;
     std::optional<ChecksumAlgorithm> alg;
     std::string type;
@@ -1593,18 +1649,55 @@ struct S3Api::Impl {
     }
     TM_ASSIGN(ObjectInfo done,
               store.CompleteUpload(ctx.bucket, upload.upload_id, numbers, final_info));
+    std::string checksum_element;
+    if (alg && !checksum_value.empty()) {
+      checksum_element = std::string("Checksum") + storage::ChecksumAlgorithmName(*alg);
+    }
+    return CompleteResult(ctx, done.etag, checksum_element, checksum_value, type);
+  }
+
+  // ETag of a multipart object: MD5 over the parts' binary MD5s, then "-<count>".
+  static std::string MultipartEtag(const std::vector<std::string>& part_etags) {
+    crypto::Digest etag_md5(crypto::DigestAlgorithm::kMd5);
+    for (const auto& e : part_etags) etag_md5.Update(crypto::HexDecode(e).value_or(""));
+    return crypto::HexEncode(etag_md5.Finish()) + "-" + std::to_string(part_etags.size());
+  }
+
+  Result<http::Response> CompleteResult(const Ctx& ctx, const std::string& etag,
+                                        const std::string& checksum_element,
+                                        const std::string& checksum_value,
+                                        const std::string& checksum_type) {
     XmlWriter x;
     x.Open("CompleteMultipartUploadResult", true)
         .Element("Location", "/" + ctx.bucket + "/" + ctx.key)
         .Element("Bucket", ctx.bucket)
         .Element("Key", ctx.key)
-        .Element("ETag", Quote(done.etag));
-    if (alg && !checksum_value.empty()) {
-      x.Element(std::string("Checksum") + storage::ChecksumAlgorithmName(*alg), checksum_value)
-          .Element("ChecksumType", type);
+        .Element("ETag", Quote(etag));
+    if (!checksum_element.empty()) {
+      x.Element(checksum_element, checksum_value).Element("ChecksumType", checksum_type);
     }
     x.Close("CompleteMultipartUploadResult");
     return Xml(200, x.Take());
+  }
+
+  // A complete repeated after it succeeded: the object under the key must be the one these
+  // parts (every ETag given, as SDKs send them) produced. Anything else stays NoSuchUpload.
+  std::optional<Result<http::Response>> RepeatedComplete(const Ctx& ctx, const std::string& body) {
+    pugi::xml_document doc;
+    if (!doc.load_buffer(body.data(), body.size())) return std::nullopt;
+    std::vector<std::string> part_etags;
+    for (pugi::xml_node part : doc.child("CompleteMultipartUpload").children("Part")) {
+      std::string etag = Unquote(part.child_value("ETag"));
+      if (etag.empty()) return std::nullopt;
+      part_etags.push_back(ToLower(etag));
+    }
+    if (part_etags.empty()) return std::nullopt;
+    auto head = store.Head(ctx.bucket, ctx.key);
+    if (!head || head->etag != MultipartEtag(part_etags) ||
+        head->part_sizes.size() != part_etags.size()) {
+      return std::nullopt;
+    }
+    return CompleteResult(ctx, head->etag, "", "", "");
   }
 
   static http::Response Xml(int status, std::string body) {
