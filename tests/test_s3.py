@@ -2339,3 +2339,22 @@ class TestConformance:
         code, status, _ = s3_error(op1.complete_multipart_upload, Bucket=bucket, Key=key,
                                    UploadId=up, MultipartUpload={"Parts": parts[:1]})
         assert (code, status) == ("NoSuchUpload", 404)
+
+    def test_expected_bucket_owner_is_checked(self, op1, bucket):
+        assert op1.list_objects_v2(Bucket=bucket, ExpectedBucketOwner=OP1[0])["KeyCount"] >= 0
+        code, status, _ = s3_error(op1.list_objects_v2, Bucket=bucket,
+                                   ExpectedBucketOwner="111122223333")
+        assert (code, status) == ("AccessDenied", 403)
+        key = uniq("owner")
+        code, status, _ = s3_error(op1.put_object, Bucket=bucket, Key=key, Body=b"x",
+                                   ExpectedBucketOwner="111122223333")
+        assert (code, status) == ("AccessDenied", 403)
+        assert_missing(op1, bucket, key)
+
+    def test_listings_name_the_bucket_owner(self, op1, bucket):
+        key = uniq("owned")
+        put(op1, bucket, key, b"o")
+        v1 = op1.list_objects(Bucket=bucket, Prefix=key)["Contents"][0]["Owner"]
+        v2 = op1.list_objects_v2(Bucket=bucket, Prefix=key, FetchOwner=True)["Contents"][0]["Owner"]
+        versions = op1.list_object_versions(Bucket=bucket, Prefix=key)["Versions"][0]["Owner"]
+        assert v1["ID"] == v2["ID"] == versions["ID"] == OP1[0]

@@ -261,6 +261,11 @@ struct S3Api::Impl {
 
     // ---- authenticate
     TM_TRY(Authenticate(ctx));
+    if (auto expected = ctx.req.headers.Get("x-amz-expected-bucket-owner");
+        expected && !ctx.bucket.empty()) {
+      TM_ASSIGN(std::string owner_id, OwnerIdOf(ctx.bucket));
+      if (owner_id != Trim(*expected)) return Fail(AccessDenied());
+    }
 
     // ---- dispatch
     const std::string& m = ctx.req.method;
@@ -552,7 +557,22 @@ struct S3Api::Impl {
     return p.url_encode ? UrlEncode(s, true) : s;
   }
 
-  void WriteContents(XmlWriter& x, const ListParams& p, const ObjectInfo& o, bool owner) {
+  // The bucket owner's canonical id: the operator user who created it, or the identity of
+  // the warehouse whose table or blob bucket it is.
+  Result<std::string> OwnerIdOf(const std::string& bucket) {
+    TM_ASSIGN(std::string owner, identities.OperatorBucketOwner(bucket));
+    if (!owner.empty()) return owner;
+    std::string warehouse = storage::WarehouseOfBucket(bucket);
+    if (!warehouse.empty()) return "t-" + warehouse;
+    return std::string();
+  }
+
+  static void WriteOwner(XmlWriter& x, const std::string& owner_id) {
+    x.Open("Owner").Element("ID", owner_id).Element("DisplayName", owner_id).Close("Owner");
+  }
+
+  void WriteContents(XmlWriter& x, const ListParams& p, const ObjectInfo& o,
+                     const std::string* owner_id) {
     x.Open("Contents")
         .Element("Key", Enc(p, o.key))
         .Element("LastModified", FormatIso8601(o.last_modified_ms))
@@ -562,8 +582,7 @@ struct S3Api::Impl {
     if (alg != o.checksums.end()) {
       x.Element("ChecksumAlgorithm", alg->second);
     }
-    if (owner)
-      x.Open("Owner").Element("ID", "tablemere").Element("DisplayName", "tablemere").Close("Owner");
+    if (owner_id) WriteOwner(x, *owner_id);
     x.Element("StorageClass", "STANDARD").Close("Contents");
   }
 
@@ -613,8 +632,12 @@ struct S3Api::Impl {
         x.Element("NextMarker", Enc(p, list.next_marker));
       }
     }
-    bool owner = !v2 || ctx.Q("fetch-owner") == "true";
-    for (const auto& o : list.objects) WriteContents(x, p, o, owner);
+    bool with_owner = !v2 || ctx.Q("fetch-owner") == "true";
+    std::string owner_id;
+    if (with_owner) {
+      TM_ASSIGN(owner_id, OwnerIdOf(ctx.bucket));
+    }
+    for (const auto& o : list.objects) WriteContents(x, p, o, with_owner ? &owner_id : nullptr);
     for (const auto& cp : list.common_prefixes) {
       x.Open("CommonPrefixes").Element("Prefix", Enc(p, cp)).Close("CommonPrefixes");
     }
@@ -643,6 +666,7 @@ struct S3Api::Impl {
     if (list.truncated) {
       x.Element("NextKeyMarker", Enc(p, list.next_marker)).Element("NextVersionIdMarker", "null");
     }
+    TM_ASSIGN(std::string owner_id, OwnerIdOf(ctx.bucket));
     for (const auto& o : list.objects) {
       x.Open("Version")
           .Element("Key", Enc(p, o.key))
@@ -651,12 +675,9 @@ struct S3Api::Impl {
           .Element("LastModified", FormatIso8601(o.last_modified_ms))
           .Element("ETag", Quote(o.etag))
           .Element("Size", std::to_string(o.size))
-          .Element("StorageClass", "STANDARD")
-          .Open("Owner")
-          .Element("ID", "tablemere")
-          .Element("DisplayName", "tablemere")
-          .Close("Owner")
-          .Close("Version");
+          .Element("StorageClass", "STANDARD");
+      WriteOwner(x, owner_id);
+      x.Close("Version");
     }
     for (const auto& cp : list.common_prefixes) {
       x.Open("CommonPrefixes").Element("Prefix", Enc(p, cp)).Close("CommonPrefixes");
