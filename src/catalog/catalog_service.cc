@@ -544,8 +544,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     if (prepared) return results;
     cleanup();
     const Error& e = prepared.error();
-    bool lost_race =
-        e.code == ErrorCode::kConflict && e.message == "the table was changed concurrently";
+    bool lost_race = metastore::IsStalePointer(e);
     if (lost_race && attempt < options_.commit_retries) continue;
     if (e.code == ErrorCode::kAlreadyExists) {
       return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});

@@ -76,6 +76,11 @@ Result<bool> WarehouseFiles::Occupied(const metastore::Warehouse& w, const std::
   return !page.objects.empty();
 }
 
+void WarehouseFiles::DiscardUnreferenced(const metastore::Warehouse& w,
+                                         const std::string& location) {
+  if (auto key = KeyOf(w, location)) (void)objects_.Delete(Bucket(w), *key);
+}
+
 Result<std::string> WarehouseFiles::WriteMetadata(const metastore::Warehouse& w,
                                                   const std::string& location, int version,
                                                   const Json& document) {

@@ -67,6 +67,9 @@ class WarehouseFiles {
   // Writes `<location>/metadata/<version:05d>-<uuid>.metadata.json`; returns its location.
   Result<std::string> WriteMetadata(const metastore::Warehouse& w, const std::string& location,
                                     int version, const Json& document);
+  // Deletes a file this catalog wrote and no pointer references (a commit that lost its
+  // race). Best effort: what is left is an orphan, never a visible file.
+  void DiscardUnreferenced(const metastore::Warehouse& w, const std::string& location);
   // Reads a JSON document; kInvalidInput when it is missing or not JSON.
   Result<Json> ReadJson(const metastore::Warehouse& w, const std::string& location);
   // The endpoint and region every client needs (no secrets).

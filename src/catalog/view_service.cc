@@ -131,8 +131,9 @@ Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
     auto swapped = store.SwapMetadata({metastore::MetadataSwap{
         w.id, ident.ns, ident.name, entry.metadata_location, replacement}});
     if (swapped) return LoadedView{metadata_location, next, catalog_.files().BaseConfig()};
-    if (swapped.error().code != ErrorCode::kConflict || attempt >= commit_retries_) {
-      if (swapped.error().code == ErrorCode::kConflict) {
+    catalog_.files().DiscardUnreferenced(w, metadata_location);
+    if (!metastore::IsStalePointer(swapped.error()) || attempt >= commit_retries_) {
+      if (metastore::IsStalePointer(swapped.error())) {
         return Fail(Error{ErrorCode::kConflict,
                           "Commit failed: the view was changed concurrently; refresh and retry",
                           {}});

@@ -45,6 +45,17 @@ class AccountStore {
   virtual Result<void> ClearBucketOwner(const std::string& bucket) = 0;
 };
 
+// A compare-and-swap that lost its race: kConflict with this reason, so callers tell a
+// moved pointer (retry) from other conflicts without reading messages.
+inline constexpr char kStalePointer[] = "stale_pointer";
+inline Error StalePointer() {
+  return Error{ErrorCode::kConflict, "the table was changed concurrently", {}}.With("reason",
+                                                                                    kStalePointer);
+}
+inline bool IsStalePointer(const Error& e) {
+  return e.code == ErrorCode::kConflict && e.Detail("reason") == kStalePointer;
+}
+
 class CatalogStore {
  public:
   virtual ~CatalogStore() = default;
@@ -78,7 +89,7 @@ class CatalogStore {
                                                             const std::string& kind) = 0;
   // Applies every swap or none: creates (expected "") must not collide with any entry of
   // any kind (kAlreadyExists); updates must find the expected metadata location
-  // (kConflict otherwise, kNotFound when the entry is gone).
+  // (StalePointer() otherwise, kNotFound when the entry is gone).
   virtual Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) = 0;
   // Removes the entry; returns it. `kind` must match. `follow_up`, when given, is asked
   // for a task (given the entry being dropped) that is enqueued in the same transaction,

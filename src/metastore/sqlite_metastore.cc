@@ -403,7 +403,7 @@ class SqliteMetastore final : public Metastore,
         }
         if (!existing) return Fail(existing.error());
         if (existing->metadata_location != s.expected_metadata_location) {
-          return Fail(ErrorCode::kConflict, "the table was changed concurrently");
+          return Fail(StalePointer());
         }
         TM_TRY(Run(db,
                    "UPDATE entries SET metadata_location = ?, metadata = ?, location = ?, "
@@ -411,8 +411,7 @@ class SqliteMetastore final : public Metastore,
                    "metadata_location = ?",
                    {r.metadata_location, r.metadata_json, r.location, r.updated_ms, s.warehouse_id,
                     JoinNs(s.namespace_levels), s.name, s.expected_metadata_location}));
-        if (db.Changes() != 1)
-          return Fail(ErrorCode::kConflict, "the table was changed concurrently");
+        if (db.Changes() != 1) return Fail(StalePointer());
       }
       return {};
     });
