@@ -426,12 +426,7 @@ class SqliteMetastore final : public Metastore,
       TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ? AND namespace = ? AND name = ?",
                  {warehouse_id, JoinNs(ns), name}));
       if (follow_up) {
-        if (std::optional<NewTask> task = follow_up(e)) {
-          int64_t now = clock_.NowMillis();
-          TM_TRY(Run(
-              db, "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
-              {task->kind, task->payload_json, now, now}));
-        }
+        if (std::optional<NewTask> task = follow_up(e)) TM_TRY(InsertTask(db, *task));
       }
       return e;
     });
@@ -459,12 +454,7 @@ class SqliteMetastore final : public Metastore,
 
   // ---------------- tasks ----------------
   Result<void> Enqueue(const std::string& kind, const std::string& payload_json) override {
-    int64_t now = clock_.NowMillis();
-    return Write([&](sqlite::Db& db) {
-      return Run(db,
-                 "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
-                 {kind, payload_json, now, now});
-    });
+    return Write([&](sqlite::Db& db) { return InsertTask(db, NewTask{kind, payload_json}); });
   }
 
   Result<std::optional<Task>> Claim(int64_t lease_ms) override {
@@ -578,6 +568,13 @@ class SqliteMetastore final : public Metastore,
     }
     read_cv_.notify_one();
     return result;
+  }
+
+  // A task due now, written inside the caller's transaction.
+  Result<void> InsertTask(sqlite::Db& db, const NewTask& task) {
+    int64_t now = clock_.NowMillis();
+    return Run(db, "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
+               {task.kind, task.payload_json, now, now});
   }
 
   static Result<void> Run(sqlite::Db& db, const std::string& sql,
