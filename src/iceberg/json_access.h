@@ -52,10 +52,18 @@ struct PreparedSchema {
   std::map<int64_t, int64_t> remap;  // old → new ids for the fields that had one
 };
 
-// Validates a schema (kInvalidInput naming the problem). When every field, list element
-// and map key/value carries an id, they are kept; otherwise fresh ids are numbered as
-// table creation does, or, without `assign_fresh_ids`, the schema is refused.
+// What happens to the field ids a client sends with a schema.
+enum class FieldIds {
+  kRequire,      // every field, list element and map key/value must carry one; kept
+  kFillMissing,  // kept when complete, else every id numbered fresh
+  kFresh,        // always numbered fresh from 1, as the reference creates a table
+                 // (TableMetadata.newTableMetadata → TypeUtil.assignFreshIds)
+};
+
+// Validates a schema (kInvalidInput naming the problem) and applies `ids`. With fresh
+// ids, `remap` records old → new for the ids the client sent, so that identifier
+// fields (remapped here) and partition and sort source ids (the caller's) follow.
 // Implemented with the table model, which owns the schema walk.
-Result<PreparedSchema> PrepareSchema(const Json& schema, bool assign_fresh_ids);
+Result<PreparedSchema> PrepareSchema(const Json& schema, FieldIds ids);
 
 }  // namespace tablemere::iceberg

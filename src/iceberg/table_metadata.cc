@@ -296,17 +296,25 @@ Result<std::vector<int64_t>> SourceIds(const Json& field, const std::string& con
   return std::vector<int64_t>{id};
 }
 
-// Rewrites source ids through `remap` (fresh schema ids at table creation).
-void RemapSourceIds(Json& field, const std::map<int64_t, int64_t>& remap) {
-  auto map_one = [&](Json& v) {
-    if (!IsInt(v)) return;
+// Rewrites source ids through `remap` (fresh schema ids at table creation). An id the
+// client's schema did not have is refused here: left as it is, it could name an
+// unrelated column once the schema is renumbered.
+Result<void> RemapSourceIds(Json& field, const std::map<int64_t, int64_t>& remap,
+                            const std::string& context) {
+  auto map_one = [&](Json& v) -> Result<void> {
+    if (!IsInt(v)) return {};  // the field parser names the type error
     auto it = remap.find(AsInt(v));
-    if (it != remap.end()) v = it->second;
+    if (it == remap.end()) {
+      return Invalid("Cannot find source column for " + context + ": " + v.dump());
+    }
+    v = it->second;
+    return {};
   };
-  if (field.contains("source-id")) map_one(field["source-id"]);
+  if (field.contains("source-id")) TM_TRY(map_one(field["source-id"]));
   if (field.contains("source-ids") && field["source-ids"].is_array()) {
-    for (Json& v : field["source-ids"]) map_one(v);
+    for (Json& v : field["source-ids"]) TM_TRY(map_one(v));
   }
+  return {};
 }
 
 struct PartitionFieldInfo {
@@ -1127,21 +1135,30 @@ Result<Json> MetadataBuilder::Finish() {
 
 }  // namespace
 
-Result<PreparedSchema> PrepareSchema(const Json& schema_in, bool assign_fresh_ids) {
+Result<PreparedSchema> PrepareSchema(const Json& schema_in, FieldIds ids) {
   if (!schema_in.is_object()) return Invalid("Invalid schema: must be an object");
   PreparedSchema out;
   out.schema = schema_in;
   Json& schema = out.schema;
-  if (!HasAllIds(schema, 0)) {
-    if (!assign_fresh_ids) {
-      return Invalid("Invalid schema: every field, list element and map key/value needs an id");
-    }
+  const bool complete = HasAllIds(schema, 0);
+  if (!complete && ids == FieldIds::kRequire) {
+    return Invalid("Invalid schema: every field, list element and map key/value needs an id");
+  }
+  // The client's ids are validated (no duplicates) before any renumbering, so the
+  // old → new map is a function and source ids that follow it stay unambiguous.
+  if (complete) TM_TRY(IndexSchema(schema));
+  if (ids == FieldIds::kFresh || (!complete && ids == FieldIds::kFillMissing)) {
     int64_t last_id = 0;
     AssignFreshIds(schema, last_id, out.remap, 0);
     out.reassigned = true;
     if (schema.contains("identifier-field-ids") && schema["identifier-field-ids"].is_array()) {
       for (Json& id : schema["identifier-field-ids"]) {
-        if (IsInt(id) && out.remap.count(AsInt(id))) id = out.remap[AsInt(id)];
+        if (!IsInt(id)) continue;
+        auto it = out.remap.find(AsInt(id));
+        if (it == out.remap.end()) {
+          return Invalid("Invalid schema: identifier field " + id.dump() + " is not a field");
+        }
+        id = it->second;
       }
     }
   }
@@ -1178,15 +1195,15 @@ Result<Json> NewTableMetadata(const Json& create_request, const std::string& loc
     }
   }
 
-  // Schema: keep the client's ids when complete, else number fresh ones.
+  // Schema: fresh ids from 1 whatever the client sent, as the reference does; the
+  // spec and order below follow the renumbering.
   const Json* schema_in = Member(create_request, "schema");
   if (schema_in == nullptr || !schema_in->is_object()) {
     return Invalid("Invalid create table request: 'schema' is required");
   }
-  TM_ASSIGN(PreparedSchema prepared, PrepareSchema(*schema_in, true));
+  TM_ASSIGN(PreparedSchema prepared, PrepareSchema(*schema_in, FieldIds::kFresh));
   Json schema = std::move(prepared.schema);
   const std::map<int64_t, int64_t>& remap = prepared.remap;
-  bool reassigned = prepared.reassigned;
   TM_ASSIGN(SchemaIndex index, IndexSchema(schema));
   schema["schema-id"] = 0;
 
@@ -1197,9 +1214,9 @@ Result<Json> NewTableMetadata(const Json& create_request, const std::string& loc
     if (!spec_in->is_object())
       return Invalid(FieldError("create table request", "partition-spec", "an object"));
     Json spec = *spec_in;
-    if (reassigned && spec.contains("fields") && spec["fields"].is_array()) {
+    if (spec.contains("fields") && spec["fields"].is_array()) {
       for (Json& f : spec["fields"]) {
-        if (f.is_object()) RemapSourceIds(f, remap);
+        if (f.is_object()) TM_TRY(RemapSourceIds(f, remap, "partition field"));
       }
     }
     TM_ASSIGN(std::vector<PartitionFieldInfo> fields, ParsePartitionFields(spec, index.ids));
@@ -1226,9 +1243,9 @@ Result<Json> NewTableMetadata(const Json& create_request, const std::string& loc
     if (!order_in->is_object())
       return Invalid(FieldError("create table request", "write-order", "an object"));
     Json order = *order_in;
-    if (reassigned && order.contains("fields") && order["fields"].is_array()) {
+    if (order.contains("fields") && order["fields"].is_array()) {
       for (Json& f : order["fields"]) {
-        if (f.is_object()) RemapSourceIds(f, remap);
+        if (f.is_object()) TM_TRY(RemapSourceIds(f, remap, "sort field"));
       }
     }
     TM_ASSIGN(order_fields, ParseSortFields(order, index.ids));

@@ -117,24 +117,38 @@ Json SetMain(int64_t id) {
 // ---------------------------------------------------------------------------
 // NewTableMetadata
 
-TEST(NewTableMetadataTest, KeepsClientIdsAndInitialisesEveryField) {
+TEST(NewTableMetadataTest, ASourceIdOutsideTheSentSchemaIsRefused) {
+  // Source id 1 is not in the client's schema; after renumbering it would be "a".
+  Json req = Json::parse(R"({"name": "t",
+    "schema": {"type": "struct", "fields": [{"id": 5, "name": "a", "required": true, "type": "int"}]},
+    "partition-spec": {"fields": [{"source-id": 1, "transform": "identity", "name": "p"}]}})");
+  Result<Json> r = NewTableMetadata(req, "s3://bucket/wh/ns/t", kUuid, kNow);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidInput);
+  EXPECT_NE(r.error().message.find("source column"), std::string::npos) << r.error().message;
+}
+
+// The client's ids are replaced by fresh ones in the reference's order (every field of
+// a struct, then each field's nested type), and the identifier, partition and sort
+// source ids follow them.
+TEST(NewTableMetadataTest, AssignsFreshIdsAndInitialisesEveryField) {
   Json req = Json::parse(R"({
     "name": "t",
     "schema": {"type": "struct", "fields": [
-      {"id": 1, "name": "id", "required": true, "type": "long"},
-      {"id": 2, "name": "point", "required": false, "type": {"type": "struct", "fields": [
-          {"id": 3, "name": "x", "required": true, "type": "double"}]}},
-      {"id": 4, "name": "tags", "required": false,
-       "type": {"type": "list", "element-id": 7, "element": "string", "element-required": true}},
-      {"id": 5, "name": "attrs", "required": false,
-       "type": {"type": "map", "key-id": 8, "key": "string", "value-id": 9,
-                "value": {"type": "list", "element-id": 10, "element": "int",
+      {"id": 11, "name": "id", "required": true, "type": "long"},
+      {"id": 12, "name": "point", "required": false, "type": {"type": "struct", "fields": [
+          {"id": 13, "name": "x", "required": true, "type": "double"}]}},
+      {"id": 14, "name": "tags", "required": false,
+       "type": {"type": "list", "element-id": 17, "element": "string", "element-required": true}},
+      {"id": 15, "name": "attrs", "required": false,
+       "type": {"type": "map", "key-id": 18, "key": "string", "value-id": 19,
+                "value": {"type": "list", "element-id": 20, "element": "int",
                           "element-required": false},
                 "value-required": false}}],
-      "identifier-field-ids": [1]},
-    "partition-spec": {"fields": [{"source-id": 1, "transform": "bucket[16]", "name": "id_bucket"}]},
+      "identifier-field-ids": [11]},
+    "partition-spec": {"fields": [{"source-id": 11, "transform": "bucket[16]", "name": "id_bucket"}]},
     "write-order": {"order-id": 7, "fields": [
-        {"source-id": 2, "transform": "identity", "direction": "asc", "null-order": "nulls-first"}]},
+        {"source-id": 12, "transform": "identity", "direction": "asc", "null-order": "nulls-first"}]},
     "properties": {"format-version": "2", "owner": "bob"}
   })");
   Result<Json> r = NewTableMetadata(req, "s3://bucket/wh/ns/t/", kUuid, kNow);
@@ -145,11 +159,20 @@ TEST(NewTableMetadataTest, KeepsClientIdsAndInitialisesEveryField) {
   EXPECT_EQ(m["location"], "s3://bucket/wh/ns/t");
   EXPECT_EQ(m["last-updated-ms"], kNow);
   EXPECT_EQ(m["last-sequence-number"], 0);
-  EXPECT_EQ(m["last-column-id"], 10);  // nested list element inside a map value
+  EXPECT_EQ(m["last-column-id"], 9);  // nested list element inside a map value
   EXPECT_EQ(m["current-schema-id"], 0);
   EXPECT_EQ(m["schemas"][0]["schema-id"], 0);
-  EXPECT_EQ(m["schemas"][0]["fields"][2]["type"]["element-id"], 7);
+  const Json& fields = m["schemas"][0]["fields"];
+  EXPECT_EQ(fields[0]["id"], 1);
+  EXPECT_EQ(fields[3]["id"], 4);
+  EXPECT_EQ(fields[1]["type"]["fields"][0]["id"], 5);
+  EXPECT_EQ(fields[2]["type"]["element-id"], 6);
+  EXPECT_EQ(fields[3]["type"]["key-id"], 7);
+  EXPECT_EQ(fields[3]["type"]["value-id"], 8);
+  EXPECT_EQ(fields[3]["type"]["value"]["element-id"], 9);
   EXPECT_EQ(m["schemas"][0]["identifier-field-ids"], Json::array({1}));
+  EXPECT_EQ(m["partition-specs"][0]["fields"][0]["source-id"], 1);
+  EXPECT_EQ(m["sort-orders"][0]["fields"][0]["source-id"], 2);
   EXPECT_EQ(m["default-spec-id"], 0);
   EXPECT_EQ(m["partition-specs"][0]["spec-id"], 0);
   EXPECT_EQ(m["partition-specs"][0]["fields"][0]["field-id"], 1000);

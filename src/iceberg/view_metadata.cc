@@ -121,10 +121,10 @@ std::string JoinSorted(const std::set<std::string>& items) {
 // assignment go through the table model rather than a second copy of it.
 
 // Validates `schema` and returns it as stored (type struct; the schema-id is the
-// caller's to set). With `assign_fresh_ids`, a schema missing field ids is numbered
-// as table creation does; otherwise every field must carry its id.
-Result<Json> NormalizeSchema(const Json& schema, bool assign_fresh_ids) {
-  TM_ASSIGN(PreparedSchema prepared, PrepareSchema(schema, assign_fresh_ids));
+// caller's to set), its field ids treated as `ids` says. Views keep the client's ids
+// (the reference's ViewMetadata.Builder does not renumber them).
+Result<Json> NormalizeSchema(const Json& schema, FieldIds ids) {
+  TM_ASSIGN(PreparedSchema prepared, PrepareSchema(schema, ids));
   prepared.schema.erase("schema-id");
   return std::move(prepared.schema);
 }
@@ -351,7 +351,7 @@ Result<void> ViewBuilder::AddSchema(const Json& u) {
   TM_ASSIGN(const Json* schema, RequireObject(u, "schema", "add-schema"));
   // Deprecated and meaningless for views; checked only for its type.
   TM_TRY(OptionalInt(u, "last-column-id", "add-schema"));
-  TM_ASSIGN(Json stored, NormalizeSchema(*schema, false));
+  TM_ASSIGN(Json stored, NormalizeSchema(*schema, FieldIds::kRequire));
 
   // Reuse the id of an identical schema, else one past the highest id (the client's
   // schema-id is not used).
@@ -531,7 +531,7 @@ Result<Json> NewViewMetadata(const Json& create_request, const std::string& loca
   if (schema_in == nullptr || !schema_in->is_object()) {
     return Invalid("Invalid create view request: 'schema' is required");
   }
-  TM_ASSIGN(Json schema, NormalizeSchema(*schema_in, true));
+  TM_ASSIGN(Json schema, NormalizeSchema(*schema_in, FieldIds::kFillMissing));
   schema["schema-id"] = kInitialSchemaId;
 
   const Json* version_in = Member(create_request, "view-version");
