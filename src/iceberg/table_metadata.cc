@@ -599,12 +599,10 @@ Result<void> MetadataBuilder::AddSchema(const Json& u) {
   TM_ASSIGN(SchemaIndex index, IndexSchema(*schema));
   TM_ASSIGN(std::optional<int64_t> provided, OptionalInt(u, "last-column-id", "add-schema"));
   int64_t last_column_id = IntOr(m_, "last-column-id", 0);
-  if (provided && *provided < last_column_id) {
-    return Invalid("Invalid last column ID: " + Str(*provided) + " < " + Str(last_column_id) +
-                   " (previous last column ID)");
-  }
-  // The field is deprecated; the server computes it so ids are never reused.
-  int64_t new_last_column_id = std::max(provided.value_or(last_column_id), index.highest);
+  // The field is deprecated. As in Iceberg Java 1.11's addSchema, a lower value than the
+  // current one is not an error: the result is the max, so ids are never reused.
+  int64_t new_last_column_id =
+      std::max({provided.value_or(last_column_id), last_column_id, index.highest});
 
   // Reuse the id of an identical schema, else one past the highest id.
   Json& schemas = Array("schemas");

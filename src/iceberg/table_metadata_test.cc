@@ -503,9 +503,6 @@ TEST(ApplyUpdatesTest, SchemaErrors) {
        "Cannot set last added schema: no schema has been added"},
       {R"([{"action":"set-current-schema","schema-id":7}])",
        "Cannot set current schema to unknown schema: 7"},
-      {R"([{"action":"add-schema","last-column-id":1,"schema":{"type":"struct","fields":[
-           {"id":1,"name":"id","required":true,"type":"long"}]}}])",
-       "Invalid last column ID: 1 < 2 (previous last column ID)"},
       {R"([{"action":"remove-schemas","schema-ids":[0]}])", "Cannot remove the current schema"},
   };
   for (const Case& c : cases) {
@@ -513,6 +510,14 @@ TEST(ApplyUpdatesTest, SchemaErrors) {
     EXPECT_EQ(e.code, ErrorCode::kInvalidInput) << c.updates;
     EXPECT_EQ(e.message, c.message);
   }
+}
+
+TEST(ApplyUpdatesTest, AddSchemaLowerLastColumnIdKeepsCurrent) {
+  Json m = MustApply(BaseV2(), Updates(R"([
+    {"action":"add-schema","last-column-id":1,"schema":{"type":"struct","fields":[
+        {"id":1,"name":"id","required":true,"type":"long"}]}}
+  ])"));
+  EXPECT_EQ(m["last-column-id"], 2);
 }
 
 TEST(ApplyUpdatesTest, RemoveSchemas) {
