@@ -58,3 +58,7 @@ PY
 for artifact in org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.11.0 org.apache.iceberg:iceberg-aws-bundle:1.11.0; do
   mvn -q -B dependency:get -Dartifact="$artifact" -Dtransitive=false
 done
+
+# The Apache Iceberg REST Compatibility Kit (tests/rck/pom.xml) and what it runs with,
+# copied into tests/rck/lib for tests/test_rck.py.
+mvn -q -B -f tests/rck/pom.xml dependency:copy-dependencies -DoutputDirectory=lib

@@ -348,7 +348,7 @@ def test_rename_across_namespaces(cat, ns):
 
     cat.create_table(dst, "occupied")
     assert_iceberg_error(cat.rename(dst, "after", dst, "occupied"), 409, "AlreadyExistsException",
-                         f"Table already exists with that name: {dst[0]}.occupied")
+                         f"Cannot rename {dst[0]}.after to {dst[0]}.occupied. Table already exists")
     assert_iceberg_error(cat.rename(ns, "before", dst, "x"), 404, "NoSuchViewException")
     assert_iceberg_error(cat.rename(dst, "occupied", dst, "x"), 404, "NoSuchViewException")
     assert_iceberg_error(cat.rename(dst, "after", ["nowhere" + uid()], "x"), 404, "NoSuchNamespaceException")
@@ -369,8 +369,10 @@ def test_register_view(owner, cat, ns):
     cat.create_table(ns, "t")
     register = lambda name, loc: cat.req("POST", f"/namespaces/{ns_path(ns)}/register-view",
                                          json={"name": name, "metadata-location": loc})
-    assert_iceberg_error(register("t", location), 409, "AlreadyExistsException", "Table already exists")
-    assert_iceberg_error(register("restored", location), 409, "AlreadyExistsException", "View already exists")
+    assert_iceberg_error(register("t", location), 409, "AlreadyExistsException",
+                         f"Table with same name already exists: {ns[0]}.t")
+    assert_iceberg_error(register("restored", location), 409, "AlreadyExistsException",
+                         f"View already exists: {ns[0]}.restored")
     assert_iceberg_error(register("x", "s3://elsewhere/m.metadata.json"), 400, "BadRequestException",
                          "outside this warehouse")
     assert_iceberg_error(register("x", location.replace("00000-", "00099-")), 400, "BadRequestException")
@@ -384,11 +386,11 @@ def test_views_and_tables_share_one_name_space(cat, ns):
     cat.create_table(ns, "t")
     cat.create_view(ns, "v")
     assert_iceberg_error(cat.create_view_raw(ns, "t"), 409, "AlreadyExistsException",
-                         f"Table already exists with that name: {ns[0]}.t")
+                         f"Table with same name already exists: {ns[0]}.t")
     assert_iceberg_error(cat.create_view_raw(ns, "v"), 409, "AlreadyExistsException",
-                         f"View already exists with that name: {ns[0]}.v")
+                         f"View already exists: {ns[0]}.v")
     r = cat.req("POST", f"/namespaces/{ns_path(ns)}/tables", json={"name": "v", "schema": TABLE_SCHEMA})
-    assert_iceberg_error(r, 409, "AlreadyExistsException", f"View already exists: {ns[0]}.v")
+    assert_iceberg_error(r, 409, "AlreadyExistsException", f"View with same name already exists: {ns[0]}.v")
 
 
 def test_create_errors(server, cat, ns):
@@ -566,8 +568,9 @@ def test_table_rename_and_register_onto_a_view_name_the_view(cat, ns):
     created = cat.create_view(ns, "v")
     r = cat.req("POST", "/tables/rename", json={"source": {"namespace": ns, "name": "t"},
                                                "destination": {"namespace": ns, "name": "v"}})
-    assert_iceberg_error(r, 409, "AlreadyExistsException", "View already exists")
+    assert_iceberg_error(r, 409, "AlreadyExistsException",
+                         f"Cannot rename {ns[0]}.t to {ns[0]}.v. View already exists")
     r = cat.req("POST", f"/namespaces/{ns_path(ns)}/register",
                 json={"name": "v", "metadata-location": table["metadata-location"]})
-    assert_iceberg_error(r, 409, "AlreadyExistsException", "View already exists")
+    assert_iceberg_error(r, 409, "AlreadyExistsException", f"View with same name already exists: {ns[0]}.v")
     assert cat.load_view(ns, "v") == created

@@ -284,14 +284,7 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
   }
   TM_TRY(meta_.catalog().GetNamespace(w.id, ns));
   auto existing = meta_.catalog().GetEntry(w.id, ns, ident.name);
-  if (existing) {
-    return Fail(Error{ErrorCode::kAlreadyExists,
-                      std::string(existing->kind == "table"  ? "Table"
-                                  : existing->kind == "view" ? "View"
-                                                             : "Generic table") +
-                          " already exists: " + JoinDots(ns) + "." + ident.name,
-                      {}});
-  }
+  if (existing) return Fail(NameTaken("table", existing->kind, ident));
   // Json::value() throws on a type mismatch (a 500); a wrongly typed field is the
   // client's mistake, and a location silently ignored would put the table elsewhere.
   if (request.contains("location") && !request["location"].is_null() &&
@@ -437,10 +430,7 @@ Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller
   std::string expected;
   if (existing) {
     if (!overwrite || existing->kind != "table") {
-      return Fail(Error{
-          ErrorCode::kAlreadyExists,
-          KindNoun(existing->kind) + " already exists: " + JoinDots(ns) + "." + name,
-          {}}.With("existing_kind", existing->kind));
+      return Fail(NameTaken("table", existing->kind, TableIdent{ns, name}));
     }
     expected = existing->metadata_location;
   }
@@ -482,6 +472,8 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         Json current_doc;
         if (entry) {
           if (entry->kind != "table") {
+            // The reference's words for a create (or update) that meets a view.
+            if (create) return Fail(NameTaken("table", entry->kind, c.ident));
             return Fail(
                 Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
           }
@@ -539,16 +531,19 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         results.push_back(LoadedTable{new_location, std::move(next_json), {}, {}});
       }
       if (swaps.empty()) return {};
-      return meta_.catalog().SwapMetadata(swaps);
+      auto swapped = meta_.catalog().SwapMetadata(swaps);
+      // A create that lost its race to another create is a lost race too: evaluated
+      // again, the retry answers in the words of whatever now holds the name.
+      if (!swapped && swapped.error().code == ErrorCode::kAlreadyExists) {
+        return Fail(metastore::StalePointer());
+      }
+      return swapped;
     }();
     if (prepared) return results;
     cleanup();
     const Error& e = prepared.error();
     bool lost_race = metastore::IsStalePointer(e);
     if (lost_race && attempt < options_.commit_retries) continue;
-    if (e.code == ErrorCode::kAlreadyExists) {
-      return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
-    }
     if (lost_race) {
       return Fail(Error{ErrorCode::kConflict,
                         "Commit failed: the table was changed concurrently; refresh and retry",
@@ -670,11 +665,7 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
   if (!r && r.error().code == ErrorCode::kAlreadyExists) {
     // Name what is there: the name space is shared with views and generic tables.
     std::string kind = r.error().Detail("existing_kind");
-    return Fail(Error{
-        ErrorCode::kAlreadyExists,
-        KindNoun(kind.empty() ? "table" : kind) + " already exists: " + JoinDots(to.ns) + "." +
-            to.name,
-        {}}.With("existing_kind", kind));
+    return Fail(RenameTargetTaken(from, to, kind.empty() ? "table" : kind));
   }
   if (!r && r.error().code == ErrorCode::kNotFound && r.error().Detail("missing") == "entry") {
     return Fail(Error{

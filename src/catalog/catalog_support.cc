@@ -48,6 +48,25 @@ std::string KindNoun(const std::string& kind) {
   return "Generic table";
 }
 
+Error NameTaken(const std::string& wanted_kind, const std::string& existing_kind,
+                const TableIdent& ident) {
+  std::string name = JoinDots(ident.ns) + "." + ident.name;
+  std::string message = wanted_kind == existing_kind
+                            ? KindNoun(existing_kind) + " already exists: " + name
+                            : KindNoun(existing_kind) + " with same name already exists: " + name;
+  return Error{ErrorCode::kAlreadyExists, std::move(message), {}}.With("existing_kind",
+                                                                      existing_kind);
+}
+
+Error RenameTargetTaken(const TableIdent& from, const TableIdent& to,
+                        const std::string& existing_kind) {
+  return Error{ErrorCode::kAlreadyExists,
+               "Cannot rename " + JoinDots(from.ns) + "." + from.name + " to " + JoinDots(to.ns) +
+                   "." + to.name + ". " + KindNoun(existing_kind) + " already exists",
+               {}}
+      .With("existing_kind", existing_kind);
+}
+
 int VersionOf(const std::string& metadata_location) {
   size_t slash = metadata_location.rfind('/');
   std::string file =

@@ -43,6 +43,15 @@ Error Forbidden(const std::string& message);
 Result<void> RequireWrite(const CatalogPrincipal& caller);
 // "Table"/"View"/"Generic table" for an entry kind, for messages.
 std::string KindNoun(const std::string& kind);
+// A name that is taken, in the reference implementation's words (Iceberg Java's
+// catalogs; engines show them and tools match on them): "Table already exists: ns.t"
+// when `existing_kind` is the kind asked for, else "View with same name already
+// exists: ns.t". The detail "existing_kind" names what is there.
+Error NameTaken(const std::string& wanted_kind, const std::string& existing_kind,
+                const TableIdent& ident);
+// "Cannot rename ns.a to ns.b. View already exists".
+Error RenameTargetTaken(const TableIdent& from, const TableIdent& to,
+                        const std::string& existing_kind);
 // The version number of ".../metadata/00042-<uuid>.metadata.json", or -1.
 int VersionOf(const std::string& metadata_location);
 

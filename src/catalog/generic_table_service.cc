@@ -15,11 +15,7 @@ Error NoSuchGeneric(const TableIdent& ident) {
 }
 
 Error Collision(const metastore::TableEntry& existing) {
-  return Error{ErrorCode::kAlreadyExists,
-               KindNoun(existing.kind) + " already exists with that name: " +
-                   JoinDots(existing.namespace_levels) + "." + existing.name,
-               {}}
-      .With("existing_kind", existing.kind);
+  return NameTaken("generic", existing.kind, TableIdent{existing.namespace_levels, existing.name});
 }
 
 // The record's CAS token: changes whenever the record does.
@@ -194,7 +190,9 @@ Result<void> GenericTableService::Rename(const CatalogPrincipal& caller,
   auto& store = catalog_.metastore().catalog();
   auto r = store.RenameEntry(w.id, from.ns, from.name, to.ns, to.name, "generic");
   if (!r && r.error().code == ErrorCode::kAlreadyExists) {
-    if (auto existing = store.GetEntry(w.id, to.ns, to.name)) return Fail(Collision(*existing));
+    if (auto existing = store.GetEntry(w.id, to.ns, to.name)) {
+      return Fail(RenameTargetTaken(from, to, existing->kind));
+    }
   }
   return r;
 }

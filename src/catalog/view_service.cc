@@ -13,11 +13,7 @@ Error NoSuchView(const TableIdent& ident) {
 }
 
 Error Collision(const metastore::TableEntry& existing) {
-  return Error{ErrorCode::kAlreadyExists,
-               KindNoun(existing.kind) + " already exists with that name: " +
-                   JoinDots(existing.namespace_levels) + "." + existing.name,
-               {}}
-      .With("existing_kind", existing.kind);
+  return NameTaken("view", existing.kind, TableIdent{existing.namespace_levels, existing.name});
 }
 
 }  // namespace
@@ -163,7 +159,7 @@ Result<void> ViewService::Rename(const CatalogPrincipal& caller, const metastore
   auto r = store.RenameEntry(w.id, from.ns, from.name, to.ns, to.name, "view");
   if (!r && r.error().code == ErrorCode::kAlreadyExists) {
     auto existing = store.GetEntry(w.id, to.ns, to.name);
-    if (existing) return Fail(Collision(*existing));
+    if (existing) return Fail(RenameTargetTaken(from, to, existing->kind));
   }
   return r;
 }

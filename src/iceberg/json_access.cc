@@ -10,6 +10,12 @@ std::unexpected<Error> Invalid(std::string message) {
   return Fail(ErrorCode::kInvalidInput, std::move(message));
 }
 
+std::unexpected<Error> RuleBroken(std::string message) {
+  return std::unexpected(
+      Error{ErrorCode::kInvalidInput, std::move(message), {}}.With("iceberg_type",
+                                                                  "IllegalArgumentException"));
+}
+
 std::string Str(int64_t v) { return std::to_string(v); }
 
 bool IsInt(const Json& v) {

@@ -17,6 +17,9 @@ namespace tablemere::iceberg {
 using Json = nlohmann::json;
 
 std::unexpected<Error> Invalid(std::string message);
+// A metadata rule the reference enforces with IllegalArgumentException in its builders
+// (a 400 whose type Iceberg Java turns back into IllegalArgumentException).
+std::unexpected<Error> RuleBroken(std::string message);
 std::string Str(int64_t v);
 // An integer that fits int64 (JSON numbers may arrive unsigned).
 bool IsInt(const Json& v);

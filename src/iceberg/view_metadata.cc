@@ -196,7 +196,7 @@ Result<Json> ParseViewVersion(const Json& in, bool for_create, int64_t now) {
       TM_TRY(RequireString(r, "sql", "SQL view representation"));
       TM_ASSIGN(std::string dialect, RequireString(r, "dialect", "SQL view representation"));
       if (!dialects.insert(ToLower(dialect)).second) {
-        return Invalid("Invalid view version: Cannot add multiple queries for dialect " +
+        return RuleBroken("Invalid view version: Cannot add multiple queries for dialect " +
                        ToLower(dialect));
       }
       rep["type"] = "sql";

@@ -27,6 +27,7 @@ ErrorType MapError(const Error& e, Subject subject) {
     case ErrorCode::kInvalidInput:
       if (explicit_type == "UnprocessableEntityException")
         return {422, "UnprocessableEntityException"};
+      if (explicit_type == "IllegalArgumentException") return {400, "IllegalArgumentException"};
       return {400, "BadRequestException"};
     case ErrorCode::kUnauthenticated:
       return {401, "NotAuthorizedException"};
