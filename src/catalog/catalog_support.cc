@@ -55,7 +55,7 @@ Error NameTaken(const std::string& wanted_kind, const std::string& existing_kind
                             ? KindNoun(existing_kind) + " already exists: " + name
                             : KindNoun(existing_kind) + " with same name already exists: " + name;
   return Error{ErrorCode::kAlreadyExists, std::move(message), {}}.With("existing_kind",
-                                                                      existing_kind);
+                                                                       existing_kind);
 }
 
 Error RenameTargetTaken(const TableIdent& from, const TableIdent& to,

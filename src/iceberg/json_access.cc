@@ -11,9 +11,8 @@ std::unexpected<Error> Invalid(std::string message) {
 }
 
 std::unexpected<Error> RuleBroken(std::string message) {
-  return std::unexpected(
-      Error{ErrorCode::kInvalidInput, std::move(message), {}}.With("iceberg_type",
-                                                                  "IllegalArgumentException"));
+  return std::unexpected(Error{ErrorCode::kInvalidInput, std::move(message), {}}.With(
+      "iceberg_type", "IllegalArgumentException"));
 }
 
 std::string Str(int64_t v) { return std::to_string(v); }

@@ -197,7 +197,7 @@ Result<Json> ParseViewVersion(const Json& in, bool for_create, int64_t now) {
       TM_ASSIGN(std::string dialect, RequireString(r, "dialect", "SQL view representation"));
       if (!dialects.insert(ToLower(dialect)).second) {
         return RuleBroken("Invalid view version: Cannot add multiple queries for dialect " +
-                       ToLower(dialect));
+                          ToLower(dialect));
       }
       rep["type"] = "sql";
     } else {
