@@ -35,11 +35,13 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,
+  attrs TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS objects (
   bucket TEXT NOT NULL, key TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,
   etag TEXT NOT NULL, modified_ms INTEGER NOT NULL, headers TEXT NOT NULL, checksums TEXT NOT NULL,
-  part_sizes TEXT NOT NULL DEFAULT '', PRIMARY KEY (bucket, key)) WITHOUT ROWID;
+  part_sizes TEXT NOT NULL DEFAULT '', attrs TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (bucket, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS uploads (
   upload_id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, initiated_ms INTEGER NOT NULL,
   headers TEXT NOT NULL, checksums TEXT NOT NULL);
@@ -54,20 +56,18 @@ CREATE TABLE IF NOT EXISTS parts (
 constexpr size_t kMaxBatch = 256;
 
 Error NoSuchBucket(const std::string& bucket) {
-  return Error{ErrorCode::kNotFound, "The specified bucket does not exist", {}}
-      .With("s3_code", "NoSuchBucket")
+  return StoreError(StoreFailure::kNoSuchBucket, ErrorCode::kNotFound,
+                    "The specified bucket does not exist")
       .With("resource", bucket);
 }
 Error NoSuchKey() {
-  return Error{ErrorCode::kNotFound, "The specified key does not exist.", {}}.With("s3_code",
-                                                                                   "NoSuchKey");
+  return StoreError(StoreFailure::kNoSuchKey, ErrorCode::kNotFound,
+                    "The specified key does not exist.");
 }
 Error NoSuchUpload() {
-  return Error{ErrorCode::kNotFound,
-               "The specified multipart upload does not exist. The upload ID may be invalid, or "
-               "the upload may have been aborted or completed.",
-               {}}
-      .With("s3_code", "NoSuchUpload");
+  return StoreError(StoreFailure::kNoSuchUpload, ErrorCode::kNotFound,
+                    "The specified multipart upload does not exist. The upload ID may be invalid, "
+                    "or the upload may have been aborted or completed.");
 }
 Error IoError(const std::string& what) {
   return Error{ErrorCode::kUnavailable, "storage I/O failed: " + what, {}};
@@ -78,6 +78,65 @@ std::map<std::string, std::string> JsonToMap(const std::string& s) {
   auto j = Json::parse(s, nullptr, false);
   if (!j.is_object()) return {};
   return j.get<std::map<std::string, std::string>>();
+}
+
+// An object's or bucket's attributes in one JSON column: {"tags": {…}, "acl": "…",
+// "cors": "…"}; '' (rows written before attributes existed) reads as none.
+std::string AttrsToJson(const std::map<std::string, std::string>& tags, const std::string& acl,
+                        const std::string& cors) {
+  Json j = Json::object();
+  if (!tags.empty()) j["tags"] = tags;
+  if (!acl.empty()) j["acl"] = acl;
+  if (!cors.empty()) j["cors"] = cors;
+  return j.empty() ? std::string() : j.dump();
+}
+struct Attrs {
+  std::map<std::string, std::string> tags;
+  std::string acl, cors;
+};
+Attrs JsonToAttrs(const std::string& s) {
+  Attrs a;
+  if (s.empty()) return a;
+  auto j = Json::parse(s, nullptr, false);
+  if (!j.is_object()) return a;
+  if (auto t = j.find("tags"); t != j.end() && t->is_object()) {
+    for (const auto& [k, v] : t->items()) {
+      if (v.is_string()) a.tags[k] = v.get<std::string>();
+    }
+  }
+  if (auto v = j.find("acl"); v != j.end() && v->is_string()) a.acl = v->get<std::string>();
+  if (auto v = j.find("cors"); v != j.end() && v->is_string()) a.cors = v->get<std::string>();
+  return a;
+}
+
+// Part sizes, with each part's checksum when there is one: "size[:checksum],…" (base64
+// has neither ',' nor ':'). A size that does not parse marks the row corrupt.
+std::string EncodeParts(const ObjectInfo& info) {
+  std::string out;
+  for (size_t i = 0; i < info.part_sizes.size(); i++) {
+    if (i) out += ",";
+    out += std::to_string(info.part_sizes[i]);
+    if (i < info.part_checksums.size() && !info.part_checksums[i].empty()) {
+      out += ":" + info.part_checksums[i];
+    }
+  }
+  return out;
+}
+Result<void> DecodeParts(const std::string& text, ObjectInfo& info) {
+  bool any_checksum = false;
+  for (const auto& item : Split(text, ',')) {
+    if (item.empty()) continue;
+    size_t colon = item.find(':');
+    auto size = ParseInt(item.substr(0, colon));
+    if (!size || *size < 0) {
+      return Fail(Error{ErrorCode::kInternal, "corrupt part list in the object index", {}});
+    }
+    info.part_sizes.push_back(static_cast<uint64_t>(*size));
+    info.part_checksums.push_back(colon == std::string::npos ? "" : item.substr(colon + 1));
+    any_checksum = any_checksum || colon != std::string::npos;
+  }
+  if (!any_checksum) info.part_checksums.clear();
+  return {};
 }
 
 class FileReader final : public ObjectReader {
@@ -500,11 +559,9 @@ class LocalDiskStore final : public ObjectStore {
       TM_ASSIGN(auto* st, db.Prepare("INSERT INTO buckets(name, created_ms) VALUES(?, ?)"));
       auto r = st->Bind({bucket, clock_.NowMillis()}).Run();
       if (!r && r.error().code == ErrorCode::kConflict) {
-        return Fail(Error{
-            ErrorCode::kAlreadyExists,
-            "Your previous request to create the named bucket succeeded and you "
-            "already own it.",
-            {}}.With("s3_code", "BucketAlreadyOwnedByYou"));
+        return Fail(StoreError(StoreFailure::kBucketExists, ErrorCode::kAlreadyExists,
+                               "Your previous request to create the named bucket succeeded and "
+                               "you already own it."));
       }
       return r;
     });
@@ -517,9 +574,8 @@ class LocalDiskStore final : public ObjectStore {
       TM_ASSIGN(bool has, probe->Bind({bucket}).Step());
       probe->Bind({});  // a statement left on its row would hold a read snapshot open
       if (has) {
-        return Fail(
-            Error{ErrorCode::kConflict, "The bucket you tried to delete is not empty", {}}.With(
-                "s3_code", "BucketNotEmpty"));
+        return Fail(StoreError(StoreFailure::kBucketNotEmpty, ErrorCode::kConflict,
+                               "The bucket you tried to delete is not empty"));
       }
       TM_ASSIGN(auto* uploads, db.Prepare("SELECT upload_id FROM uploads WHERE bucket = ?"));
       uploads->Bind({bucket});
@@ -548,6 +604,34 @@ class LocalDiskStore final : public ObjectStore {
     return FindBucket(*reader_db_, bucket);
   }
 
+  Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
+                                         const AttributeChange& change) override {
+    BucketInfo info;
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_ASSIGN(info, FindBucket(db, bucket));
+      if (change.tags) info.tags = *change.tags;
+      if (change.acl) info.acl = *change.acl;
+      if (change.cors) info.cors = *change.cors;
+      TM_ASSIGN(auto* st, db.Prepare("UPDATE buckets SET attrs = ? WHERE name = ?"));
+      return st->Bind({AttrsToJson(info.tags, info.acl, info.cors), bucket}).Run();
+    }));
+    return info;
+  }
+
+  Result<ObjectInfo> SetObjectAttributes(const std::string& bucket, const std::string& key,
+                                         const AttributeChange& change) override {
+    ObjectInfo info;
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      std::string blob;
+      TM_ASSIGN(info, FindObject(db, bucket, key, &blob));
+      if (change.tags) info.tags = *change.tags;
+      if (change.acl) info.acl = *change.acl;
+      TM_ASSIGN(auto* st, db.Prepare("UPDATE objects SET attrs = ? WHERE bucket = ? AND key = ?"));
+      return st->Bind({AttrsToJson(info.tags, info.acl, ""), bucket, key}).Run();
+    }));
+    return info;
+  }
+
   Result<std::vector<BucketInfo>> ListBuckets() override {
     std::lock_guard lock(reader_mu_);
     TM_ASSIGN(auto* st, reader_db_->Prepare("SELECT name, created_ms FROM buckets ORDER BY name"));
@@ -556,7 +640,7 @@ class LocalDiskStore final : public ObjectStore {
     while (true) {
       TM_ASSIGN(bool row, st->Step());
       if (!row) break;
-      out.push_back(BucketInfo{st->Text(0), st->Int(1)});
+      out.push_back(BucketInfo{st->Text(0), st->Int(1), {}, {}, {}});
     }
     return out;
   }
@@ -633,6 +717,7 @@ class LocalDiskStore final : public ObjectStore {
     ObjectInfo info = replace_metadata ? std::move(*replace_metadata) : src_info;
     if (!replace_metadata) info.checksums = src_info.checksums;
     info.part_sizes.clear();  // a copy is written in one piece
+    info.part_checksums.clear();
     return writer->Commit(std::move(info));
   }
 
@@ -769,8 +854,8 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
-                                    const std::vector<int>& part_numbers,
-                                    ObjectInfo final_info) override {
+                                    const std::vector<int>& part_numbers, ObjectInfo final_info,
+                                    PutConditions conditions) override {
     std::map<int, std::string> blobs;
     std::vector<PartInfo> parts;
     {
@@ -796,11 +881,17 @@ class LocalDiskStore final : public ObjectStore {
     for (int n : part_numbers) final_info.part_sizes.push_back(by_number[n].size);
     std::string old_blob;
     std::vector<std::string> dropped;
-    TM_TRY(IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
+    auto published = IndexWrite({BlobDir(blob)}, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindUpload(db, bucket, upload_id));
+      TM_TRY(CheckConditions(db, bucket, final_info.key, conditions));
       TM_TRY(UpsertObject(db, bucket, final_info.key, blob, final_info, &old_blob));
       return DeleteUploadRows(db, upload_id, &dropped);
-    }));
+    });
+    if (!published) {
+      // A concatenated file belongs to nobody yet; a single part's file stays the part's.
+      if (part_numbers.size() > 1) ::unlink(BlobPath(blob).c_str());
+      return Fail(published.error());
+    }
     if (!old_blob.empty() && old_blob != blob) ::unlink(BlobPath(old_blob).c_str());
     for (const auto& b : dropped) {
       if (b != blob) ::unlink(BlobPath(b).c_str());
@@ -852,24 +943,30 @@ class LocalDiskStore final : public ObjectStore {
     fs::create_directories(root_ + "/blobs", ec);
     if (ec) return Fail(IoError("create " + root_ + ": " + ec.message()));
     TM_TRY(writer_db_->Exec(kSchema));
-    // Indexes made before objects remembered their part sizes gain the column (empty:
-    // such objects answer partNumber as single-part objects).
-    TM_ASSIGN(auto* has, writer_db_->Prepare("SELECT COUNT(*) FROM pragma_table_info('objects') "
-                                             "WHERE name = 'part_sizes'"));
-    TM_ASSIGN(bool row, has->Bind({}).Step());
+    // Indexes made before a column existed gain it, empty: objects without part sizes
+    // answer partNumber as single-part objects; rows without attributes have none.
+    TM_TRY(AddColumnIfMissing("objects", "part_sizes"));
+    TM_TRY(AddColumnIfMissing("objects", "attrs"));
+    return AddColumnIfMissing("buckets", "attrs");
+  }
+
+  Result<void> AddColumnIfMissing(const std::string& table, const std::string& column) {
+    TM_ASSIGN(auto* has, writer_db_->Prepare("SELECT COUNT(*) FROM pragma_table_info(?) "
+                                             "WHERE name = ?"));
+    TM_ASSIGN(bool row, has->Bind({table, column}).Step());
     bool present = row && has->Int(0) > 0;
     has->Bind({});
     if (present) return {};
-    return writer_db_->Exec("ALTER TABLE objects ADD COLUMN part_sizes TEXT NOT NULL DEFAULT ''");
+    return writer_db_->Exec("ALTER TABLE " + table + " ADD COLUMN " + column +
+                            " TEXT NOT NULL DEFAULT ''");
   }
 
  private:
   static Error InvalidPart() {
-    return Error{ErrorCode::kConflict,
-                 "One or more of the specified parts could not be found. The part may not have "
-                 "been uploaded, or the specified entity tag may not match the part's entity tag.",
-                 {}}
-        .With("s3_code", "InvalidPart");
+    return StoreError(StoreFailure::kInvalidPart, ErrorCode::kConflict,
+                      "One or more of the specified parts could not be found. The part may not "
+                      "have been uploaded, or the specified entity tag may not match the part's "
+                      "entity tag.");
   }
 
   std::string BlobDir(const std::string& blob) const {
@@ -889,6 +986,25 @@ class LocalDiskStore final : public ObjectStore {
         std::make_unique<FileWriter>(blob, dir, path, fd, std::move(commit)));
   }
 
+  // Inside the publishing transaction: concurrent conditional writers serialise here.
+  Result<void> CheckConditions(sqlite::Db& db, const std::string& bucket, const std::string& key,
+                               const PutConditions& conditions) {
+    if (!conditions.if_none_match && !conditions.if_match) return {};
+    std::string current_blob;
+    auto current = FindObject(db, bucket, key, &current_blob);
+    if (!current && current.error().code != ErrorCode::kNotFound) return Fail(current.error());
+    auto failed = [] {
+      return Fail(StoreError(StoreFailure::kPreconditionFailed, ErrorCode::kConflict,
+                             "At least one of the pre-conditions you specified did not hold"));
+    };
+    if (conditions.if_none_match && current) return failed();
+    if (conditions.if_match) {
+      if (!current) return Fail(NoSuchKey());
+      if (*conditions.if_match != "*" && *conditions.if_match != current->etag) return failed();
+    }
+    return {};
+  }
+
   // The writer has made the file and its name durable; only the index row is left.
   Result<ObjectInfo> PublishObject(const std::string& bucket, const std::string& key,
                                    const std::string& blob, const PutConditions& conditions,
@@ -898,23 +1014,7 @@ class LocalDiskStore final : public ObjectStore {
     std::string old_blob;
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindBucket(db, bucket));
-      if (conditions.if_none_match || conditions.if_match) {
-        // Inside the publishing transaction: concurrent conditional writers serialise here.
-        std::string current_blob;
-        auto current = FindObject(db, bucket, key, &current_blob);
-        if (!current && current.error().code != ErrorCode::kNotFound) return Fail(current.error());
-        auto failed = [] {
-          return Fail(Error{
-              ErrorCode::kConflict,
-              "At least one of the pre-conditions you specified did not hold",
-              {}}.With("s3_code", "PreconditionFailed"));
-        };
-        if (conditions.if_none_match && current) return failed();
-        if (conditions.if_match) {
-          if (!current) return Fail(NoSuchKey());
-          if (*conditions.if_match != "*" && *conditions.if_match != current->etag) return failed();
-        }
-      }
+      TM_TRY(CheckConditions(db, bucket, key, conditions));
       return UpsertObject(db, bucket, key, blob, info, &old_blob);
     }));
     if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
@@ -985,19 +1085,23 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<BucketInfo> FindBucket(sqlite::Db& db, const std::string& bucket) {
-    TM_ASSIGN(auto* st, db.Prepare("SELECT created_ms FROM buckets WHERE name = ?"));
+    TM_ASSIGN(auto* st, db.Prepare("SELECT created_ms, attrs FROM buckets WHERE name = ?"));
     TM_ASSIGN(bool row, st->Bind({bucket}).Step());
     if (!row) return Fail(NoSuchBucket(bucket));
-    BucketInfo info{bucket, st->Int(0)};
+    BucketInfo info{bucket, st->Int(0), {}, {}, {}};
+    Attrs attrs = JsonToAttrs(st->Text(1));
     st->Bind({});
+    info.tags = std::move(attrs.tags);
+    info.acl = std::move(attrs.acl);
+    info.cors = std::move(attrs.cors);
     return info;
   }
 
   Result<ObjectInfo> FindObject(sqlite::Db& db, const std::string& bucket, const std::string& key,
                                 std::string* blob) {
     TM_ASSIGN(auto* st,
-              db.Prepare("SELECT blob, size, etag, modified_ms, headers, checksums, part_sizes "
-                         "FROM objects WHERE bucket = ? AND key = ?"));
+              db.Prepare("SELECT blob, size, etag, modified_ms, headers, checksums, part_sizes, "
+                         "attrs FROM objects WHERE bucket = ? AND key = ?"));
     TM_ASSIGN(bool row, st->Bind({bucket, key}).Step());
     if (!row) {
       TM_TRY(FindBucket(db, bucket));
@@ -1011,10 +1115,12 @@ class LocalDiskStore final : public ObjectStore {
     info.last_modified_ms = st->Int(3);
     info.headers = JsonToMap(st->Text(4));
     info.checksums = JsonToMap(st->Text(5));
-    for (const auto& n : Split(st->Text(6), ',')) {
-      if (!n.empty()) info.part_sizes.push_back(std::stoull(n));
-    }
+    auto parts = DecodeParts(st->Text(6), info);
+    Attrs attrs = JsonToAttrs(st->Text(7));
     st->Bind({});
+    TM_TRY(parts);
+    info.tags = std::move(attrs.tags);
+    info.acl = std::move(attrs.acl);
     return info;
   }
 
@@ -1066,15 +1172,13 @@ class LocalDiskStore final : public ObjectStore {
     if (row) *old_blob = sel->Text(0);
     sel->Bind({});
     TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO objects(bucket, key, blob, size, etag, "
-                                   "modified_ms, headers, checksums, part_sizes) "
-                                   "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    std::string part_sizes;
-    for (uint64_t n : info.part_sizes)
-      part_sizes += (part_sizes.empty() ? "" : ",") + std::to_string(n);
+                                   "modified_ms, headers, checksums, part_sizes, attrs) "
+                                   "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     return st
         ->Bind({bucket, key, blob, static_cast<int64_t>(info.size), info.etag,
                 info.last_modified_ms ? info.last_modified_ms : clock_.NowMillis(),
-                MapToJson(info.headers), MapToJson(info.checksums), part_sizes})
+                MapToJson(info.headers), MapToJson(info.checksums), EncodeParts(info),
+                AttrsToJson(info.tags, info.acl, "")})
         .Run();
   }
 

@@ -51,8 +51,8 @@ TEST_F(LocalDiskTest, PutGetOverwriteDelete) {
   Put("k", "bye");
   EXPECT_EQ(ReadAll("k"), "bye");
   ASSERT_TRUE(store_->Delete("b", "k").has_value());
-  EXPECT_EQ(store_->Head("b", "k").error().Detail("s3_code"), "NoSuchKey");
-  EXPECT_EQ(store_->Head("zz", "k").error().Detail("s3_code"), "NoSuchBucket");
+  EXPECT_EQ(store_->Head("b", "k").error().Detail("store_failure"), "NoSuchKey");
+  EXPECT_EQ(store_->Head("zz", "k").error().Detail("store_failure"), "NoSuchBucket");
 }
 
 TEST_F(LocalDiskTest, UncommittedWriteIsInvisible) {
@@ -111,7 +111,7 @@ TEST_F(LocalDiskTest, MultipartCompleteAndAbort) {
   ASSERT_TRUE(store_->CompleteUpload("b", up.upload_id, {1, 2}, fin).has_value());
   EXPECT_EQ(ReadAll("big"), "first-second");
   EXPECT_EQ(store_->Head("b", "big")->part_sizes, (std::vector<uint64_t>{6, 6}));
-  EXPECT_EQ(store_->GetUpload("b", up.upload_id).error().Detail("s3_code"), "NoSuchUpload");
+  EXPECT_EQ(store_->GetUpload("b", up.upload_id).error().Detail("store_failure"), "NoSuchUpload");
   auto up2 = store_->CreateUpload("b", "gone", pending).value();
   ASSERT_TRUE(store_->AbortUpload("b", up2.upload_id).has_value());
   EXPECT_FALSE(store_->ListParts("b", up2.upload_id).has_value());
@@ -235,7 +235,7 @@ TEST_F(LocalDiskTest, DeleteBucketRemovesUnfinishedUploadParts) {
 
 TEST_F(LocalDiskTest, DeleteBucketRequiresEmpty) {
   Put("k", "v");
-  EXPECT_EQ(store_->DeleteBucket("b").error().Detail("s3_code"), "BucketNotEmpty");
+  EXPECT_EQ(store_->DeleteBucket("b").error().Detail("store_failure"), "BucketNotEmpty");
   ASSERT_TRUE(store_->Delete("b", "k").has_value());
   EXPECT_TRUE(store_->DeleteBucket("b").has_value());
 }

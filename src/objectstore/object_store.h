@@ -29,11 +29,27 @@ struct ObjectInfo {
   // Sizes of the parts a multipart upload was completed from, in order; empty for an
   // object written in one piece. GetObject?partNumber=N reads part N.
   std::vector<uint64_t> part_sizes;
+  // The parts' checksums (base64, of the upload's algorithm), in order, when the upload
+  // had one; else empty.
+  std::vector<std::string> part_checksums;
+  // The object's tags (key → value) and canned ACL ("" is private).
+  std::map<std::string, std::string> tags;
+  std::string acl;
 };
 
 struct BucketInfo {
   std::string name;
   int64_t created_ms = 0;
+  std::map<std::string, std::string> tags;
+  std::string acl;   // canned ACL; "" is private
+  std::string cors;  // the bucket's CORS configuration as S3 XML; "" when none
+};
+
+// A change to an object's or bucket's attributes; each set field replaces the old value.
+struct AttributeChange {
+  std::optional<std::map<std::string, std::string>> tags;
+  std::optional<std::string> acl;
+  std::optional<std::string> cors;  // buckets only
 };
 
 // A readable object body (or range of it).
@@ -92,10 +108,26 @@ struct PartInfo {
   std::map<std::string, std::string> checksums;
 };
 
-// Errors used throughout: kNotFound with detail s3_code NoSuchBucket / NoSuchKey /
-// NoSuchUpload; kAlreadyExists (BucketAlreadyOwnedByYou); kConflict (BucketNotEmpty,
-// InvalidPart, InvalidPartOrder); kUnavailable for I/O failures. All methods are
-// thread-safe.
+// Why a store operation failed, beyond its ErrorCode: a closed set of reasons that each
+// protocol adapter maps to its own codes in one place (S3: api/s3/errors.cc). A backend
+// never chooses a protocol's error code.
+enum class StoreFailure {
+  kNoSuchBucket,        // kNotFound
+  kNoSuchKey,           // kNotFound
+  kNoSuchUpload,        // kNotFound
+  kBucketExists,        // kAlreadyExists: the bucket is there already
+  kBucketNotEmpty,      // kConflict
+  kInvalidPart,         // kConflict: a listed part is not (or no longer) stored
+  kPreconditionFailed,  // kConflict: PutConditions no longer hold
+};
+
+// An Error carrying `reason` (and the store's message).
+Error StoreError(StoreFailure reason, ErrorCode code, std::string message);
+// The reason a store call failed, if it failed for one of the reasons above.
+std::optional<StoreFailure> FailureOf(const Error& error);
+
+// Errors used throughout: the StoreFailure reasons above; kUnavailable for I/O failures.
+// All methods are thread-safe.
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
@@ -103,10 +135,12 @@ class ObjectStore {
   virtual Result<void> CreateBucket(const std::string& bucket) = 0;
   virtual Result<void> DeleteBucket(const std::string& bucket) = 0;  // must be empty
   virtual Result<BucketInfo> HeadBucket(const std::string& bucket) = 0;
+  virtual Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
+                                                 const AttributeChange& change) = 0;
   virtual Result<std::vector<BucketInfo>> ListBuckets() = 0;
 
-  // Commit fails with kConflict (s3_code PreconditionFailed), or kNotFound (NoSuchKey) for
-  // if_match on a missing key, when `conditions` no longer hold.
+  // Commit fails with kPreconditionFailed, or kNoSuchKey for if_match on a missing key,
+  // when `conditions` no longer hold.
   virtual Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket,
                                                          const std::string& key,
                                                          PutConditions conditions = {}) = 0;
@@ -116,6 +150,9 @@ class ObjectStore {
                                                     const std::string& key, uint64_t offset,
                                                     std::optional<uint64_t> length,
                                                     ObjectInfo* info) = 0;
+  // Changes tags or ACL of the current object (kNoSuchKey when there is none).
+  virtual Result<ObjectInfo> SetObjectAttributes(const std::string& bucket, const std::string& key,
+                                                 const AttributeChange& change) = 0;
   // Deleting a missing key succeeds (S3 semantics).
   virtual Result<void> Delete(const std::string& bucket, const std::string& key) = 0;
   virtual Result<ObjectInfo> Copy(const std::string& src_bucket, const std::string& src_key,
@@ -132,10 +169,13 @@ class ObjectStore {
                                                           int part_number) = 0;
   virtual Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
                                                   const std::string& upload_id) = 0;
-  // Assembles the listed parts (ascending, each present) into the object, atomically.
+  // Assembles the listed parts (ascending, each present) into the object, atomically;
+  // `conditions` are checked against the key's current object in the publishing step, as
+  // for a put.
   virtual Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
                                             const std::vector<int>& part_numbers,
-                                            ObjectInfo final_info) = 0;
+                                            ObjectInfo final_info,
+                                            PutConditions conditions = {}) = 0;
   virtual Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) = 0;
   virtual Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                                       const std::string& prefix) = 0;

@@ -1,0 +1,127 @@
+// Internal to the S3 wire adapter: the per-request context and the handlers, one file per
+// resource (buckets.cc, listing.cc, objects.cc, multipart.cc; body.cc receives upload
+// bodies). s3_api.cc parses, authenticates and dispatches through its route table;
+// errors.cc maps every Error to S3's status and code. Decisions are the S3 service's
+// (src/s3); handlers parse the request, call it, and render XML.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/s3/s3_api.h"
+#include "api/s3/xml.h"
+#include "common/clock.h"
+#include "http/message.h"
+#include "s3/conditions.h"
+#include "s3/service.h"
+#include "storage/checksum.h"
+#include "storage/sigv4.h"
+
+namespace tablemere::api::s3 {
+
+using tablemere::s3::Access;
+
+struct Ctx {
+  http::Request& req;
+  std::string bucket;
+  std::string key;
+  bool has_key = false;
+  std::vector<std::pair<std::string, std::string>> query;
+  std::map<std::string, std::string> q;  // first value of each parameter
+  storage::S3Identity identity;
+  storage::ParsedAuth auth;
+  std::string signing_key;
+
+  bool Has(const std::string& name) const { return q.count(name) > 0; }
+  std::string Q(const std::string& name) const {
+    auto it = q.find(name);
+    return it == q.end() ? std::string() : it->second;
+  }
+};
+
+struct ReceivedBody {
+  std::optional<storage::ChecksumAlgorithm> algorithm;
+  std::string checksum_raw;  // raw digest of `algorithm`
+};
+
+// XML request bodies (DeleteObjects of 1000 keys, CompleteMultipartUpload of 10000 parts).
+inline constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
+
+std::string Quote(const std::string& etag);
+http::Response Xml(int status, std::string body);
+void WriteOwner(XmlWriter& x, const std::string& owner_id);
+// If-Match / If-None-Match / If-(Un)Modified-Since from `headers`, whose names may carry
+// a prefix (x-amz-copy-source-…).
+tablemere::s3::Conditions ConditionsFrom(const http::Headers& headers,
+                                         const std::string& prefix = "");
+// Headers given on PUT / CreateMultipartUpload that are stored with the object.
+std::map<std::string, std::string> StoredHeaders(const http::Headers& headers);
+// "x-amz-copy-source: [/]bucket/key[?versionId=…]" → (bucket, key).
+Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx);
+// x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
+Result<void> CheckCopySourceConditions(const Ctx& ctx, const objectstore::ObjectInfo& src_info);
+// A Content-MD5 that is not the base64 of 16 bytes is InvalidDigest.
+Result<void> CheckContentMd5Form(const std::string& header);
+
+class Adapter {
+ public:
+  Adapter(objectstore::ObjectStore& store, storage::IdentityResolver& identities,
+          const Clock& clock, S3ApiOptions options)
+      : service_(store, identities),
+        store_(store),
+        identities_(identities),
+        clock_(clock),
+        options_(std::move(options)) {}
+
+  http::Response Handle(http::Request& req);
+
+  // ---- buckets.cc
+  Result<http::Response> ListBuckets(Ctx& ctx);
+  Result<http::Response> CreateBucket(Ctx& ctx);
+  Result<http::Response> DeleteBucket(Ctx& ctx);
+  Result<http::Response> HeadBucket(Ctx& ctx);
+  Result<http::Response> GetBucketLocation(Ctx& ctx);
+  Result<http::Response> GetBucketVersioning(Ctx& ctx);
+  // ---- listing.cc
+  Result<http::Response> ListObjects(Ctx& ctx);
+  Result<http::Response> ListVersions(Ctx& ctx);
+  Result<http::Response> ListUploads(Ctx& ctx);
+  // ---- objects.cc
+  Result<http::Response> GetObject(Ctx& ctx);
+  Result<http::Response> HeadObject(Ctx& ctx);
+  Result<http::Response> PutObject(Ctx& ctx);
+  Result<http::Response> CopyObject(Ctx& ctx);
+  Result<http::Response> DeleteObject(Ctx& ctx);
+  Result<http::Response> DeleteObjects(Ctx& ctx);
+  // ---- multipart.cc
+  Result<http::Response> CreateUpload(Ctx& ctx);
+  Result<http::Response> UploadPart(Ctx& ctx);
+  Result<http::Response> UploadPartCopy(Ctx& ctx);
+  Result<http::Response> ListParts(Ctx& ctx);
+  Result<http::Response> CompleteUpload(Ctx& ctx);
+  Result<http::Response> AbortUpload(Ctx& ctx);
+
+ private:
+  Result<http::Response> Dispatch(Ctx& ctx);
+  Result<void> Authenticate(Ctx& ctx);
+  Result<http::Response> ReadObject(Ctx& ctx, bool head);
+  // Streams the request body into `writer`, decoding aws-chunked framing and verifying
+  // the payload hash, Content-MD5 and any flexible checksum (body.cc). On failure the
+  // writer is aborted and nothing becomes visible.
+  Result<ReceivedBody> ReceiveBody(Ctx& ctx, objectstore::ObjectWriter& writer,
+                                   std::optional<storage::ChecksumAlgorithm> default_algorithm);
+  Result<ReceivedBody> ReceiveBodyInner(
+      Ctx& ctx, objectstore::ObjectWriter& writer,
+      std::optional<storage::ChecksumAlgorithm> default_algorithm);
+
+  tablemere::s3::S3Service service_;
+  objectstore::ObjectStore& store_;
+  storage::IdentityResolver& identities_;
+  const Clock& clock_;
+  S3ApiOptions options_;
+};
+
+}  // namespace tablemere::api::s3

@@ -1,0 +1,116 @@
+#include "api/s3/errors.h"
+
+#include <map>
+
+#include "objectstore/object_store.h"
+
+namespace tablemere::api::s3 {
+
+int StatusFor(const Error& e, std::string* code) {
+  static const std::map<std::string, int> kStatus = {
+      {"NoSuchBucket", 404},
+      {"NoSuchKey", 404},
+      {"NoSuchUpload", 404},
+      {"AccessDenied", 403},
+      {"SignatureDoesNotMatch", 403},
+      {"InvalidAccessKeyId", 403},
+      {"InvalidToken", 400},
+      {"ExpiredToken", 400},
+      {"RequestTimeTooSkewed", 403},
+      {"BucketAlreadyOwnedByYou", 409},
+      {"BucketAlreadyExists", 409},
+      {"BucketNotEmpty", 409},
+      {"InvalidPart", 400},
+      {"InvalidPartOrder", 400},
+      {"EntityTooSmall", 400},
+      {"EntityTooLarge", 400},
+      {"InvalidRange", 416},
+      {"InvalidPartNumber", 416},
+      {"PreconditionFailed", 412},
+      {"BadDigest", 400},
+      {"XAmzContentSHA256Mismatch", 400},
+      {"IncompleteBody", 400},
+      {"InvalidArgument", 400},
+      {"InvalidRequest", 400},
+      {"MalformedXML", 400},
+      {"NotImplemented", 501},
+      {"MethodNotAllowed", 405},
+      {"InvalidBucketName", 400},
+      {"AuthorizationHeaderMalformed", 400},
+      {"AuthorizationQueryParametersError", 400},
+      {"MissingContentLength", 411},
+      {"InvalidDigest", 400},
+      {"InternalError", 500},
+      {"ServiceUnavailable", 503},
+      {"TooManyBuckets", 400},
+      {"KeyTooLongError", 400},
+      {"InvalidObjectState", 403},
+  };
+  if (auto reason = objectstore::FailureOf(e)) {
+    using objectstore::StoreFailure;
+    switch (*reason) {
+      case StoreFailure::kNoSuchBucket:
+        *code = "NoSuchBucket";
+        return 404;
+      case StoreFailure::kNoSuchKey:
+        *code = "NoSuchKey";
+        return 404;
+      case StoreFailure::kNoSuchUpload:
+        *code = "NoSuchUpload";
+        return 404;
+      case StoreFailure::kBucketExists:
+        *code = "BucketAlreadyOwnedByYou";
+        return 409;
+      case StoreFailure::kBucketNotEmpty:
+        *code = "BucketNotEmpty";
+        return 409;
+      case StoreFailure::kInvalidPart:
+        *code = "InvalidPart";
+        return 400;
+      case StoreFailure::kPreconditionFailed:
+        *code = "PreconditionFailed";
+        return 412;
+    }
+  }
+  std::string s3_code = e.Detail("s3_code");
+  if (!s3_code.empty()) {
+    auto it = kStatus.find(s3_code);
+    *code = s3_code;
+    return it == kStatus.end() ? 400 : it->second;
+  }
+  switch (e.code) {
+    case ErrorCode::kNotFound:
+      *code = "NoSuchKey";
+      return 404;
+    case ErrorCode::kPermissionDenied:
+    case ErrorCode::kUnauthenticated:
+      *code = "AccessDenied";
+      return 403;
+    case ErrorCode::kInvalidInput:
+      *code = "InvalidArgument";
+      return 400;
+    case ErrorCode::kAlreadyExists:
+    case ErrorCode::kConflict:
+      *code = "OperationAborted";
+      return 409;
+    case ErrorCode::kNotImplemented:
+      *code = "NotImplemented";
+      return 501;
+    case ErrorCode::kUnavailable:
+      *code = "ServiceUnavailable";
+      return 503;
+    case ErrorCode::kQuotaExceeded:
+      *code = "QuotaExceeded";
+      return 403;
+    case ErrorCode::kRateLimited:
+      *code = "SlowDown";
+      return 503;
+    case ErrorCode::kInternal:
+      *code = "InternalError";
+      return 500;
+  }
+  *code = "InternalError";
+  return 500;
+}
+
+}  // namespace tablemere::api::s3

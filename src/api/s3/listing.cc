@@ -1,0 +1,183 @@
+// Listings: ListObjects (v1 and v2), ListObjectVersions, ListMultipartUploads.
+#include "api/s3/adapter.h"
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "s3/errors.h"
+
+namespace tablemere::api::s3 {
+
+using objectstore::ObjectInfo;
+using tablemere::s3::InvalidArgument;
+
+namespace {
+
+struct ListParams {
+  std::string prefix, delimiter, start_after, continuation;
+  int max_keys = 1000;
+  bool url_encode = false;
+};
+
+Result<ListParams> ParseListParams(const Ctx& ctx) {
+  ListParams p;
+  p.prefix = ctx.Q("prefix");
+  p.delimiter = ctx.Q("delimiter");
+  if (ctx.Has("max-keys")) {
+    auto n = ParseInt(ctx.Q("max-keys"));
+    if (!n) {
+      return Fail(InvalidArgument("max-keys must be a non-negative integer"));
+    }
+    p.max_keys = static_cast<int>(std::min<int64_t>(*n, 1000));
+  }
+  if (ctx.Has("encoding-type")) {
+    if (ctx.Q("encoding-type") != "url") {
+      return Fail(InvalidArgument("Invalid Encoding Method specified in Request"));
+    }
+    p.url_encode = true;
+  }
+  return p;
+}
+
+std::string Enc(const ListParams& p, const std::string& s) {
+  return p.url_encode ? UrlEncode(s, true) : s;
+}
+
+void WriteContents(XmlWriter& x, const ListParams& p, const ObjectInfo& o,
+                   const std::string* owner_id) {
+  x.Open("Contents")
+      .Element("Key", Enc(p, o.key))
+      .Element("LastModified", FormatIso8601(o.last_modified_ms))
+      .Element("ETag", Quote(o.etag))
+      .Element("Size", std::to_string(o.size));
+  auto alg = o.checksums.find("algorithm");
+  if (alg != o.checksums.end()) {
+    x.Element("ChecksumAlgorithm", alg->second);
+  }
+  if (owner_id) WriteOwner(x, *owner_id);
+  x.Element("StorageClass", "STANDARD").Close("Contents");
+}
+
+}  // namespace
+
+Result<http::Response> Adapter::ListObjects(Ctx& ctx) {
+  TM_ASSIGN(ListParams p, ParseListParams(ctx));
+  bool v2 = ctx.Q("list-type") == "2";
+  objectstore::ListOptions opts;
+  opts.prefix = p.prefix;
+  opts.delimiter = p.delimiter;
+  opts.max_keys = p.max_keys;
+  std::string token;
+  if (v2) {
+    opts.start_after = ctx.Q("start-after");
+    if (ctx.Has("continuation-token")) {
+      token = ctx.Q("continuation-token");
+      auto marker = crypto::Base64UrlDecode(token);
+      if (!marker) {
+        return Fail(InvalidArgument("The continuation token provided is incorrect"));
+      }
+      opts.continuation = *marker;
+    }
+  } else {
+    opts.continuation = ctx.Q("marker");
+  }
+  TM_ASSIGN(auto list, service_.List(ctx.identity, ctx.bucket, opts));
+  XmlWriter x;
+  x.Open("ListBucketResult", true).Element("Name", ctx.bucket).Element("Prefix", Enc(p, p.prefix));
+  if (v2) {
+    if (ctx.Has("start-after")) x.Element("StartAfter", Enc(p, ctx.Q("start-after")));
+    // Echoed whenever it was sent, even empty, as S3 does.
+    if (ctx.Has("continuation-token")) x.Element("ContinuationToken", token);
+    x.Element("KeyCount", std::to_string(list.objects.size() + list.common_prefixes.size()));
+  } else {
+    x.Element("Marker", Enc(p, ctx.Q("marker")));
+  }
+  x.Element("MaxKeys", std::to_string(p.max_keys));
+  if (!p.delimiter.empty()) x.Element("Delimiter", Enc(p, p.delimiter));
+  if (p.url_encode) x.Element("EncodingType", "url");
+  x.Element("IsTruncated", list.truncated ? "true" : "false");
+  if (list.truncated) {
+    if (v2) {
+      x.Element("NextContinuationToken", crypto::Base64UrlEncode(list.next_marker));
+    } else {
+      x.Element("NextMarker", Enc(p, list.next_marker));
+    }
+  }
+  bool with_owner = !v2 || ctx.Q("fetch-owner") == "true";
+  std::string owner_id;
+  if (with_owner) {
+    TM_ASSIGN(owner_id, service_.OwnerIdOf(ctx.bucket));
+  }
+  for (const auto& o : list.objects) WriteContents(x, p, o, with_owner ? &owner_id : nullptr);
+  for (const auto& cp : list.common_prefixes) {
+    x.Open("CommonPrefixes").Element("Prefix", Enc(p, cp)).Close("CommonPrefixes");
+  }
+  x.Close("ListBucketResult");
+  return Xml(200, x.Take());
+}
+
+Result<http::Response> Adapter::ListVersions(Ctx& ctx) {
+  TM_ASSIGN(ListParams p, ParseListParams(ctx));
+  objectstore::ListOptions opts;
+  opts.prefix = p.prefix;
+  opts.delimiter = p.delimiter;
+  opts.max_keys = p.max_keys;
+  opts.continuation = ctx.Q("key-marker");
+  TM_ASSIGN(auto list, service_.List(ctx.identity, ctx.bucket, opts));
+  XmlWriter x;
+  x.Open("ListVersionsResult", true)
+      .Element("Name", ctx.bucket)
+      .Element("Prefix", Enc(p, p.prefix))
+      .Element("KeyMarker", Enc(p, ctx.Q("key-marker")))
+      .Element("VersionIdMarker", ctx.Q("version-id-marker"))
+      .Element("MaxKeys", std::to_string(p.max_keys));
+  if (!p.delimiter.empty()) x.Element("Delimiter", Enc(p, p.delimiter));
+  if (p.url_encode) x.Element("EncodingType", "url");
+  x.Element("IsTruncated", list.truncated ? "true" : "false");
+  if (list.truncated) {
+    x.Element("NextKeyMarker", Enc(p, list.next_marker)).Element("NextVersionIdMarker", "null");
+  }
+  TM_ASSIGN(std::string owner_id, service_.OwnerIdOf(ctx.bucket));
+  for (const auto& o : list.objects) {
+    x.Open("Version")
+        .Element("Key", Enc(p, o.key))
+        .Element("VersionId", "null")
+        .Element("IsLatest", "true")
+        .Element("LastModified", FormatIso8601(o.last_modified_ms))
+        .Element("ETag", Quote(o.etag))
+        .Element("Size", std::to_string(o.size))
+        .Element("StorageClass", "STANDARD");
+    WriteOwner(x, owner_id);
+    x.Close("Version");
+  }
+  for (const auto& cp : list.common_prefixes) {
+    x.Open("CommonPrefixes").Element("Prefix", Enc(p, cp)).Close("CommonPrefixes");
+  }
+  x.Close("ListVersionsResult");
+  return Xml(200, x.Take());
+}
+
+Result<http::Response> Adapter::ListUploads(Ctx& ctx) {
+  std::string prefix = ctx.Q("prefix");
+  TM_ASSIGN(auto uploads, service_.ListUploads(ctx.identity, ctx.bucket, prefix));
+  bool url = ctx.Q("encoding-type") == "url";
+  XmlWriter x;
+  x.Open("ListMultipartUploadsResult", true)
+      .Element("Bucket", ctx.bucket)
+      .Element("KeyMarker", "")
+      .Element("UploadIdMarker", "")
+      .Element("Prefix", url ? UrlEncode(prefix, true) : prefix)
+      .Element("MaxUploads", "1000")
+      .Element("IsTruncated", "false");
+  if (url) x.Element("EncodingType", "url");
+  for (const auto& u : uploads) {
+    x.Open("Upload")
+        .Element("Key", url ? UrlEncode(u.key, true) : u.key)
+        .Element("UploadId", u.upload_id)
+        .Element("Initiated", FormatIso8601(u.initiated_ms))
+        .Element("StorageClass", "STANDARD")
+        .Close("Upload");
+  }
+  x.Close("ListMultipartUploadsResult");
+  return Xml(200, x.Take());
+}
+
+}  // namespace tablemere::api::s3

@@ -1,0 +1,318 @@
+// Object operations: GetObject, HeadObject, PutObject, CopyObject, DeleteObject and
+// DeleteObjects.
+#include <pugixml.hpp>
+
+#include "api/s3/adapter.h"
+#include "api/s3/errors.h"
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "s3/errors.h"
+
+namespace tablemere::api::s3 {
+
+using objectstore::ObjectInfo;
+using storage::ChecksumAlgorithm;
+using tablemere::s3::MalformedXml;
+using tablemere::s3::PreconditionFailed;
+using tablemere::s3::S3Error;
+
+namespace {
+
+void ObjectHeaders(const Ctx& ctx, const ObjectInfo& info, http::Response& r) {
+  r.headers.Set("ETag", Quote(info.etag));
+  r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
+  r.headers.Set("Accept-Ranges", "bytes");
+  bool has_type = false;
+  for (const auto& [k, v] : info.headers) {
+    if (EqualsIgnoreCase(k, "content-type")) has_type = true;
+    r.headers.Set(k, v);
+  }
+  if (!has_type) r.headers.Set("Content-Type", "binary/octet-stream");
+  static const std::pair<const char*, const char*> kOverrides[] = {
+      {"response-content-type", "Content-Type"},
+      {"response-content-language", "Content-Language"},
+      {"response-expires", "Expires"},
+      {"response-cache-control", "Cache-Control"},
+      {"response-content-disposition", "Content-Disposition"},
+      {"response-content-encoding", "Content-Encoding"}};
+  for (const auto& [param, header] : kOverrides) {
+    if (ctx.Has(param)) r.headers.Set(header, ctx.Q(param));
+  }
+}
+
+// Parses "bytes=a-b", "bytes=a-", "bytes=-n". nullopt: ignore the header (as S3 does
+// for unparseable ranges); InvalidRange when unsatisfiable.
+Result<std::optional<std::pair<uint64_t, uint64_t>>> ParseRange(const std::string& header,
+                                                                uint64_t size) {
+  std::string h = Trim(header);
+  if (!h.starts_with("bytes=") || h.find(',') != std::string::npos) return std::nullopt;
+  std::string spec = h.substr(6);
+  size_t dash = spec.find('-');
+  if (dash == std::string::npos) return std::nullopt;
+  std::string a = spec.substr(0, dash);
+  std::string b = spec.substr(dash + 1);
+  auto invalid = [&]() {
+    return Fail(
+        S3Error(ErrorCode::kInvalidInput, "InvalidRange", "The requested range is not satisfiable")
+            .With("resource", "bytes */" + std::to_string(size)));
+  };
+  if (a.empty()) {
+    auto n = ParseInt(b);
+    if (!n) return std::nullopt;
+    if (*n == 0) return invalid();
+    uint64_t len = std::min<uint64_t>(static_cast<uint64_t>(*n), size);
+    if (len == 0) return invalid();
+    return std::optional<std::pair<uint64_t, uint64_t>>({size - len, len});
+  }
+  auto start = ParseInt(a);
+  if (!start) return std::nullopt;
+  uint64_t s = static_cast<uint64_t>(*start);
+  if (s >= size) return invalid();
+  uint64_t end = size - 1;
+  if (!b.empty()) {
+    auto e = ParseInt(b);
+    if (!e || static_cast<uint64_t>(*e) < s) return std::nullopt;
+    end = std::min<uint64_t>(static_cast<uint64_t>(*e), size - 1);
+  }
+  return std::optional<std::pair<uint64_t, uint64_t>>({s, end - s + 1});
+}
+
+}  // namespace
+
+Result<http::Response> Adapter::GetObject(Ctx& ctx) { return ReadObject(ctx, false); }
+Result<http::Response> Adapter::HeadObject(Ctx& ctx) { return ReadObject(ctx, true); }
+
+Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
+  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kRead));
+  std::optional<size_t> part;  // 1-based, from ?partNumber=
+  if (ctx.Has("partNumber")) {
+    auto n = ParseInt(ctx.Q("partNumber"));
+    if (!n || *n < 1 || *n > 10000) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                          "Part number must be an integer between 1 and 10000, inclusive"));
+    }
+    if (ctx.req.headers.Has("Range")) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
+                          "Cannot specify both Range header and partNumber query parameter"));
+    }
+    part = static_cast<size_t>(*n);
+  }
+  TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, ctx.key));
+  auto outcome = tablemere::s3::Evaluate(ConditionsFrom(ctx.req.headers), info, true);
+  if (outcome == tablemere::s3::ConditionOutcome::kFailed) return Fail(PreconditionFailed());
+  if (outcome == tablemere::s3::ConditionOutcome::kNotModified) {
+    http::Response r;
+    r.status = 304;
+    r.headers.Set("ETag", Quote(info.etag));
+    r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
+    return r;
+  }
+  uint64_t offset = 0;
+  uint64_t length = info.size;
+  bool ranged = false;
+  if (auto range = ctx.req.headers.Get("Range")) {
+    TM_ASSIGN(auto span, ParseRange(*range, info.size));
+    if (span) {
+      ranged = true;
+      offset = span->first;
+      length = span->second;
+    }
+  }
+  http::Response r;
+  if (part) {
+    // A part is a range: that part of a completed multipart upload, or the whole of an
+    // object written in one piece (its only part).
+    const size_t count = info.part_sizes.empty() ? 1 : info.part_sizes.size();
+    if (*part > count) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidPartNumber",
+                          "The requested partnumber is not satisfiable"));
+    }
+    if (!info.part_sizes.empty()) {
+      for (size_t i = 0; i + 1 < *part; i++) offset += info.part_sizes[i];
+      length = info.part_sizes[*part - 1];
+      r.headers.Set("x-amz-mp-parts-count", std::to_string(count));
+    }
+    ranged = length > 0;
+  }
+  // Whole-object checksums never describe a range or a part: a client would check the
+  // bytes it received against them.
+  const bool whole_object = !ranged && !part;
+  ObjectHeaders(ctx, info, r);
+  if (ranged) {
+    r.status = 206;
+    r.headers.Set("Content-Range", "bytes " + std::to_string(offset) + "-" +
+                                       std::to_string(offset + length - 1) + "/" +
+                                       std::to_string(info.size));
+  }
+  // Whole-object checksums are sent only on request.
+  if (whole_object &&
+      EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-checksum-mode", ""), "ENABLED")) {
+    for (const auto& [alg, value] : info.checksums) {
+      auto parsed = storage::ParseChecksumAlgorithm(alg);
+      if (parsed) r.headers.Set(storage::ChecksumHeaderName(*parsed), value);
+    }
+    if (auto type = info.checksums.find("type"); type != info.checksums.end()) {
+      r.headers.Set("x-amz-checksum-type", type->second);
+    }
+  }
+  if (head) {
+    r.head_length = length;
+    return r;
+  }
+  ObjectInfo again;
+  TM_ASSIGN(auto reader, store_.Get(ctx.bucket, ctx.key, offset, length, &again));
+  if (again.etag != info.etag) {
+    // Overwritten between HEAD and open: serve the new version consistently.
+    return ReadObject(ctx, head);
+  }
+  r.stream = std::move(reader);
+  r.stream_length = length;
+  return r;
+}
+
+Result<http::Response> Adapter::PutObject(Ctx& ctx) {
+  TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
+  // Checked before the body is received (a cheap early answer) and again atomically when
+  // the object is published (so two conditional writers cannot both succeed).
+  tablemere::s3::Conditions conditions = ConditionsFrom(ctx.req.headers);
+  TM_TRY(service_.CheckWriteConditions(ctx.bucket, ctx.key, conditions));
+  TM_ASSIGN(auto writer,
+            store_.BeginPut(ctx.bucket, ctx.key, tablemere::s3::PublishConditions(conditions)));
+  TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
+  ObjectInfo info;
+  info.headers = StoredHeaders(ctx.req.headers);
+  if (body.algorithm) {
+    info.checksums[storage::ChecksumAlgorithmName(*body.algorithm)] =
+        crypto::Base64Encode(body.checksum_raw);
+    info.checksums["type"] = "FULL_OBJECT";
+    info.checksums["algorithm"] = storage::ChecksumAlgorithmName(*body.algorithm);
+  }
+  TM_ASSIGN(ObjectInfo stored, writer->Commit(std::move(info)));
+  http::Response r;
+  r.headers.Set("ETag", Quote(stored.etag));
+  if (body.algorithm) {
+    r.headers.Set(storage::ChecksumHeaderName(*body.algorithm),
+                  crypto::Base64Encode(body.checksum_raw));
+    r.headers.Set("x-amz-checksum-type", "FULL_OBJECT");
+  }
+  return r;
+}
+
+// "x-amz-copy-source: [/]bucket/key[?versionId=…]" → (bucket, key).
+Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx) {
+  std::string source = *ctx.req.headers.Get("x-amz-copy-source");
+  size_t q = source.find('?');
+  if (q != std::string::npos) source = source.substr(0, q);
+  auto decoded = UrlDecode(source);
+  if (!decoded)
+    return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument", "Invalid copy source"));
+  std::string src = *decoded;
+  if (src.starts_with("/")) src = src.substr(1);
+  size_t slash = src.find('/');
+  if (slash == std::string::npos || slash + 1 >= src.size()) {
+    return Fail(
+        S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
+                "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"));
+  }
+  return std::pair{src.substr(0, slash), src.substr(slash + 1)};
+}
+
+// x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
+Result<void> CheckCopySourceConditions(const Ctx& ctx, const ObjectInfo& src_info) {
+  auto conditions = ConditionsFrom(ctx.req.headers, "x-amz-copy-source-");
+  if (tablemere::s3::Evaluate(conditions, src_info, false) !=
+      tablemere::s3::ConditionOutcome::kProceed) {
+    return Fail(PreconditionFailed());
+  }
+  return {};
+}
+
+Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
+  TM_ASSIGN(auto source, CopySourceOf(ctx));
+  const auto& [src_bucket, src_key] = source;
+  TM_TRY(service_.Authorize(ctx.identity, src_bucket, src_key, Access::kRead));
+  TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
+  TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, src_key));
+  TM_TRY(CheckCopySourceConditions(ctx, src_info));
+  std::optional<ObjectInfo> replace;
+  bool replace_meta =
+      EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-metadata-directive", "COPY"), "REPLACE");
+  if (replace_meta) {
+    ObjectInfo info;
+    info.headers = StoredHeaders(ctx.req.headers);
+    info.checksums = src_info.checksums;
+    replace = info;
+  } else if (src_bucket == ctx.bucket && src_key == ctx.key) {
+    return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
+                        "This copy request is illegal because it is trying to copy an object to "
+                        "itself without changing the object's metadata."));
+  }
+  TM_ASSIGN(ObjectInfo copied, store_.Copy(src_bucket, src_key, ctx.bucket, ctx.key, replace));
+  XmlWriter x;
+  x.Open("CopyObjectResult", true)
+      .Element("LastModified", FormatIso8601(copied.last_modified_ms))
+      .Element("ETag", Quote(copied.etag))
+      .Close("CopyObjectResult");
+  return Xml(200, x.Take());
+}
+
+Result<http::Response> Adapter::DeleteObject(Ctx& ctx) {
+  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kDelete));
+  TM_TRY(store_.Delete(ctx.bucket, ctx.key));
+  http::Response r;
+  r.status = 204;
+  return r;
+}
+
+Result<http::Response> Adapter::DeleteObjects(Ctx& ctx) {
+  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
+  if (auto md5 = ctx.req.headers.Get("Content-MD5")) {
+    TM_TRY(CheckContentMd5Form(*md5));
+    if (crypto::Base64Encode(crypto::Md5(body)) != Trim(*md5)) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "BadDigest",
+                          "The Content-MD5 you specified did not match what we received."));
+    }
+  }
+  pugi::xml_document doc;
+  // Keys are taken byte-exact: without parse_ws_pcdata pugixml drops a key that is all
+  // whitespace (' '), and S3 keys may be exactly that.
+  if (!doc.load_buffer(body.data(), body.size(), pugi::parse_default | pugi::parse_ws_pcdata)) {
+    return Fail(MalformedXml());
+  }
+  pugi::xml_node root = doc.child("Delete");
+  if (!root) return Fail(MalformedXml());
+  bool quiet = std::string(root.child_value("Quiet")) == "true";
+  XmlWriter x;
+  x.Open("DeleteResult", true);
+  int count = 0;
+  for (pugi::xml_node obj : root.children("Object")) {
+    if (++count > 1000) return Fail(MalformedXml());
+    std::string key = obj.child_value("Key");
+    if (key.empty()) {
+      x.Open("Error")
+          .Element("Key", key)
+          .Element("Code", "InvalidArgument")
+          .Element("Message", "An object key must not be empty.")
+          .Close("Error");
+      continue;
+    }
+    auto allowed = service_.Authorize(ctx.identity, ctx.bucket, key, Access::kDelete);
+    Result<void> result =
+        allowed ? store_.Delete(ctx.bucket, key) : Result<void>(std::unexpected(allowed.error()));
+    if (result) {
+      if (!quiet) x.Open("Deleted").Element("Key", key).Close("Deleted");
+    } else {
+      std::string code;
+      StatusFor(result.error(), &code);
+      x.Open("Error")
+          .Element("Key", key)
+          .Element("Code", code)
+          .Element("Message", result.error().message)
+          .Close("Error");
+    }
+  }
+  x.Close("DeleteResult");
+  return Xml(200, x.Take());
+}
+
+}  // namespace tablemere::api::s3

@@ -1,0 +1,363 @@
+#include "s3/service.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "s3/errors.h"
+#include "storage/checksum.h"
+
+namespace tablemere::s3 {
+
+using objectstore::ObjectInfo;
+using storage::ChecksumAlgorithm;
+using Kind = storage::S3Identity::Kind;
+
+std::string MultipartEtag(const std::vector<std::string>& part_etags) {
+  crypto::Digest etag_md5(crypto::DigestAlgorithm::kMd5);
+  for (const auto& e : part_etags) etag_md5.Update(crypto::HexDecode(e).value_or(""));
+  return crypto::HexEncode(etag_md5.Finish()) + "-" + std::to_string(part_etags.size());
+}
+
+bool ValidBucketName(const std::string& name) {
+  if (name.size() < 3 || name.size() > 63) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+  }
+  return std::isalnum(static_cast<unsigned char>(name.front())) &&
+         std::isalnum(static_cast<unsigned char>(name.back()));
+}
+
+// ------------------------------------------------------------------ authorisation
+
+Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::string& bucket,
+                                  const std::string& key, Access access) {
+  bool writes = access == Access::kWrite || access == Access::kDelete;
+  switch (id.kind) {
+    case Kind::kOperator: {
+      if (access == Access::kListBuckets) return {};
+      TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
+      if (owner.empty()) {
+        // Unknown to the operator: answer as S3 does for a bucket you cannot see.
+        TM_TRY(store_.HeadBucket(bucket));
+        return Fail(AccessDenied());
+      }
+      if (owner != id.access_key) return Fail(AccessDenied());
+      return {};
+    }
+    case Kind::kWarehouse: {
+      if (access == Access::kListBuckets) return {};
+      if (access == Access::kBucketAdmin) {
+        return Fail(AccessDenied("Warehouse credentials cannot create or delete buckets."));
+      }
+      if (storage::WarehouseOfBucket(bucket) != id.warehouse_id) return Fail(AccessDenied());
+      if (writes && id.read_only) {
+        return Fail(
+            AccessDenied("This is the warehouse's read-only identity; writes are refused."));
+      }
+      return {};
+    }
+    case Kind::kSession: {
+      if (access == Access::kListBuckets || access == Access::kBucketAdmin) {
+        return Fail(AccessDenied("A table session may only access its table's objects."));
+      }
+      if (bucket != storage::TableBucketName(id.warehouse_id)) return Fail(AccessDenied());
+      if (access == Access::kBucketRead) return {};
+      const std::string& scope = id.prefix;
+      bool inside = key.starts_with(scope);
+      // Listing the table's own prefix without its trailing slash is fine too.
+      if (!inside && access == Access::kList && scope.ends_with("/") &&
+          key == scope.substr(0, scope.size() - 1)) {
+        inside = true;
+      }
+      if (!inside) {
+        return Fail(AccessDenied("This storage session is scoped to " + bucket + "/" + scope));
+      }
+      if (writes && id.read_only) return Fail(AccessDenied("This storage session is read-only."));
+      return {};
+    }
+  }
+  return Fail(AccessDenied());
+}
+
+Result<std::string> S3Service::OwnerIdOf(const std::string& bucket) {
+  TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
+  if (!owner.empty()) return owner;
+  std::string warehouse = storage::WarehouseOfBucket(bucket);
+  if (!warehouse.empty()) return "t-" + warehouse;
+  return std::string();
+}
+
+// ------------------------------------------------------------------ buckets
+
+Result<std::vector<objectstore::BucketInfo>> S3Service::ListBuckets(const storage::S3Identity& id) {
+  TM_TRY(Authorize(id, "", "", Access::kListBuckets));
+  TM_ASSIGN(auto buckets, store_.ListBuckets());
+  std::erase_if(buckets, [&](const objectstore::BucketInfo& b) {
+    return !Authorize(id, b.name, "", Access::kBucketRead);
+  });
+  return buckets;
+}
+
+Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::string& bucket) {
+  if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
+  if (!ValidBucketName(bucket)) {
+    return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
+                        "The specified bucket is not valid."));
+  }
+  if (!storage::WarehouseOfBucket(bucket).empty()) {
+    return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
+                        "Bucket names starting with w- or b- are reserved for warehouses."));
+  }
+  auto created = store_.CreateBucket(bucket);
+  if (!created) {
+    if (objectstore::FailureOf(created.error()) == objectstore::StoreFailure::kBucketExists) {
+      TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
+      if (owner != id.access_key) {
+        return Fail(S3Error(ErrorCode::kAlreadyExists, "BucketAlreadyExists",
+                            "The requested bucket name is not available."));
+      }
+    }
+    return Fail(created.error());
+  }
+  return identities_.RecordOperatorBucket(bucket, id.access_key, true);
+}
+
+Result<void> S3Service::DeleteBucket(const storage::S3Identity& id, const std::string& bucket) {
+  if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
+  TM_TRY(Authorize(id, bucket, "", Access::kDelete));
+  TM_TRY(store_.DeleteBucket(bucket));
+  return identities_.RecordOperatorBucket(bucket, id.access_key, false);
+}
+
+// ------------------------------------------------------------------ listing
+
+// Authorize lets a session list its table's prefix without the trailing slash ("ns/t",
+// as Iceberg's S3FileIO.listPrefix sends a table location). That prefix also matches
+// sibling tables ("ns/t2/…", "ns/t-x/…"), so the store is asked for the session's own
+// scope instead: their keys are never read, not even as a paging marker.
+Result<objectstore::ListResult> S3Service::List(const storage::S3Identity& id,
+                                                const std::string& bucket,
+                                                objectstore::ListOptions opts) {
+  TM_TRY(Authorize(id, bucket, opts.prefix, Access::kList));
+  if (id.kind != Kind::kSession || opts.prefix.starts_with(id.prefix)) {
+    return store_.List(bucket, opts);
+  }
+  // Here opts.prefix + "/" == id.prefix.
+  if (opts.delimiter == "/") {
+    // Every key in scope is cut right after the requested prefix: the scope is the one
+    // common prefix, listed unless an earlier page (the marker) already reported it.
+    objectstore::ListResult result;
+    if (opts.max_keys <= 0 || opts.continuation == id.prefix) return result;
+    objectstore::ListOptions probe;
+    probe.prefix = id.prefix;
+    probe.start_after = std::max(opts.start_after, opts.continuation);
+    probe.max_keys = 1;
+    TM_ASSIGN(auto any, store_.List(bucket, probe));
+    if (!any.objects.empty()) result.common_prefixes.push_back(id.prefix);
+    return result;
+  }
+  if (!opts.delimiter.empty() && opts.delimiter.front() == '/') {
+    return Fail(AccessDenied("List this storage session's objects with prefix " + id.prefix));
+  }
+  // Any other delimiter first occurs after the scope's "/", as it would for the
+  // requested prefix.
+  opts.prefix = id.prefix;
+  return store_.List(bucket, opts);
+}
+
+Result<std::vector<objectstore::UploadInfo>> S3Service::ListUploads(const storage::S3Identity& id,
+                                                                    const std::string& bucket,
+                                                                    const std::string& prefix) {
+  TM_TRY(Authorize(id, bucket, prefix, Access::kList));
+  TM_ASSIGN(auto uploads, store_.ListUploads(bucket, prefix));
+  // As in List: the prefix "ns/t" a session may use also matches sibling tables.
+  if (id.kind == Kind::kSession) {
+    std::erase_if(uploads,
+                  [&](const objectstore::UploadInfo& u) { return !u.key.starts_with(id.prefix); });
+  }
+  return uploads;
+}
+
+// ------------------------------------------------------------------ writes
+
+Result<void> S3Service::CheckWritable(const storage::S3Identity& id, const std::string& bucket,
+                                      const std::string& key) {
+  TM_TRY(Authorize(id, bucket, key, Access::kWrite));
+  return CheckWarehouseLayout(id, bucket, key);
+}
+
+// Table buckets take only table files: a generic table's session is held to its format
+// (sealed in the session, no lookup); other writers are checked against the generic
+// tables' locations, then Iceberg's layout.
+Result<void> S3Service::CheckWarehouseLayout(const storage::S3Identity& id,
+                                             const std::string& bucket, const std::string& key) {
+  if (!storage::IsTableBucket(bucket)) return {};
+  std::string warehouse = storage::WarehouseOfBucket(bucket);
+  std::string blob_bucket = storage::BlobBucketName(warehouse);
+  if (id.kind == Kind::kSession && !id.format.empty()) {
+    return storage::CheckGenericTableKey(key.substr(std::min(key.size(), id.prefix.size())),
+                                         id.format, blob_bucket);
+  }
+  TM_ASSIGN(auto generic, identities_.GenericLocations(warehouse));
+  return storage::CheckWarehouseKey(key, blob_bucket, generic);
+}
+
+Result<void> S3Service::CheckWriteConditions(const std::string& bucket, const std::string& key,
+                                             const Conditions& conditions) {
+  if (!conditions.AnyWriteCondition()) return {};
+  auto existing = store_.Head(bucket, key);
+  if (!existing) {
+    if (existing.error().code != ErrorCode::kNotFound) return Fail(existing.error());
+    if (conditions.if_match) return Fail(existing.error());  // NoSuchKey, as S3 answers
+    return {};
+  }
+  if (Evaluate(conditions, *existing, false) != ConditionOutcome::kProceed) {
+    return Fail(PreconditionFailed());
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------ multipart
+
+Result<objectstore::UploadInfo> S3Service::Upload(const std::string& bucket, const std::string& key,
+                                                  const std::string& upload_id) {
+  TM_ASSIGN(auto upload, store_.GetUpload(bucket, upload_id));
+  if (upload.key != key) {
+    // Another key's upload is no upload of this key.
+    return Fail(objectstore::StoreError(objectstore::StoreFailure::kNoSuchUpload,
+                                        ErrorCode::kNotFound,
+                                        "The specified multipart upload does not exist."));
+  }
+  return upload;
+}
+
+Result<CompletedUpload> S3Service::Complete(const storage::S3Identity& id,
+                                            const std::string& bucket, const std::string& key,
+                                            const std::string& upload_id,
+                                            const std::vector<RequestedPart>& parts,
+                                            const Conditions& conditions) {
+  TM_TRY(CheckWritable(id, bucket, key));
+  auto found = Upload(bucket, key, upload_id);
+  if (!found) {
+    if (objectstore::FailureOf(found.error()) == objectstore::StoreFailure::kNoSuchUpload) {
+      if (auto done = RepeatedComplete(bucket, key, parts)) return std::move(*done);
+    }
+    return Fail(found.error());
+  }
+  objectstore::UploadInfo upload = std::move(*found);
+  TM_ASSIGN(auto stored_parts, store_.ListParts(bucket, upload.upload_id));
+  std::map<int, objectstore::PartInfo> by_number;
+  for (auto& p : stored_parts) by_number[p.part_number] = p;
+
+  if (parts.empty()) return Fail(MalformedXml());
+  std::vector<int> numbers;
+  std::vector<const objectstore::PartInfo*> chosen;
+  for (const RequestedPart& part : parts) {
+    if (!numbers.empty() && part.number <= numbers.back()) {
+      return Fail(S3Error(
+          ErrorCode::kInvalidInput, "InvalidPartOrder",
+          "The list of parts was not in ascending order. Parts must be ordered by part number."));
+    }
+    auto it = by_number.find(part.number);
+    if (it == by_number.end() || (!part.etag.empty() && part.etag != it->second.etag)) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidPart",
+                          "One or more of the specified parts could not be found. The part may "
+                          "not have been uploaded, or the specified entity tag may not match the "
+                          "part's entity tag."));
+    }
+    for (const auto& [alg, value] : part.checksums) {
+      auto have = it->second.checksums.find(alg);
+      if (have == it->second.checksums.end() || have->second != value) {
+        return Fail(
+            S3Error(ErrorCode::kInvalidInput, "InvalidPart",
+                    "The checksum of part " + std::to_string(part.number) + " does not match."));
+      }
+    }
+    numbers.push_back(part.number);
+    chosen.push_back(&it->second);
+  }
+  for (size_t i = 0; i + 1 < chosen.size(); i++) {
+    if (chosen[i]->size < kMinPartSize) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "EntityTooSmall",
+                          "Your proposed upload is smaller than the minimum allowed object size."));
+    }
+  }
+  TM_TRY(CheckWriteConditions(bucket, key, conditions));
+
+  std::vector<std::string> part_etags;
+  for (const auto* p : chosen) part_etags.push_back(p->etag);
+  ObjectInfo final_info = upload.pending;
+  final_info.key = key;
+  final_info.etag = MultipartEtag(part_etags);
+  CompletedUpload out;
+  std::optional<ChecksumAlgorithm> alg;
+  if (auto a = upload.pending.checksums.find("algorithm"); a != upload.pending.checksums.end()) {
+    alg = storage::ParseChecksumAlgorithm(a->second);
+    out.checksum_type = upload.pending.checksums["type"];
+  }
+  if (alg) {
+    // FULL_OBJECT: the parts' CRCs combined into the whole object's; COMPOSITE: a checksum
+    // of the parts' checksums, "-<count>".
+    std::string name = storage::ChecksumAlgorithmName(*alg);
+    std::string combined;
+    storage::Checksummer composite(*alg);
+    bool ok = true;
+    for (size_t i = 0; i < chosen.size(); i++) {
+      auto c = chosen[i]->checksums.find(name);
+      std::optional<std::string> raw;
+      if (c != chosen[i]->checksums.end()) raw = crypto::Base64Decode(c->second);
+      if (!raw) {
+        ok = false;
+        break;
+      }
+      if (out.checksum_type == "FULL_OBJECT") {
+        combined = i == 0 ? *raw : storage::CombineCrc(*alg, combined, *raw, chosen[i]->size);
+      } else {
+        composite.Update(*raw);
+      }
+    }
+    if (ok) {
+      out.checksum_value =
+          out.checksum_type == "FULL_OBJECT"
+              ? crypto::Base64Encode(combined)
+              : crypto::Base64Encode(composite.Finish()) + "-" + std::to_string(chosen.size());
+      out.checksum_algorithm = name;
+      final_info.checksums[name] = out.checksum_value;
+      // Kept per part for GetObjectAttributes' ObjectParts.
+      // (every chosen part has one: `ok` says so).
+      for (const auto* p : chosen) {
+        auto c = p->checksums.find(name);
+        final_info.part_checksums.push_back(c == p->checksums.end() ? "" : c->second);
+      }
+    } else {
+      final_info.checksums.clear();
+    }
+  }
+  TM_ASSIGN(out.object, store_.CompleteUpload(bucket, upload.upload_id, numbers, final_info,
+                                              PublishConditions(conditions)));
+  return out;
+}
+
+// A complete repeated after it succeeded: the object under the key must be the one these
+// parts (every ETag given, as SDKs send them) produced. Anything else stays NoSuchUpload.
+std::optional<CompletedUpload> S3Service::RepeatedComplete(
+    const std::string& bucket, const std::string& key, const std::vector<RequestedPart>& parts) {
+  std::vector<std::string> part_etags;
+  for (const RequestedPart& part : parts) {
+    if (part.etag.empty()) return std::nullopt;
+    part_etags.push_back(ToLower(part.etag));
+  }
+  if (part_etags.empty()) return std::nullopt;
+  auto head = store_.Head(bucket, key);
+  if (!head || head->etag != MultipartEtag(part_etags) ||
+      head->part_sizes.size() != part_etags.size()) {
+    return std::nullopt;
+  }
+  CompletedUpload out;
+  out.object = std::move(*head);
+  return out;
+}
+
+}  // namespace tablemere::s3
