@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS objects (
   PRIMARY KEY (bucket, key)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS uploads (
   upload_id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, initiated_ms INTEGER NOT NULL,
-  headers TEXT NOT NULL, checksums TEXT NOT NULL);
+  headers TEXT NOT NULL, checksums TEXT NOT NULL, attrs TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS uploads_by_bucket ON uploads(bucket, key);
 CREATE TABLE IF NOT EXISTS parts (
   upload_id TEXT NOT NULL, part_number INTEGER NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,
@@ -819,10 +819,12 @@ class LocalDiskStore final : public ObjectStore {
     upload.pending = std::move(pending);
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindBucket(db, bucket));
-      TM_ASSIGN(auto* st, db.Prepare("INSERT INTO uploads VALUES(?, ?, ?, ?, ?, ?)"));
+      TM_ASSIGN(auto* st, db.Prepare("INSERT INTO uploads(upload_id, bucket, key, initiated_ms, "
+                                     "headers, checksums, attrs) VALUES(?, ?, ?, ?, ?, ?, ?)"));
       return st
           ->Bind({upload.upload_id, bucket, key, upload.initiated_ms,
-                  MapToJson(upload.pending.headers), MapToJson(upload.pending.checksums)})
+                  MapToJson(upload.pending.headers), MapToJson(upload.pending.checksums),
+                  AttrsToJson(upload.pending.tags, upload.pending.acl, "")})
           .Run();
     }));
     return upload;
@@ -947,6 +949,7 @@ class LocalDiskStore final : public ObjectStore {
     // answer partNumber as single-part objects; rows without attributes have none.
     TM_TRY(AddColumnIfMissing("objects", "part_sizes"));
     TM_TRY(AddColumnIfMissing("objects", "attrs"));
+    TM_TRY(AddColumnIfMissing("uploads", "attrs"));
     return AddColumnIfMissing("buckets", "attrs");
   }
 
@@ -1126,8 +1129,8 @@ class LocalDiskStore final : public ObjectStore {
 
   Result<UploadInfo> FindUpload(sqlite::Db& db, const std::string& bucket,
                                 const std::string& upload_id) {
-    TM_ASSIGN(auto* st, db.Prepare("SELECT key, initiated_ms, headers, checksums FROM uploads "
-                                   "WHERE upload_id = ? AND bucket = ?"));
+    TM_ASSIGN(auto* st, db.Prepare("SELECT key, initiated_ms, headers, checksums, attrs FROM "
+                                   "uploads WHERE upload_id = ? AND bucket = ?"));
     TM_ASSIGN(bool row, st->Bind({upload_id, bucket}).Step());
     if (!row) {
       TM_TRY(FindBucket(db, bucket));
@@ -1139,6 +1142,9 @@ class LocalDiskStore final : public ObjectStore {
     u.initiated_ms = st->Int(1);
     u.pending.headers = JsonToMap(st->Text(2));
     u.pending.checksums = JsonToMap(st->Text(3));
+    Attrs attrs = JsonToAttrs(st->Text(4));
+    u.pending.tags = std::move(attrs.tags);
+    u.pending.acl = std::move(attrs.acl);
     st->Bind({});
     return u;
   }

@@ -35,6 +35,8 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
                                   const std::string& key, Access access) {
   bool writes = access == Access::kWrite || access == Access::kDelete;
   switch (id.kind) {
+    case Kind::kAnonymous:
+      return AuthorizeAnonymous(bucket, key, access);
     case Kind::kOperator: {
       if (access == Access::kListBuckets) return {};
       TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
@@ -81,6 +83,51 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
   return Fail(AccessDenied());
 }
 
+// Anonymous clients read what is public-read and nothing else: a public bucket's listing
+// and objects, and public objects; writes are refused whatever the ACL says. Only operator
+// users' buckets can be public.
+Result<void> S3Service::AuthorizeAnonymous(const std::string& bucket, const std::string& key,
+                                           Access access) {
+  const Error denied = AccessDenied(
+      "Anonymous access is allowed only to public-read buckets "
+      "and objects; sign the request.");
+  if (access != Access::kRead && access != Access::kList && access != Access::kBucketRead) {
+    return Fail(denied);
+  }
+  TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
+  if (owner.empty()) return Fail(denied);
+  TM_ASSIGN(auto info, store_.HeadBucket(bucket));
+  if (info.acl == kPublicRead) return {};
+  if (access == Access::kRead) {
+    auto object = store_.Head(bucket, key);
+    if (object && object->acl == kPublicRead) return {};
+  }
+  return Fail(denied);
+}
+
+Result<std::string> S3Service::CannedAclForWrite(const storage::S3Identity& id,
+                                                 const std::string& bucket,
+                                                 const std::optional<std::string>& header) {
+  if (!header) return std::string();
+  const std::string acl = ToLower(Trim(*header));
+  // bucket-owner-full-control is what tools send to hand objects to the bucket owner:
+  // true of every object here, so it is private.
+  if (acl == "private" || acl == "bucket-owner-full-control") return std::string();
+  if (acl != kPublicRead) {
+    return Fail(
+        S3Error(ErrorCode::kNotImplemented, "NotImplemented",
+                "The canned ACL '" + acl + "' is not offered; use private or public-read."));
+  }
+  if (id.kind != Kind::kOperator) {
+    return Fail(
+        AccessDenied("Only operator users' buckets and objects can be public-read; "
+                     "warehouse data is shared through grants."));
+  }
+  TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
+  if (!owner.empty() && owner != id.access_key) return Fail(AccessDenied());
+  return std::string(kPublicRead);
+}
+
 Result<std::string> S3Service::OwnerIdOf(const std::string& bucket) {
   TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
   if (!owner.empty()) return owner;
@@ -100,7 +147,8 @@ Result<std::vector<objectstore::BucketInfo>> S3Service::ListBuckets(const storag
   return buckets;
 }
 
-Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::string& bucket) {
+Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::string& bucket,
+                                     const std::string& acl) {
   if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
   if (!ValidBucketName(bucket)) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
@@ -121,7 +169,12 @@ Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::s
     }
     return Fail(created.error());
   }
-  return identities_.RecordOperatorBucket(bucket, id.access_key, true);
+  TM_TRY(identities_.RecordOperatorBucket(bucket, id.access_key, true));
+  if (acl.empty()) return {};
+  objectstore::AttributeChange change;
+  change.acl = acl;
+  TM_TRY(store_.SetBucketAttributes(bucket, change));
+  return {};
 }
 
 Result<void> S3Service::DeleteBucket(const storage::S3Identity& id, const std::string& bucket) {

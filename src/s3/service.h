@@ -43,6 +43,9 @@ std::string MultipartEtag(const std::vector<std::string>& part_etags);
 
 bool ValidBucketName(const std::string& name);
 
+// The canned ACLs this server offers: private (stored as "") and public-read.
+inline constexpr char kPublicRead[] = "public-read";
+
 class S3Service {
  public:
   S3Service(objectstore::ObjectStore& store, storage::IdentityResolver& identities)
@@ -56,9 +59,17 @@ class S3Service {
   // the warehouse whose table or blob bucket it is; "" for neither.
   Result<std::string> OwnerIdOf(const std::string& bucket);
 
+  // ---- ACLs
+  // The canned ACL an x-amz-acl header asks for on a write or a PUT ?acl: "" (private)
+  // or public-read, which only operator users' buckets and objects may be; other canned
+  // ACLs are 501 (not offered), never silently ignored.
+  Result<std::string> CannedAclForWrite(const storage::S3Identity& id, const std::string& bucket,
+                                        const std::optional<std::string>& header);
+
   // ---- buckets
   Result<std::vector<objectstore::BucketInfo>> ListBuckets(const storage::S3Identity& id);
-  Result<void> CreateBucket(const storage::S3Identity& id, const std::string& bucket);
+  Result<void> CreateBucket(const storage::S3Identity& id, const std::string& bucket,
+                            const std::string& acl);
   Result<void> DeleteBucket(const storage::S3Identity& id, const std::string& bucket);
 
   // ---- listing (authorised for `options.prefix`, held to a session's scope)
@@ -91,6 +102,7 @@ class S3Service {
                                    const Conditions& conditions);
 
  private:
+  Result<void> AuthorizeAnonymous(const std::string& bucket, const std::string& key, Access access);
   Result<void> CheckWarehouseLayout(const storage::S3Identity& id, const std::string& bucket,
                                     const std::string& key);
   std::optional<CompletedUpload> RepeatedComplete(const std::string& bucket, const std::string& key,

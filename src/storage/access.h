@@ -10,7 +10,8 @@
 namespace tablemere::storage {
 
 struct S3Identity {
-  enum class Kind { kOperator, kWarehouse, kSession };
+  // kAnonymous: an unsigned request; it may only read what is public.
+  enum class Kind { kOperator, kWarehouse, kSession, kAnonymous };
   Kind kind = Kind::kOperator;
   std::string access_key;
   std::string secret;        // the signing secret (never logged)

@@ -63,6 +63,11 @@ std::map<std::string, std::string> StoredHeaders(const http::Headers& headers);
 Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx);
 // x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
 Result<void> CheckCopySourceConditions(const Ctx& ctx, const objectstore::ObjectInfo& src_info);
+// Tags given on an upload (x-amz-tagging), validated; nullopt when none were given.
+Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
+    const http::Headers& headers);
+// x-amz-grant-* headers ask for ACL grants, which are not offered (501).
+Result<void> CheckNoGrants(const http::Headers& headers);
 // A Content-MD5 that is not the base64 of 16 bytes is InvalidDigest.
 Result<void> CheckContentMd5Form(const std::string& header);
 
@@ -92,10 +97,23 @@ class Adapter {
   // ---- objects.cc
   Result<http::Response> GetObject(Ctx& ctx);
   Result<http::Response> HeadObject(Ctx& ctx);
+  Result<http::Response> GetObjectAttributes(Ctx& ctx);
   Result<http::Response> PutObject(Ctx& ctx);
   Result<http::Response> CopyObject(Ctx& ctx);
   Result<http::Response> DeleteObject(Ctx& ctx);
   Result<http::Response> DeleteObjects(Ctx& ctx);
+  // ---- tagging.cc
+  Result<http::Response> GetObjectTagging(Ctx& ctx);
+  Result<http::Response> PutObjectTagging(Ctx& ctx);
+  Result<http::Response> DeleteObjectTagging(Ctx& ctx);
+  Result<http::Response> GetBucketTagging(Ctx& ctx);
+  Result<http::Response> PutBucketTagging(Ctx& ctx);
+  Result<http::Response> DeleteBucketTagging(Ctx& ctx);
+  // ---- acl.cc
+  Result<http::Response> GetBucketAcl(Ctx& ctx);
+  Result<http::Response> PutBucketAcl(Ctx& ctx);
+  Result<http::Response> GetObjectAcl(Ctx& ctx);
+  Result<http::Response> PutObjectAcl(Ctx& ctx);
   // ---- multipart.cc
   Result<http::Response> CreateUpload(Ctx& ctx);
   Result<http::Response> UploadPart(Ctx& ctx);

@@ -39,6 +39,10 @@ Result<http::Response> Adapter::CreateUpload(Ctx& ctx) {
   TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
   ObjectInfo pending;
   pending.headers = StoredHeaders(ctx.req.headers);
+  TM_ASSIGN(auto tags, TaggingFromHeader(ctx.req.headers));
+  if (tags) pending.tags = std::move(*tags);
+  TM_ASSIGN(pending.acl,
+            service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
   const http::Headers& h = ctx.req.headers;
   std::string alg_name = Trim(h.GetOr("x-amz-checksum-algorithm", ""));
   std::string type = ToLower(Trim(h.GetOr("x-amz-checksum-type", "")));

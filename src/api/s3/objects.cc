@@ -2,6 +2,9 @@
 // DeleteObjects.
 #include <pugixml.hpp>
 
+#include <algorithm>
+#include <set>
+
 #include "api/s3/adapter.h"
 #include "api/s3/errors.h"
 #include "common/crypto.h"
@@ -28,6 +31,7 @@ void ObjectHeaders(const Ctx& ctx, const ObjectInfo& info, http::Response& r) {
     r.headers.Set(k, v);
   }
   if (!has_type) r.headers.Set("Content-Type", "binary/octet-stream");
+  if (!info.tags.empty()) r.headers.Set("x-amz-tagging-count", std::to_string(info.tags.size()));
   static const std::pair<const char*, const char*> kOverrides[] = {
       {"response-content-type", "Content-Type"},
       {"response-content-language", "Content-Language"},
@@ -172,6 +176,10 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
 
 Result<http::Response> Adapter::PutObject(Ctx& ctx) {
   TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
+  TM_TRY(CheckNoGrants(ctx.req.headers));
+  TM_ASSIGN(auto tags, TaggingFromHeader(ctx.req.headers));
+  TM_ASSIGN(std::string acl,
+            service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
   // Checked before the body is received (a cheap early answer) and again atomically when
   // the object is published (so two conditional writers cannot both succeed).
   tablemere::s3::Conditions conditions = ConditionsFrom(ctx.req.headers);
@@ -181,6 +189,8 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
   TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
   ObjectInfo info;
   info.headers = StoredHeaders(ctx.req.headers);
+  if (tags) info.tags = std::move(*tags);
+  info.acl = std::move(acl);
   if (body.algorithm) {
     info.checksums[storage::ChecksumAlgorithmName(*body.algorithm)] =
         crypto::Base64Encode(body.checksum_raw);
@@ -234,26 +244,125 @@ Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
   TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
   TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, src_key));
   TM_TRY(CheckCopySourceConditions(ctx, src_info));
-  std::optional<ObjectInfo> replace;
-  bool replace_meta =
+  TM_ASSIGN(std::string acl,
+            service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
+  // The copy's metadata and tags come from the source unless the directives say REPLACE;
+  // its ACL is never copied (private unless x-amz-acl says otherwise), as in S3.
+  const bool replace_meta =
       EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-metadata-directive", "COPY"), "REPLACE");
-  if (replace_meta) {
-    ObjectInfo info;
-    info.headers = StoredHeaders(ctx.req.headers);
-    info.checksums = src_info.checksums;
-    replace = info;
-  } else if (src_bucket == ctx.bucket && src_key == ctx.key) {
+  const bool replace_tags =
+      EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-tagging-directive", "COPY"), "REPLACE");
+  ObjectInfo meta;
+  meta.headers = replace_meta ? StoredHeaders(ctx.req.headers) : src_info.headers;
+  meta.checksums = src_info.checksums;
+  meta.tags = src_info.tags;
+  if (replace_tags) {
+    TM_ASSIGN(auto tags, TaggingFromHeader(ctx.req.headers));
+    meta.tags = tags.value_or(std::map<std::string, std::string>{});
+  }
+  meta.acl = std::move(acl);
+  if (!replace_meta && !replace_tags && src_bucket == ctx.bucket && src_key == ctx.key) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
                         "This copy request is illegal because it is trying to copy an object to "
                         "itself without changing the object's metadata."));
   }
-  TM_ASSIGN(ObjectInfo copied, store_.Copy(src_bucket, src_key, ctx.bucket, ctx.key, replace));
+  TM_ASSIGN(ObjectInfo copied,
+            store_.Copy(src_bucket, src_key, ctx.bucket, ctx.key, std::move(meta)));
   XmlWriter x;
   x.Open("CopyObjectResult", true)
       .Element("LastModified", FormatIso8601(copied.last_modified_ms))
       .Element("ETag", Quote(copied.etag))
       .Close("CopyObjectResult");
   return Xml(200, x.Take());
+}
+
+// GetObjectAttributes: what SDKs and the AWS CLI ask to verify a (multipart) upload.
+Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
+  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kRead));
+  auto wanted_header = ctx.req.headers.Get("x-amz-object-attributes");
+  if (!wanted_header || Trim(*wanted_header).empty()) {
+    return Fail(tablemere::s3::InvalidArgument(
+        "The x-amz-object-attributes header specifying the attributes to be retrieved is either "
+        "missing or empty"));
+  }
+  std::set<std::string> wanted;
+  for (const auto& a : Split(*wanted_header, ',')) {
+    std::string name = Trim(a);
+    if (name != "ETag" && name != "Checksum" && name != "ObjectParts" && name != "StorageClass" &&
+        name != "ObjectSize") {
+      return Fail(tablemere::s3::InvalidArgument("Invalid attribute name specified."));
+    }
+    wanted.insert(name);
+  }
+  int64_t max_parts = 1000;
+  int64_t marker = 0;
+  if (auto v = ctx.req.headers.Get("x-amz-max-parts")) {
+    auto n = ParseInt(Trim(*v));
+    if (!n || *n < 0) return Fail(tablemere::s3::InvalidArgument("Invalid x-amz-max-parts"));
+    max_parts = std::min<int64_t>(*n, 1000);
+  }
+  if (auto v = ctx.req.headers.Get("x-amz-part-number-marker")) {
+    auto n = ParseInt(Trim(*v));
+    if (!n || *n < 0) {
+      return Fail(tablemere::s3::InvalidArgument("Invalid x-amz-part-number-marker"));
+    }
+    marker = *n;
+  }
+  TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, ctx.key));
+  auto outcome = tablemere::s3::Evaluate(ConditionsFrom(ctx.req.headers), info, true);
+  if (outcome == tablemere::s3::ConditionOutcome::kFailed) return Fail(PreconditionFailed());
+  if (outcome == tablemere::s3::ConditionOutcome::kNotModified) {
+    http::Response r;
+    r.status = 304;
+    return r;
+  }
+  std::string algorithm;
+  if (auto a = info.checksums.find("algorithm"); a != info.checksums.end()) algorithm = a->second;
+  XmlWriter x;
+  x.Open("GetObjectAttributesResponse", true);
+  // S3 answers this ETag unquoted.
+  if (wanted.count("ETag")) x.Element("ETag", info.etag);
+  if (wanted.count("Checksum") && !algorithm.empty()) {
+    auto value = info.checksums.find(algorithm);
+    if (value != info.checksums.end()) {
+      x.Open("Checksum").Element("Checksum" + algorithm, value->second);
+      if (auto t = info.checksums.find("type"); t != info.checksums.end()) {
+        x.Element("ChecksumType", t->second);
+      }
+      x.Close("Checksum");
+    }
+  }
+  if (wanted.count("ObjectParts") && !info.part_sizes.empty()) {
+    const int64_t total = static_cast<int64_t>(info.part_sizes.size());
+    x.Open("ObjectParts")
+        .Element("PartsCount", std::to_string(total))
+        .Element("PartNumberMarker", std::to_string(marker))
+        .Element("MaxParts", std::to_string(max_parts));
+    int64_t last = marker;
+    int64_t shown = 0;
+    // Parts are listed with their checksums, which only uploads made with one have.
+    if (!info.part_checksums.empty()) {
+      for (int64_t n = marker + 1; n <= total && shown < max_parts; n++, shown++) {
+        x.Open("Part")
+            .Element("PartNumber", std::to_string(n))
+            .Element("Size", std::to_string(info.part_sizes[n - 1]));
+        const std::string& sum = info.part_checksums[n - 1];
+        if (!sum.empty()) x.Element("Checksum" + algorithm, sum);
+        x.Close("Part");
+        last = n;
+      }
+    }
+    bool truncated = !info.part_checksums.empty() && last < total;
+    x.Element("NextPartNumberMarker", std::to_string(last))
+        .Element("IsTruncated", truncated ? "true" : "false")
+        .Close("ObjectParts");
+  }
+  if (wanted.count("StorageClass")) x.Element("StorageClass", "STANDARD");
+  if (wanted.count("ObjectSize")) x.Element("ObjectSize", std::to_string(info.size));
+  x.Close("GetObjectAttributesResponse");
+  http::Response r = Xml(200, x.Take());
+  r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
+  return r;
 }
 
 Result<http::Response> Adapter::DeleteObject(Ctx& ctx) {

@@ -43,6 +43,9 @@ bool Uploads(const Ctx& c) { return c.Has("uploads"); }
 bool Versions(const Ctx& c) { return c.Has("versions"); }
 bool Delete(const Ctx& c) { return c.Has("delete"); }
 bool UploadId(const Ctx& c) { return c.Has("uploadId"); }
+bool Attributes(const Ctx& c) { return c.Has("attributes"); }
+bool Tagging(const Ctx& c) { return c.Has("tagging"); }
+bool Acl(const Ctx& c) { return c.Has("acl"); }
 bool CopiedPart(const Ctx& c) {
   return c.Has("partNumber") && c.Has("uploadId") && c.req.headers.Has("x-amz-copy-source");
 }
@@ -61,8 +64,7 @@ bool UnsupportedBucketSubresource(const Ctx& c) {
   return false;
 }
 bool UnsupportedObjectSubresource(const Ctx& c) {
-  for (const char* name :
-       {"acl", "tagging", "attributes", "retention", "legal-hold", "torrent", "restore"}) {
+  for (const char* name : {"retention", "legal-hold", "torrent", "restore"}) {
     if (c.Has(name)) return true;
   }
   return false;
@@ -84,10 +86,21 @@ constexpr Route kRoutes[] = {
     {"GET", Target::kBucket, Uploads, &Adapter::ListUploads},
     {"GET", Target::kBucket, Versions, &Adapter::ListVersions},
     {"POST", Target::kBucket, Delete, &Adapter::DeleteObjects},
+    {"GET", Target::kBucket, Acl, &Adapter::GetBucketAcl},
+    {"PUT", Target::kBucket, Acl, &Adapter::PutBucketAcl},
+    {"GET", Target::kBucket, Tagging, &Adapter::GetBucketTagging},
+    {"PUT", Target::kBucket, Tagging, &Adapter::PutBucketTagging},
+    {"DELETE", Target::kBucket, Tagging, &Adapter::DeleteBucketTagging},
     {"GET", Target::kBucket, UnsupportedBucketSubresource, nullptr},
     {"GET", Target::kBucket, Always, &Adapter::ListObjects},
     // objects
     {"GET", Target::kObject, UploadId, &Adapter::ListParts},
+    {"GET", Target::kObject, Attributes, &Adapter::GetObjectAttributes},
+    {"GET", Target::kObject, Acl, &Adapter::GetObjectAcl},
+    {"PUT", Target::kObject, Acl, &Adapter::PutObjectAcl},
+    {"GET", Target::kObject, Tagging, &Adapter::GetObjectTagging},
+    {"PUT", Target::kObject, Tagging, &Adapter::PutObjectTagging},
+    {"DELETE", Target::kObject, Tagging, &Adapter::DeleteObjectTagging},
     {"GET", Target::kObject, UnsupportedObjectSubresource, nullptr},
     {"HEAD", Target::kObject, UnsupportedObjectSubresource, nullptr},
     {"GET", Target::kObject, Always, &Adapter::GetObject},
@@ -203,7 +216,12 @@ Result<void> Adapter::Authenticate(Ctx& ctx) {
     signed_request.headers.emplace_back(ToLower(k), v);
   }
   TM_ASSIGN(auto parsed, storage::ParseAuth(signed_request));
-  if (!parsed) return Fail(AccessDenied("Anonymous access is not allowed; sign the request."));
+  if (!parsed) {
+    // Unsigned: the service lets it read what is public-read, and nothing else.
+    ctx.identity = storage::S3Identity{};
+    ctx.identity.kind = storage::S3Identity::Kind::kAnonymous;
+    return {};
+  }
   ctx.auth = std::move(*parsed);
   auto identity = identities_.Resolve(ctx.auth.access_key, ctx.auth.security_token);
   if (!identity) return Fail(identity.error());

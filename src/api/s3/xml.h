@@ -16,6 +16,12 @@ class XmlWriter {
   XmlWriter& Close(std::string_view name);
   // <name>escaped text</name>
   XmlWriter& Element(std::string_view name, std::string_view text);
+  // Appends already well-formed XML (elements with attributes, which this writer does
+  // not otherwise produce). Callers escape any text in it with XmlEscape.
+  XmlWriter& Raw(std::string_view xml) {
+    out_ += xml;
+    return *this;
+  }
   std::string Take() { return std::move(out_); }
 
  private:
