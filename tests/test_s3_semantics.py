@@ -4,6 +4,7 @@ object and bucket tagging with S3's limits, and canned ACLs with anonymous reads
 public-read buckets and objects. Clients are boto3 (signed and UNSIGNED) and raw HTTP."""
 
 import base64
+import time
 import zlib
 
 import boto3
@@ -309,3 +310,73 @@ def test_acls_not_offered_are_refused_not_ignored(op1, op2, bucket):
     assert_s3_error("AccessDenied", 403, op2.put_bucket_acl, Bucket=bucket, ACL="public-read")
     assert grants(op1.get_bucket_acl(Bucket=bucket)) == {
         ("CanonicalUser", "operator1", "FULL_CONTROL")}
+
+
+# ----------------------------------------------------------------- POST uploads
+
+def post_form(server, presigned, body=b"a,b\n1,2\n", filename="data.csv", extra=None):
+    fields = dict(presigned["fields"]) | (extra or {})
+    url = presigned["url"]
+    return requests.post(url, data=fields, files={"file": (filename, body, "text/csv")},
+                         allow_redirects=False)
+
+
+def test_post_upload_from_generate_presigned_post(op1, bucket, server):
+    presigned = op1.generate_presigned_post(
+        bucket, "uploads/${filename}",
+        Fields={"success_action_status": "201", "Content-Type": "text/csv"},
+        Conditions=[["starts-with", "$key", "uploads/"], ["content-length-range", 1, 1024],
+                    {"success_action_status": "201"}, {"Content-Type": "text/csv"}],
+        ExpiresIn=300)
+    r = post_form(server, presigned)
+    assert r.status_code == 201, r.text
+    assert "<Key>uploads/data.csv</Key>" in r.text
+    got = op1.get_object(Bucket=bucket, Key="uploads/data.csv")
+    assert got["Body"].read() == b"a,b\n1,2\n" and got["ContentType"] == "text/csv"
+    assert r.headers["ETag"] == got["ETag"]
+
+    plain = op1.generate_presigned_post(bucket, "plain.bin", ExpiresIn=300)
+    r = post_form(server, plain, body=b"\x00\r\n--not-a-boundary\r\n" * 1000)
+    assert r.status_code == 204, r.text
+    assert op1.get_object(Bucket=bucket, Key="plain.bin")["Body"].read() == \
+        b"\x00\r\n--not-a-boundary\r\n" * 1000
+
+    redirecting = op1.generate_presigned_post(
+        bucket, "r.txt", Fields={"success_action_redirect": "https://app.example/done"},
+        Conditions=[{"success_action_redirect": "https://app.example/done"}], ExpiresIn=300)
+    r = post_form(server, redirecting, body=b"r")
+    assert r.status_code == 303
+    assert r.headers["Location"].startswith(f"https://app.example/done?bucket={bucket}&key=r.txt&etag=")
+
+
+def test_post_upload_refusals_change_nothing(op1, op2, bucket, server):
+    def refused(presigned, status, code, **kw):
+        r = post_form(server, presigned, **kw)
+        assert r.status_code == status, r.text
+        assert f"<Code>{code}</Code>" in r.text, r.text
+
+    ranged = op1.generate_presigned_post(bucket, "sized", ExpiresIn=300,
+                                         Conditions=[["content-length-range", 10, 20]])
+    refused(ranged, 400, "EntityTooLarge", body=b"x" * 21)
+    refused(ranged, 400, "EntityTooSmall", body=b"x" * 9)
+    assert post_form(server, ranged, body=b"x" * 15).status_code == 204
+
+    prefixed = op1.generate_presigned_post(bucket, "in/${filename}", ExpiresIn=300,
+                                           Conditions=[["starts-with", "$key", "in/"]])
+    refused(prefixed, 403, "AccessDenied", extra={"key": "out/evil.csv"})
+    refused(prefixed, 403, "AccessDenied", extra={"x-amz-meta-owner": "mallory"})
+
+    with_expiry = op1.generate_presigned_post(bucket, "late", ExpiresIn=1)
+    time.sleep(2.1)  # the policy's expiration has whole seconds
+    refused(with_expiry, 403, "AccessDenied")
+
+    forged = op1.generate_presigned_post(bucket, "forged", ExpiresIn=300)
+    forged["fields"]["x-amz-signature"] = "0" * 64
+    refused(forged, 403, "SignatureDoesNotMatch")
+
+    # A policy signed by a user who may not write this bucket.
+    other = op2.generate_presigned_post(bucket, "theirs", ExpiresIn=300)
+    refused(other, 403, "AccessDenied")
+
+    for key in ("sized-big", "out/evil.csv", "in/data.csv", "late", "forged", "theirs"):
+        assert_missing(op1, bucket, key)

@@ -114,6 +114,8 @@ class Adapter {
   Result<http::Response> PutBucketAcl(Ctx& ctx);
   Result<http::Response> GetObjectAcl(Ctx& ctx);
   Result<http::Response> PutObjectAcl(Ctx& ctx);
+  // ---- post_object.cc
+  Result<http::Response> PostObject(Ctx& ctx);
   // ---- multipart.cc
   Result<http::Response> CreateUpload(Ctx& ctx);
   Result<http::Response> UploadPart(Ctx& ctx);

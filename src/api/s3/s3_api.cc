@@ -46,6 +46,10 @@ bool UploadId(const Ctx& c) { return c.Has("uploadId"); }
 bool Attributes(const Ctx& c) { return c.Has("attributes"); }
 bool Tagging(const Ctx& c) { return c.Has("tagging"); }
 bool Acl(const Ctx& c) { return c.Has("acl"); }
+bool FormUpload(const Ctx& c) {
+  return c.query.empty() &&
+         ToLower(c.req.headers.GetOr("Content-Type", "")).starts_with("multipart/form-data");
+}
 bool CopiedPart(const Ctx& c) {
   return c.Has("partNumber") && c.Has("uploadId") && c.req.headers.Has("x-amz-copy-source");
 }
@@ -85,6 +89,7 @@ constexpr Route kRoutes[] = {
     {"GET", Target::kBucket, Versioning, &Adapter::GetBucketVersioning},
     {"GET", Target::kBucket, Uploads, &Adapter::ListUploads},
     {"GET", Target::kBucket, Versions, &Adapter::ListVersions},
+    {"POST", Target::kBucket, FormUpload, &Adapter::PostObject},
     {"POST", Target::kBucket, Delete, &Adapter::DeleteObjects},
     {"GET", Target::kBucket, Acl, &Adapter::GetBucketAcl},
     {"PUT", Target::kBucket, Acl, &Adapter::PutBucketAcl},
