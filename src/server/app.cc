@@ -21,6 +21,7 @@
 #include "maintenance/task_runner.h"
 #include "metastore/metastore.h"
 #include "objectstore/local_disk.h"
+#include "server/cors_defaults.h"
 
 namespace tablemere::server {
 namespace {
@@ -100,8 +101,10 @@ class AppImpl final : public App {
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
     lakekeeper_api_ = std::make_unique<api::lakekeeper::LakekeeperApi>(*catalog_, *generic_tables_);
-    s3_api_ =
-        std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_, api::s3::S3ApiOptions{});
+    const std::vector<std::string> origins = CorsOrigins(config.cors_origins, urls.api);
+    s3_api_ = std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_,
+                                               api::s3::S3ApiOptions{"us-east-1", S3Cors(origins)});
+    catalog_cors_ = CatalogCors(origins);
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
     tasks_->Start();
     ready_.store(true);
@@ -139,9 +142,11 @@ class AppImpl final : public App {
       case 0:
         return control_api_->Handle(request);
       case 1:
-        // One listener serves both catalog APIs; Lakekeeper's live under /lakekeeper/.
-        if (request.path.starts_with("/lakekeeper/")) return lakekeeper_api_->Handle(request);
-        return iceberg_api_->Handle(request);
+        return http::WithCors(catalog_cors_, request, [this](http::Request& r) {
+          // One listener serves both catalog APIs; Lakekeeper's live under /lakekeeper/.
+          if (r.path.starts_with("/lakekeeper/")) return lakekeeper_api_->Handle(r);
+          return iceberg_api_->Handle(r);
+        });
       default:
         return s3_api_->Handle(request);
     }
@@ -164,6 +169,7 @@ class AppImpl final : public App {
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
   std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;
   std::unique_ptr<api::s3::S3Api> s3_api_;
+  std::vector<http::CorsRule> catalog_cors_;
   std::unique_ptr<maintenance::TaskRunner> tasks_;
   std::atomic<bool> ready_{false};
   std::mutex log_mu_;

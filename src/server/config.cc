@@ -57,6 +57,9 @@ std::vector<Flag> Flags(Config& c) {
        }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
+      {"cors-origins", "TABLEMERE_CORS_ORIGINS",
+       "web origins allowed by CORS, comma-separated (default: the public API URL's origin)",
+       str(c.cors_origins)},
       {"access-log", "TABLEMERE_ACCESS_LOG",
        "access log: '-' for stderr (default), a file, or '' for none", str(c.access_log)},
   };

@@ -20,6 +20,9 @@ struct Config {
   int64_t catalog_token_seconds = 900;  // catalog bearer tokens
   std::string ready_file;               // written with the bound URLs once serving
   std::string access_log = "-";         // "-" for stderr, "" to disable, or a file path
+  // Web origins allowed to call the S3 and catalog listeners from a browser, comma-separated;
+  // empty: the deployment's own web origin (the public API URL's).
+  std::string cors_origins;
   // Operator S3 users "access:secret,…" — from the environment only, never a flag.
   std::map<std::string, std::string> s3_users;
 };

@@ -14,6 +14,7 @@
 #include "api/s3/s3_api.h"
 #include "api/s3/xml.h"
 #include "common/clock.h"
+#include "http/cors.h"
 #include "http/message.h"
 #include "s3/conditions.h"
 #include "s3/service.h"
@@ -116,6 +117,10 @@ class Adapter {
   Result<http::Response> PutObjectAcl(Ctx& ctx);
   // ---- post_object.cc
   Result<http::Response> PostObject(Ctx& ctx);
+  // ---- cors.cc
+  Result<http::Response> GetBucketCors(Ctx& ctx);
+  Result<http::Response> PutBucketCors(Ctx& ctx);
+  Result<http::Response> DeleteBucketCors(Ctx& ctx);
   // ---- multipart.cc
   Result<http::Response> CreateUpload(Ctx& ctx);
   Result<http::Response> UploadPart(Ctx& ctx);
@@ -126,6 +131,12 @@ class Adapter {
 
  private:
   Result<http::Response> Dispatch(Ctx& ctx);
+  Result<void> Parse(Ctx& ctx);
+  // CORS (cors.cc): the rules of `bucket` (its configuration, else the server's default),
+  // a preflight's answer, and the headers an allowed cross-origin response carries.
+  std::vector<http::CorsRule> CorsRulesFor(const std::string& bucket);
+  http::Response Preflight(Ctx& ctx);
+  void AddCors(const Ctx& ctx, http::Response& response);
   Result<void> Authenticate(Ctx& ctx);
   Result<http::Response> ReadObject(Ctx& ctx, bool head);
   // Streams the request body into `writer`, decoding aws-chunked framing and verifying

@@ -46,6 +46,7 @@ bool UploadId(const Ctx& c) { return c.Has("uploadId"); }
 bool Attributes(const Ctx& c) { return c.Has("attributes"); }
 bool Tagging(const Ctx& c) { return c.Has("tagging"); }
 bool Acl(const Ctx& c) { return c.Has("acl"); }
+bool Cors(const Ctx& c) { return c.Has("cors"); }
 bool FormUpload(const Ctx& c) {
   return c.query.empty() &&
          ToLower(c.req.headers.GetOr("Content-Type", "")).starts_with("multipart/form-data");
@@ -91,6 +92,9 @@ constexpr Route kRoutes[] = {
     {"GET", Target::kBucket, Versions, &Adapter::ListVersions},
     {"POST", Target::kBucket, FormUpload, &Adapter::PostObject},
     {"POST", Target::kBucket, Delete, &Adapter::DeleteObjects},
+    {"GET", Target::kBucket, Cors, &Adapter::GetBucketCors},
+    {"PUT", Target::kBucket, Cors, &Adapter::PutBucketCors},
+    {"DELETE", Target::kBucket, Cors, &Adapter::DeleteBucketCors},
     {"GET", Target::kBucket, Acl, &Adapter::GetBucketAcl},
     {"PUT", Target::kBucket, Acl, &Adapter::PutBucketAcl},
     {"GET", Target::kBucket, Tagging, &Adapter::GetBucketTagging},
@@ -130,7 +134,19 @@ http::Response Adapter::Handle(http::Request& req) {
   Ctx ctx{req};
   Result<http::Response> result = Fail(ErrorCode::kInternal, "internal error");
   try {
-    result = Dispatch(ctx);
+    if (http::IsPreflight(req)) {
+      // Preflights are never signed: browsers send them without credentials.
+      auto parsed = Parse(ctx);
+      if (parsed) {
+        http::Response resp = Preflight(ctx);
+        resp.headers.Set("x-amz-request-id", req.request_id);
+        resp.headers.Set("Server", "Tablemere");
+        return resp;
+      }
+      result = Fail(parsed.error());
+    } else {
+      result = Dispatch(ctx);
+    }
   } catch (const std::exception&) {
     // A bug, not a client error: answered as S3's InternalError (XML, with the request
     // id), never in another protocol's format and never echoing the exception text.
@@ -157,11 +173,11 @@ http::Response Adapter::Handle(http::Request& req) {
   }
   resp.headers.Set("x-amz-request-id", req.request_id);
   resp.headers.Set("Server", "Tablemere");
+  AddCors(ctx, resp);
   return resp;
 }
 
-Result<http::Response> Adapter::Dispatch(Ctx& ctx) {
-  // ---- parse
+Result<void> Adapter::Parse(Ctx& ctx) {
   auto path = UrlDecode(ctx.req.path);
   if (!path || path->empty() || (*path)[0] != '/') {
     return Fail(
@@ -183,11 +199,20 @@ Result<http::Response> Adapter::Dispatch(Ctx& ctx) {
   }
   ctx.query = std::move(*query);
   for (const auto& [k, v] : ctx.query) ctx.q.emplace(k, v);
+  return {};
+}
 
-  // A CORS preflight names its Origin; an OPTIONS without one is not a preflight.
-  if (ctx.req.method == "OPTIONS" && !ctx.req.headers.Get("Origin")) {
+Result<http::Response> Adapter::Dispatch(Ctx& ctx) {
+  TM_TRY(Parse(ctx));
+  // A CORS preflight names its Origin and the method it asks for; an OPTIONS without
+  // them is not a preflight.
+  if (ctx.req.method == "OPTIONS") {
+    if (!ctx.req.headers.Get("Origin")) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "BadRequest",
+                          "Insufficient information. Origin request header needed."));
+    }
     return Fail(S3Error(ErrorCode::kInvalidInput, "BadRequest",
-                        "Insufficient information. Origin request header needed."));
+                        "Invalid Access-Control-Request-Method: null"));
   }
 
   // ---- authenticate

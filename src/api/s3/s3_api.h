@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "common/clock.h"
+#include "http/cors.h"
 #include "http/message.h"
 #include "objectstore/object_store.h"
 #include "storage/access.h"
@@ -14,6 +15,8 @@ namespace tablemere::api::s3 {
 
 struct S3ApiOptions {
   std::string region = "us-east-1";
+  // CORS rules for buckets without a configuration of their own.
+  std::vector<http::CorsRule> default_cors;
 };
 
 class S3Api {
