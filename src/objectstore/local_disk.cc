@@ -75,9 +75,14 @@ Error IoError(const std::string& what) {
 
 std::string MapToJson(const std::map<std::string, std::string>& m) { return Json(m).dump(); }
 std::map<std::string, std::string> JsonToMap(const std::string& s) {
+  // Non-throwing: a value that is not a string (a corrupt row) is skipped, not thrown.
   auto j = Json::parse(s, nullptr, false);
-  if (!j.is_object()) return {};
-  return j.get<std::map<std::string, std::string>>();
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
 }
 
 // An object's or bucket's attributes in one JSON column: {"tags": {…}, "acl": "…",
