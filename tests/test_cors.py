@@ -7,12 +7,8 @@ import pytest
 import requests
 
 from conftest import Server
-from test_s3 import OP1, s3_error, uniq, v4_client
-
-
-@pytest.fixture(scope="module")
-def op1(server):
-    return v4_client(server, *OP1)
+from test_s3 import op1  # noqa: F401 (fixture)
+from test_s3 import s3_error, uniq
 
 
 def own_origins(server):

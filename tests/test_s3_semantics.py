@@ -13,18 +13,8 @@ import requests
 from botocore import UNSIGNED
 from botocore.config import Config
 
-from conftest import OPERATORS
-from test_s3 import OP1, MIB, REGION, assert_missing, assert_s3_error, s3_error, uniq, v4_client
-
-
-@pytest.fixture(scope="module")
-def op1(server):
-    return v4_client(server, *OP1)
-
-
-@pytest.fixture(scope="module")
-def op2(server):
-    return v4_client(server, "operator2", OPERATORS["operator2"])
+from test_s3 import MIB, REGION, assert_missing, assert_s3_error, s3_error, uniq
+from test_s3 import op1, op2  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(scope="module")

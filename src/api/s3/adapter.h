@@ -69,6 +69,9 @@ Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
     const http::Headers& headers);
 // x-amz-grant-* headers ask for ACL grants, which are not offered (501).
 Result<void> CheckNoGrants(const http::Headers& headers);
+// The answer to a stored upload (PutObject, UploadPart): its ETag and the checksum it was
+// verified against; `full_object` says the checksum is the whole object's.
+http::Response UploadAnswer(const std::string& etag, const ReceivedBody& body, bool full_object);
 // A Content-MD5 that is not the base64 of 16 bytes is InvalidDigest.
 Result<void> CheckContentMd5Form(const std::string& header);
 

@@ -90,6 +90,17 @@ Result<void> CheckContentMd5Form(const std::string& header) {
   return {};
 }
 
+http::Response UploadAnswer(const std::string& etag, const ReceivedBody& body, bool full_object) {
+  http::Response r;
+  r.headers.Set("ETag", Quote(etag));
+  if (body.algorithm) {
+    r.headers.Set(storage::ChecksumHeaderName(*body.algorithm),
+                  crypto::Base64Encode(body.checksum_raw));
+    if (full_object) r.headers.Set("x-amz-checksum-type", "FULL_OBJECT");
+  }
+  return r;
+}
+
 Result<ReceivedBody> Adapter::ReceiveBody(Ctx& ctx, objectstore::ObjectWriter& writer,
                                           std::optional<ChecksumAlgorithm> default_algorithm) {
   auto result = ReceiveBodyInner(ctx, writer, default_algorithm);

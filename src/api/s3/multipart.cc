@@ -177,13 +177,7 @@ Result<http::Response> Adapter::UploadPart(Ctx& ctx) {
         crypto::Base64Encode(body.checksum_raw);
   }
   TM_ASSIGN(ObjectInfo stored, writer->Commit(std::move(info)));
-  http::Response r;
-  r.headers.Set("ETag", Quote(stored.etag));
-  if (body.algorithm) {
-    r.headers.Set(storage::ChecksumHeaderName(*body.algorithm),
-                  crypto::Base64Encode(body.checksum_raw));
-  }
-  return r;
+  return UploadAnswer(stored.etag, body, false);
 }
 
 Result<http::Response> Adapter::ListParts(Ctx& ctx) {

@@ -81,6 +81,18 @@ Result<std::optional<std::pair<uint64_t, uint64_t>>> ParseRange(const std::strin
   return std::optional<std::pair<uint64_t, uint64_t>>({s, end - s + 1});
 }
 
+// A read's conditions: a 304 to answer, nothing to proceed, or PreconditionFailed.
+Result<std::optional<http::Response>> ReadConditions(const Ctx& ctx, const ObjectInfo& info) {
+  auto outcome = tablemere::s3::Evaluate(ConditionsFrom(ctx.req.headers), info, true);
+  if (outcome == tablemere::s3::ConditionOutcome::kFailed) return Fail(PreconditionFailed());
+  if (outcome == tablemere::s3::ConditionOutcome::kProceed) return std::nullopt;
+  http::Response r;
+  r.status = 304;
+  r.headers.Set("ETag", Quote(info.etag));
+  r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
+  return std::optional(std::move(r));
+}
+
 }  // namespace
 
 Result<http::Response> Adapter::GetObject(Ctx& ctx) { return ReadObject(ctx, false); }
@@ -102,15 +114,8 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
     part = static_cast<size_t>(*n);
   }
   TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, ctx.key));
-  auto outcome = tablemere::s3::Evaluate(ConditionsFrom(ctx.req.headers), info, true);
-  if (outcome == tablemere::s3::ConditionOutcome::kFailed) return Fail(PreconditionFailed());
-  if (outcome == tablemere::s3::ConditionOutcome::kNotModified) {
-    http::Response r;
-    r.status = 304;
-    r.headers.Set("ETag", Quote(info.etag));
-    r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
-    return r;
-  }
+  TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
+  if (not_modified) return std::move(*not_modified);
   uint64_t offset = 0;
   uint64_t length = info.size;
   bool ranged = false;
@@ -198,14 +203,7 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
     info.checksums["algorithm"] = storage::ChecksumAlgorithmName(*body.algorithm);
   }
   TM_ASSIGN(ObjectInfo stored, writer->Commit(std::move(info)));
-  http::Response r;
-  r.headers.Set("ETag", Quote(stored.etag));
-  if (body.algorithm) {
-    r.headers.Set(storage::ChecksumHeaderName(*body.algorithm),
-                  crypto::Base64Encode(body.checksum_raw));
-    r.headers.Set("x-amz-checksum-type", "FULL_OBJECT");
-  }
-  return r;
+  return UploadAnswer(stored.etag, body, true);
 }
 
 // "x-amz-copy-source: [/]bucket/key[?versionId=…]" → (bucket, key).
@@ -309,13 +307,8 @@ Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
     marker = *n;
   }
   TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, ctx.key));
-  auto outcome = tablemere::s3::Evaluate(ConditionsFrom(ctx.req.headers), info, true);
-  if (outcome == tablemere::s3::ConditionOutcome::kFailed) return Fail(PreconditionFailed());
-  if (outcome == tablemere::s3::ConditionOutcome::kNotModified) {
-    http::Response r;
-    r.status = 304;
-    return r;
-  }
+  TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
+  if (not_modified) return std::move(*not_modified);
   std::string algorithm;
   if (auto a = info.checksums.find("algorithm"); a != info.checksums.end()) algorithm = a->second;
   XmlWriter x;
