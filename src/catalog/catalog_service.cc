@@ -1,5 +1,7 @@
 #include "catalog/catalog_service.h"
 
+#include "catalog/drop_record.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -250,6 +252,12 @@ Result<Json> CatalogService::ReadMetadataFile(const metastore::Warehouse& w,
   return metadata;
 }
 
+std::string CatalogService::RefreshEndpoint(const metastore::Warehouse& w,
+                                            const TableIdent& ident) {
+  return "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
+         UrlEncode(ident.name) + "/credentials";
+}
+
 void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
                                        const std::string& location, bool vend) {
@@ -257,11 +265,7 @@ void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipa
     table.config = files_.BaseConfig();
     return;
   }
-  StorageCredential c =
-      files_.Vend(caller, w, location,
-                  "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
-                      UrlEncode(ident.name) + "/credentials",
-                  "");
+  StorageCredential c = files_.Vend(caller, w, location, RefreshEndpoint(w, ident), "");
   // PyIceberg ignores storage-credentials when metadata-location is null (stage-create),
   // so the same session also goes into config (a credential's config is the base
   // config plus the session).
@@ -629,26 +633,37 @@ Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
         "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name,
         {}}.With("missing", "table"));
   };
-  if (purge) {
-    // The purge task deletes every object under the location, not only the files the
-    // metadata references as the reference does: refuse unless the table owns it alone
-    // (an explicit location around other tables, a registered copy, a renamed twin).
-    auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
-    if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
-    if (!entry || entry->kind != "table") return missing();
-    TM_ASSIGN(std::string key, KeyOf(w, entry->location));
-    TM_TRY(CheckSolePrefix(w, ident, key + "/"));
-  }
-  metastore::CatalogStore::DropFollowUp purge_task;
-  if (purge) {
-    purge_task = [&](const metastore::TableEntry& e) -> std::optional<metastore::NewTask> {
-      auto key = KeyOf(w, e.location);
-      if (!key) return std::nullopt;  // checked above: the location is the warehouse's
-      Json payload = {{"bucket", "w-" + w.id}, {"prefix", *key + "/"}};
-      return metastore::NewTask{"purge_prefix", payload.dump()};
-    };
-  }
-  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table", purge_task);
+  auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
+  if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
+  if (!entry || entry->kind != "table") return missing();
+  // The purge task deletes every object under the location, not only the files the
+  // metadata references as the reference does: only a table that owns its location alone
+  // is the catalog's to purge (not an explicit location around other tables, a
+  // registered copy, a renamed twin).
+  TM_ASSIGN(std::string key, KeyOf(w, entry->location));
+  auto sole = CheckSolePrefix(w, ident, key + "/");
+  if (purge && !sole) return Fail(sole.error());
+  if (!sole && sole.error().code != ErrorCode::kInvalidInput) return Fail(sole.error());
+  bool managed = sole.has_value();
+  // A drop without purgeRequested purges a managed table too (as Lakekeeper does):
+  // engines that purge themselves (Spark's DROP TABLE … PURGE) may stop half-way, and a
+  // user's purge must finish or leave nothing. That purge waits until every session for
+  // the table has expired (those vended before the drop, and those the drop record
+  // serves, which end one lifetime after the drop), so it never deletes a manifest
+  // under a client's running purge.
+  const int64_t lifetime_ms = files_.session_seconds() * 1000;
+  metastore::CatalogStore::DropFollowUp follow_up =
+      [&](const metastore::TableEntry& e) -> std::optional<metastore::NewTask> {
+    DropRecord record{w.id, ident, e.location, caller.identity, clock_.NowMillis()};
+    auto dropped_key = KeyOf(w, e.location);
+    if (managed && dropped_key) {
+      return metastore::NewTask{
+          kPurgePrefixTask, DropTaskPayload(record, WarehouseFiles::Bucket(w), *dropped_key + "/"),
+          purge ? 0 : lifetime_ms + kPurgeGraceMs};
+    }
+    return metastore::NewTask{kDropRecordTask, DropTaskPayload(record, "", ""), lifetime_ms};
+  };
+  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table", follow_up);
   if (!dropped) {
     if (dropped.error().code == ErrorCode::kNotFound) return missing();
     return Fail(dropped.error());
@@ -678,8 +693,38 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
 
 Result<std::vector<StorageCredential>> CatalogService::TableCredentials(
     const CatalogPrincipal& caller, const metastore::Warehouse& w, const TableIdent& ident) {
-  TM_ASSIGN(LoadedTable table, LoadTable(caller, w, ident, true, false));
-  return table.credentials;
+  auto table = LoadTable(caller, w, ident, true, false);
+  if (table) return table->credentials;
+  if (table.error().code != ErrorCode::kNotFound) return Fail(table.error());
+  TM_ASSIGN(std::optional<DropRecord> dropped, RecentDropBy(caller, ident));
+  if (!dropped) return Fail(table.error());
+  // The dropper's purge is still running: a session for the dropped location (writable,
+  // so it may delete), refreshed at the same endpoint. It ends with the window, so no
+  // session for the dropped location outlives the lifetime after the drop, when the
+  // catalog's own purge starts.
+  return std::vector<StorageCredential>{
+      files_.Vend(caller, w, dropped->location, RefreshEndpoint(w, ident), "",
+                  dropped->dropped_ms + files_.session_seconds() * 1000)};
+}
+
+Result<std::optional<DropRecord>> CatalogService::RecentDropBy(const CatalogPrincipal& caller,
+                                                               const TableIdent& ident) {
+  const int64_t now = clock_.NowMillis();
+  const int64_t window_ms = files_.session_seconds() * 1000;
+  std::optional<DropRecord> newest;
+  for (const char* kind : {kPurgePrefixTask, kDropRecordTask}) {
+    TM_ASSIGN(auto tasks, meta_.tasks().ListOfKind(kind));
+    for (const auto& task : tasks) {
+      auto record = ParseDropRecord(task.payload_json, task.id);
+      if (!record) {
+        if (record.error().code == ErrorCode::kNotFound) continue;  // no record to serve
+        return Fail(record.error());
+      }
+      if (!ServesDroppedRefresh(*record, caller, ident, now, window_ms)) continue;
+      if (!newest || record->dropped_ms >= newest->dropped_ms) newest = std::move(*record);
+    }
+  }
+  return newest;
 }
 
 }  // namespace tablemere::catalog

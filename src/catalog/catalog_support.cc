@@ -154,7 +154,7 @@ std::map<std::string, std::string> WarehouseFiles::BaseConfig() const {
 StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const std::string& location,
                                        const std::string& refresh_endpoint,
-                                       const std::string& format) {
+                                       const std::string& format, int64_t not_after_ms) {
   std::string base = location;
   while (base.ends_with("/")) base.pop_back();
   storage::SessionGrant grant;
@@ -165,7 +165,10 @@ StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
   grant.expires_ms = clock_.NowMillis() + session_seconds_ * 1000;
   grant.generation = w.credential_generation;
   grant.format = format;
-  storage::IssuedSession s = SessionFor(grant);
+  // A capped session is never shared: a cached one for the scope may outlive the cap.
+  const bool capped = not_after_ms > 0 && grant.expires_ms > not_after_ms;
+  if (capped) grant.expires_ms = not_after_ms;
+  storage::IssuedSession s = capped ? sealer_.Issue(grant, random_) : SessionFor(grant);
   StorageCredential c;
   c.prefix = base + "/";
   c.config = BaseConfig();

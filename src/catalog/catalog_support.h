@@ -86,10 +86,11 @@ class WarehouseFiles {
   // A session scoped to `location` (read-only when the caller is); `format` ("" for
   // Iceberg) decides which files it may write there. A session sealed for the same
   // scope is handed out again while most of its lifetime remains (see
-  // kSessionReuseNumerator); its expiry is reported as sealed. Thread-safe.
+  // kSessionReuseNumerator); its expiry is reported as sealed. `not_after_ms` (0: none)
+  // caps the expiry; a capped session is sealed afresh. Thread-safe.
   StorageCredential Vend(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                          const std::string& location, const std::string& refresh_endpoint,
-                         const std::string& format);
+                         const std::string& format, int64_t not_after_ms = 0);
   int64_t session_seconds() const { return session_seconds_; }
 
  private:
