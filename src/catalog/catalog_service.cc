@@ -1,5 +1,6 @@
 #include "catalog/catalog_service.h"
 
+#include "catalog/commit_loop.h"
 #include "catalog/drop_record.h"
 
 #include <cstdio>
@@ -455,106 +456,84 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     }
     if (!ValidName(c.ident.name)) return Fail(BadRequest("Invalid table name"));
   }
-  for (int attempt = 0;; attempt++) {
-    std::vector<metastore::MetadataSwap> swaps;
-    std::vector<LoadedTable> results;
-    std::vector<std::pair<std::string, std::string>>
-        written;  // (bucket key) to remove on a lost race
-    auto cleanup = [&] {
-      for (const auto& [bucket, key] : written) (void)objects_.Delete(bucket, key);
-    };
-    Result<void> prepared = [&]() -> Result<void> {
-      for (const TableChange& c : changes) {
-        bool create = false;
-        for (const auto& r : c.requirements) {
-          // Compared as JSON: value("type", "") would throw on a non-string type (a 500);
-          // CheckRequirement below answers that with a 400.
-          if (r.is_object() && r.contains("type") && r["type"] == "assert-create") create = true;
-        }
-        auto entry = meta_.catalog().GetEntry(w.id, c.ident.ns, c.ident.name);
-        const Json* current = nullptr;
-        Json current_doc;
-        if (entry) {
-          if (entry->kind != "table") {
-            // The reference's words for a create (or update) that meets a view.
-            if (create) return Fail(NameTaken("table", entry->kind, c.ident));
-            return Fail(
-                Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
-          }
-          current_doc = Json::parse(entry->metadata_json);
-          current = &current_doc;
-        } else if (entry.error().code != ErrorCode::kNotFound) {
-          return Fail(entry.error());
-        } else if (!create) {
-          return Fail(Error{
-              ErrorCode::kNotFound,
-              "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name,
-              {}}.With("missing", "table"));
-        }
-        if (create) {
-          if (c.requirements.size() != 1) {
-            return Fail(BadRequest("assert-create must be the only requirement of a create"));
-          }
-          TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
-        }
-        for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
-        Json base = current ? current_doc : Json::object();
-        TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
-        std::string location = next.value("location", "");
-        if (location.empty()) {
-          location = DefaultLocation(w, c.ident);
-          next["location"] = location;
-        }
-        TM_TRY(KeyOf(w, location));
-        if (current && *current == next) {
-          results.push_back(LoadedTable{entry->metadata_location, next.dump(), {}, {}});
-          continue;
-        }
-        int version = 0;
-        if (current) {
-          iceberg::AppendMetadataLog(next, entry->metadata_location,
-                                     current->value("last-updated-ms", int64_t{0}));
-          version = VersionOf(entry->metadata_location) + 1;
-        }
-        TM_ASSIGN(std::string new_location, files_.WriteMetadata(w, location, version, next));
-        std::string next_json = next.dump();
-        written.emplace_back("w-" + w.id, KeyOf(w, new_location).value());
-        metastore::TableEntry replacement{w.id,
-                                          c.ident.ns,
-                                          c.ident.name,
-                                          "table",
-                                          next.value("table-uuid", ""),
-                                          location,
-                                          new_location,
-                                          next_json,
-                                          entry ? entry->created_ms : clock_.NowMillis(),
-                                          clock_.NowMillis()};
-        swaps.push_back(metastore::MetadataSwap{w.id, c.ident.ns, c.ident.name,
-                                                entry ? entry->metadata_location : "",
-                                                std::move(replacement)});
-        results.push_back(LoadedTable{new_location, std::move(next_json), {}, {}});
+  auto prepare = [&]() -> Result<std::vector<EntryChange>> {
+    std::vector<EntryChange> prepared;
+    for (const TableChange& c : changes) {
+      bool create = false;
+      for (const auto& r : c.requirements) {
+        // Compared as JSON: value("type", "") would throw on a non-string type (a 500);
+        // CheckRequirement below answers that with a 400.
+        if (r.is_object() && r.contains("type") && r["type"] == "assert-create") create = true;
       }
-      if (swaps.empty()) return {};
-      auto swapped = meta_.catalog().SwapMetadata(swaps);
-      // A create that lost its race to another create is a lost race too: evaluated
-      // again, the retry answers in the words of whatever now holds the name.
-      if (!swapped && swapped.error().code == ErrorCode::kAlreadyExists) {
-        return Fail(metastore::StalePointer());
+      auto entry = meta_.catalog().GetEntry(w.id, c.ident.ns, c.ident.name);
+      const Json* current = nullptr;
+      Json current_doc;
+      if (entry) {
+        if (entry->kind != "table") {
+          // The reference's words for a create (or update) that meets a view.
+          if (create) return Fail(NameTaken("table", entry->kind, c.ident));
+          return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
+        }
+        current_doc = Json::parse(entry->metadata_json);
+        current = &current_doc;
+      } else if (entry.error().code != ErrorCode::kNotFound) {
+        return Fail(entry.error());
+      } else if (!create) {
+        return Fail(Error{
+            ErrorCode::kNotFound,
+            "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name,
+            {}}.With("missing", "table"));
       }
-      return swapped;
-    }();
-    if (prepared) return results;
-    cleanup();
-    const Error& e = prepared.error();
-    bool lost_race = metastore::IsStalePointer(e);
-    if (lost_race && attempt < options_.commit_retries) continue;
-    if (lost_race) {
-      return Fail(Error{ErrorCode::kConflict,
-                        "Commit failed: the table was changed concurrently; refresh and retry",
-                        {}});
+      if (create) {
+        if (c.requirements.size() != 1) {
+          return Fail(BadRequest("assert-create must be the only requirement of a create"));
+        }
+        TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
+      }
+      for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
+      Json base = current ? current_doc : Json::object();
+      TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
+      std::string location = next.value("location", "");
+      if (location.empty()) {
+        location = DefaultLocation(w, c.ident);
+        next["location"] = location;
+      }
+      TM_TRY(KeyOf(w, location));
+      EntryChange change;
+      change.expected_metadata_location = entry ? entry->metadata_location : "";
+      if (current && *current == next) {
+        change.changed = false;
+        change.next = std::move(next);
+        prepared.push_back(std::move(change));
+        continue;
+      }
+      if (current) {
+        iceberg::AppendMetadataLog(next, entry->metadata_location,
+                                   current->value("last-updated-ms", int64_t{0}));
+      }
+      change.replacement = metastore::TableEntry{w.id,
+                                                 c.ident.ns,
+                                                 c.ident.name,
+                                                 "table",
+                                                 next.value("table-uuid", ""),
+                                                 location,
+                                                 "",
+                                                 "",
+                                                 entry ? entry->created_ms : clock_.NowMillis(),
+                                                 clock_.NowMillis()};
+      change.next = std::move(next);
+      prepared.push_back(std::move(change));
     }
-    return Fail(e);
+    return prepared;
+  };
+  TM_ASSIGN(auto published, CommitOptimistically(meta_.catalog(), files_, w,
+                                                 options_.commit_retries, "table", prepare));
+  std::vector<LoadedTable> results;
+  for (auto& p : published) {
+    results.push_back(
+        LoadedTable{std::move(p.metadata_location), std::move(p.metadata_json), {}, {}});
   }
+  return results;
 }
 
 Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
