@@ -9,6 +9,7 @@
 #include <set>
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "iceberg/json_access.h"
 
 namespace tablemere::catalog {
 
@@ -366,16 +367,26 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
     CacheMetadata(result.metadata_location, result.metadata_json);
   }
   if (refs_only) {
-    Json metadata = Json::parse(result.metadata_text());
+    const std::string what = "table " + JoinDots(ident.ns) + "." + ident.name;
+    TM_ASSIGN(Json metadata, ParseStored(result.metadata_text(), what));
     if (metadata.contains("snapshots")) {
+      const Json* refs = iceberg::Member(metadata, "refs");
+      if ((refs && !refs->is_object()) || !metadata["snapshots"].is_array()) {
+        return Fail(Error{ErrorCode::kInternal,
+                          "The stored metadata of " + what + " is corrupt: refs or snapshots",
+                          {}});
+      }
       std::set<int64_t> referenced;
-      Json refs = metadata.value("refs", Json::object());
-      for (const auto& [name, ref] : refs.items()) {
-        referenced.insert(ref.value("snapshot-id", int64_t{-1}));
+      if (refs) {
+        for (const auto& [name, ref] : refs->items()) {
+          TM_ASSIGN(int64_t id, StoredInt(ref, "snapshot-id", -1, what));
+          referenced.insert(id);
+        }
       }
       Json kept = Json::array();
       for (const auto& s : metadata["snapshots"]) {
-        if (referenced.count(s.value("snapshot-id", int64_t{-2}))) kept.push_back(s);
+        TM_ASSIGN(int64_t id, StoredInt(s, "snapshot-id", -2, what));
+        if (referenced.count(id)) kept.push_back(s);
       }
       metadata["snapshots"] = std::move(kept);
       result.metadata_json = metadata.dump();
@@ -474,7 +485,8 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
           if (create) return Fail(NameTaken("table", entry->kind, c.ident));
           return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
         }
-        current_doc = Json::parse(entry->metadata_json);
+        TM_ASSIGN(current_doc, ParseStored(entry->metadata_json,
+                                           "table " + JoinDots(c.ident.ns) + "." + c.ident.name));
         current = &current_doc;
       } else if (entry.error().code != ErrorCode::kNotFound) {
         return Fail(entry.error());
@@ -493,7 +505,9 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
       for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
       Json base = current ? current_doc : Json::object();
       TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
-      std::string location = next.value("location", "");
+      // `next` carries the stored document's members: read them by type.
+      const std::string what = "table " + JoinDots(c.ident.ns) + "." + c.ident.name;
+      TM_ASSIGN(std::string location, StoredString(next, "location", "", what));
       if (location.empty()) {
         location = DefaultLocation(w, c.ident);
         next["location"] = location;
@@ -508,14 +522,15 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         continue;
       }
       if (current) {
-        iceberg::AppendMetadataLog(next, entry->metadata_location,
-                                   current->value("last-updated-ms", int64_t{0}));
+        TM_ASSIGN(int64_t last_updated, StoredInt(*current, "last-updated-ms", 0, what));
+        iceberg::AppendMetadataLog(next, entry->metadata_location, last_updated);
       }
+      TM_ASSIGN(std::string uuid, StoredString(next, "table-uuid", "", what));
       change.replacement = metastore::TableEntry{w.id,
                                                  c.ident.ns,
                                                  c.ident.name,
                                                  "table",
-                                                 next.value("table-uuid", ""),
+                                                 uuid,
                                                  location,
                                                  "",
                                                  "",

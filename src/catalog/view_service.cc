@@ -13,6 +13,10 @@ Error NoSuchView(const TableIdent& ident) {
       .With("missing", "view");
 }
 
+std::string ViewName(const TableIdent& ident) {
+  return "view " + JoinDots(ident.ns) + "." + ident.name;
+}
+
 Error Collision(const metastore::TableEntry& existing) {
   return NameTaken("view", existing.kind, TableIdent{existing.namespace_levels, existing.name});
 }
@@ -96,8 +100,8 @@ Result<LoadedView> ViewService::Create(const CatalogPrincipal& caller,
 
 Result<LoadedView> ViewService::Load(const metastore::Warehouse& w, const TableIdent& ident) {
   TM_ASSIGN(auto entry, Entry(w, ident));
-  return LoadedView{entry.metadata_location, Json::parse(entry.metadata_json),
-                    catalog_.files().BaseConfig()};
+  TM_ASSIGN(Json metadata, ParseStored(entry.metadata_json, ViewName(ident)));
+  return LoadedView{entry.metadata_location, std::move(metadata), catalog_.files().BaseConfig()};
 }
 
 Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
@@ -109,7 +113,7 @@ Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
   }
   auto prepare = [&]() -> Result<std::vector<EntryChange>> {
     TM_ASSIGN(auto entry, Entry(w, ident));
-    Json current = Json::parse(entry.metadata_json);
+    TM_ASSIGN(Json current, ParseStored(entry.metadata_json, ViewName(ident)));
     for (const auto& r : requirements) TM_TRY(iceberg::CheckViewRequirement(current, r));
     TM_ASSIGN(Json next, iceberg::ApplyViewUpdates(current, updates, clock_.NowMillis()));
     EntryChange change;
@@ -119,7 +123,8 @@ Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
       change.next = std::move(current);
       return std::vector<EntryChange>{std::move(change)};
     }
-    std::string location = next.value("location", entry.location);
+    TM_ASSIGN(std::string location,
+              StoredString(next, "location", entry.location, ViewName(ident)));
     TM_TRY(catalog_.files().KeyOf(w, location));
     change.replacement = std::move(entry);
     change.replacement.location = location;
