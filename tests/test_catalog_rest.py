@@ -1101,7 +1101,10 @@ def test_register_table(cat, ns):
     assert_iceberg_error(r, 404, "NoSuchNamespaceException")
 
 
-def test_drop_table_without_purge_keeps_its_files(cat, ns):
+def test_drop_table_without_purge_keeps_its_files_for_now(cat, ns):
+    # The catalog purges a plain drop of a managed table too, but only after the
+    # dropper's sessions have run out (two lifetimes: 30 minutes here); see
+    # test_a_plain_drop_serves_the_droppers_refresh_then_purges.
     cat.create_table(ns, "t")
     r = cat.delete(cat.table_path(ns, "t"), params={"purgeRequested": "False"})
     assert r.status_code == 204, r.text
@@ -1111,6 +1114,63 @@ def test_drop_table_without_purge_keeps_its_files(cat, ns):
     assert len(list_keys(cat.s3(), cat.bucket, f"{ns[0]}/t/metadata/")) == 1
     # The name is free again.
     cat.create_table(ns, "t")
+
+
+@pytest.fixture(scope="module")
+def brief_server():
+    """A server whose vended storage sessions live two seconds."""
+    s = Server(args=["--session-seconds", "2"])
+    yield s
+    s.cleanup()
+
+
+def test_a_plain_drop_serves_the_droppers_refresh_then_purges(brief_server):
+    owner = brief_server.signup()
+    cat = Catalog.for_account(brief_server, owner)
+    reader = Catalog(brief_server, brief_server.connection(
+        create_agent(brief_server, owner, uid("reader"), "read")["api_key"])["catalog_credential"],
+        owner["warehouse_id"])
+    ns = [uid("ns")]
+    cat.create_namespace(ns)
+    location = cat.create_table(ns, "t")["metadata"]["location"]
+    victim = cat.create_table(ns, "victim")
+    cat.create_table(ns, "twin", location=victim["metadata"]["location"])
+    s3 = cat.s3()
+    data = f"{ns[0]}/t/data/part-0.parquet"
+    s3.put_object(Bucket=cat.bucket, Key=data, Body=b"PAR1")
+    started = time.monotonic()
+    assert cat.delete(cat.table_path(ns, "t")).status_code == 204
+    assert cat.delete(cat.table_path(ns, "twin")).status_code == 204  # shares victim's files
+
+    # An engine purging the table itself (Spark's DROP TABLE ... PURGE) refreshes its
+    # session after the drop: the dropper gets one for the dropped location, and may delete.
+    r = cat.get(cat.table_path(ns, "t") + "/credentials")
+    assert r.status_code == 200, r.text
+    [cred] = r.json()["storage-credentials"]
+    assert cred["prefix"] == location + "/"
+    # It ends with the window (one lifetime after the drop), before the catalog's purge.
+    assert int(cred["config"]["s3.session-token-expires-at-ms"]) <= time.time() * 1000 + 2000
+    s3_from_config(brief_server, cred["config"]).delete_object(Bucket=cat.bucket, Key=data)
+    assert data not in list_keys(s3, cat.bucket, f"{ns[0]}/t/")
+    # Only the dropper, only the credentials endpoint.
+    assert_iceberg_error(reader.get(cat.table_path(ns, "t") + "/credentials"), 404,
+                         "NoSuchTableException")
+    assert_iceberg_error(cat.get(cat.table_path(ns, "t")), 404, "NoSuchTableException")
+    assert_iceberg_error(cat.get(cat.table_path(ns, "never") + "/credentials"), 404,
+                         "NoSuchTableException")
+
+    # One lifetime later the refresh is over; the files wait for the catalog's purge,
+    # which waits a little longer (a request signed just before the expiry may be arriving).
+    time.sleep(max(0.0, started + 2.6 - time.monotonic()))
+    assert_iceberg_error(cat.get(cat.table_path(ns, "t") + "/credentials"), 404,
+                         "NoSuchTableException")
+    assert list_keys(s3, cat.bucket, f"{ns[0]}/t/metadata/") != []
+    wait_for(lambda: list_keys(s3, cat.bucket, f"{ns[0]}/t/") == [],
+             "the catalog's purge of a plain drop", timeout=30, interval=0.1)
+    # A table sharing another's location is never the catalog's to purge.
+    time.sleep(1.0)
+    assert list_keys(s3, cat.bucket, f"{ns[0]}/victim/metadata/") != []
+    assert cat.load_table(ns, "victim")["metadata-location"] == victim["metadata-location"]
 
 
 @pytest.mark.parametrize("spelling", ["True", "true"])

@@ -101,7 +101,16 @@ Result<std::vector<storage::GenericLocation>> S3Identities::GenericLocations(
     while (prefix.ends_with("/")) prefix.pop_back();
     std::string format = "parquet";
     auto record = nlohmann::json::parse(e.metadata_json, nullptr, false);
-    if (record.is_object()) format = record.value("format", format);
+    auto stored = record.is_object() ? record.find("format") : record.end();
+    if (!record.is_object() || (stored != record.end() && !stored->is_string())) {
+      // The record decides which files static keys may write there: guessing would
+      // widen or narrow that, so a corrupt one fails the request (json::value() threw).
+      return Fail(Error{ErrorCode::kInternal,
+                        "The stored record of generic table " + e.name + " (warehouse " +
+                            warehouse_id + ") is corrupt: no JSON object with a string format",
+                        {}});
+    }
+    if (stored != record.end()) format = stored->get<std::string>();
     locations.push_back(storage::GenericLocation{prefix + "/", format});
   }
   std::lock_guard lock(mu_);

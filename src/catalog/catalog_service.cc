@@ -1,11 +1,15 @@
 #include "catalog/catalog_service.h"
 
+#include "catalog/commit_loop.h"
+#include "catalog/drop_record.h"
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include <set>
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "iceberg/json_access.h"
 
 namespace tablemere::catalog {
 
@@ -250,6 +254,12 @@ Result<Json> CatalogService::ReadMetadataFile(const metastore::Warehouse& w,
   return metadata;
 }
 
+std::string CatalogService::RefreshEndpoint(const metastore::Warehouse& w,
+                                            const TableIdent& ident) {
+  return "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
+         UrlEncode(ident.name) + "/credentials";
+}
+
 void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
                                        const std::string& location, bool vend) {
@@ -257,11 +267,7 @@ void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipa
     table.config = files_.BaseConfig();
     return;
   }
-  StorageCredential c =
-      files_.Vend(caller, w, location,
-                  "v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) + "/tables/" +
-                      UrlEncode(ident.name) + "/credentials",
-                  "");
+  StorageCredential c = files_.Vend(caller, w, location, RefreshEndpoint(w, ident), "");
   // PyIceberg ignores storage-credentials when metadata-location is null (stage-create),
   // so the same session also goes into config (a credential's config is the base
   // config plus the session).
@@ -361,16 +367,26 @@ Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
     CacheMetadata(result.metadata_location, result.metadata_json);
   }
   if (refs_only) {
-    Json metadata = Json::parse(result.metadata_text());
+    const std::string what = "table " + JoinDots(ident.ns) + "." + ident.name;
+    TM_ASSIGN(Json metadata, ParseStored(result.metadata_text(), what));
     if (metadata.contains("snapshots")) {
+      const Json* refs = iceberg::Member(metadata, "refs");
+      if ((refs && !refs->is_object()) || !metadata["snapshots"].is_array()) {
+        return Fail(Error{ErrorCode::kInternal,
+                          "The stored metadata of " + what + " is corrupt: refs or snapshots",
+                          {}});
+      }
       std::set<int64_t> referenced;
-      Json refs = metadata.value("refs", Json::object());
-      for (const auto& [name, ref] : refs.items()) {
-        referenced.insert(ref.value("snapshot-id", int64_t{-1}));
+      if (refs) {
+        for (const auto& [name, ref] : refs->items()) {
+          TM_ASSIGN(int64_t id, StoredInt(ref, "snapshot-id", -1, what));
+          referenced.insert(id);
+        }
       }
       Json kept = Json::array();
       for (const auto& s : metadata["snapshots"]) {
-        if (referenced.count(s.value("snapshot-id", int64_t{-2}))) kept.push_back(s);
+        TM_ASSIGN(int64_t id, StoredInt(s, "snapshot-id", -2, what));
+        if (referenced.count(id)) kept.push_back(s);
       }
       metadata["snapshots"] = std::move(kept);
       result.metadata_json = metadata.dump();
@@ -451,106 +467,88 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     }
     if (!ValidName(c.ident.name)) return Fail(BadRequest("Invalid table name"));
   }
-  for (int attempt = 0;; attempt++) {
-    std::vector<metastore::MetadataSwap> swaps;
-    std::vector<LoadedTable> results;
-    std::vector<std::pair<std::string, std::string>>
-        written;  // (bucket key) to remove on a lost race
-    auto cleanup = [&] {
-      for (const auto& [bucket, key] : written) (void)objects_.Delete(bucket, key);
-    };
-    Result<void> prepared = [&]() -> Result<void> {
-      for (const TableChange& c : changes) {
-        bool create = false;
-        for (const auto& r : c.requirements) {
-          // Compared as JSON: value("type", "") would throw on a non-string type (a 500);
-          // CheckRequirement below answers that with a 400.
-          if (r.is_object() && r.contains("type") && r["type"] == "assert-create") create = true;
-        }
-        auto entry = meta_.catalog().GetEntry(w.id, c.ident.ns, c.ident.name);
-        const Json* current = nullptr;
-        Json current_doc;
-        if (entry) {
-          if (entry->kind != "table") {
-            // The reference's words for a create (or update) that meets a view.
-            if (create) return Fail(NameTaken("table", entry->kind, c.ident));
-            return Fail(
-                Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
-          }
-          current_doc = Json::parse(entry->metadata_json);
-          current = &current_doc;
-        } else if (entry.error().code != ErrorCode::kNotFound) {
-          return Fail(entry.error());
-        } else if (!create) {
-          return Fail(Error{
-              ErrorCode::kNotFound,
-              "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name,
-              {}}.With("missing", "table"));
-        }
-        if (create) {
-          if (c.requirements.size() != 1) {
-            return Fail(BadRequest("assert-create must be the only requirement of a create"));
-          }
-          TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
-        }
-        for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
-        Json base = current ? current_doc : Json::object();
-        TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
-        std::string location = next.value("location", "");
-        if (location.empty()) {
-          location = DefaultLocation(w, c.ident);
-          next["location"] = location;
-        }
-        TM_TRY(KeyOf(w, location));
-        if (current && *current == next) {
-          results.push_back(LoadedTable{entry->metadata_location, next.dump(), {}, {}});
-          continue;
-        }
-        int version = 0;
-        if (current) {
-          iceberg::AppendMetadataLog(next, entry->metadata_location,
-                                     current->value("last-updated-ms", int64_t{0}));
-          version = VersionOf(entry->metadata_location) + 1;
-        }
-        TM_ASSIGN(std::string new_location, files_.WriteMetadata(w, location, version, next));
-        std::string next_json = next.dump();
-        written.emplace_back("w-" + w.id, KeyOf(w, new_location).value());
-        metastore::TableEntry replacement{w.id,
-                                          c.ident.ns,
-                                          c.ident.name,
-                                          "table",
-                                          next.value("table-uuid", ""),
-                                          location,
-                                          new_location,
-                                          next_json,
-                                          entry ? entry->created_ms : clock_.NowMillis(),
-                                          clock_.NowMillis()};
-        swaps.push_back(metastore::MetadataSwap{w.id, c.ident.ns, c.ident.name,
-                                                entry ? entry->metadata_location : "",
-                                                std::move(replacement)});
-        results.push_back(LoadedTable{new_location, std::move(next_json), {}, {}});
+  auto prepare = [&]() -> Result<std::vector<EntryChange>> {
+    std::vector<EntryChange> prepared;
+    for (const TableChange& c : changes) {
+      bool create = false;
+      for (const auto& r : c.requirements) {
+        // Compared as JSON: value("type", "") would throw on a non-string type (a 500);
+        // CheckRequirement below answers that with a 400.
+        if (r.is_object() && r.contains("type") && r["type"] == "assert-create") create = true;
       }
-      if (swaps.empty()) return {};
-      auto swapped = meta_.catalog().SwapMetadata(swaps);
-      // A create that lost its race to another create is a lost race too: evaluated
-      // again, the retry answers in the words of whatever now holds the name.
-      if (!swapped && swapped.error().code == ErrorCode::kAlreadyExists) {
-        return Fail(metastore::StalePointer());
+      auto entry = meta_.catalog().GetEntry(w.id, c.ident.ns, c.ident.name);
+      const Json* current = nullptr;
+      Json current_doc;
+      if (entry) {
+        if (entry->kind != "table") {
+          // The reference's words for a create (or update) that meets a view.
+          if (create) return Fail(NameTaken("table", entry->kind, c.ident));
+          return Fail(Error{ErrorCode::kConflict, "Requirement failed: table already exists", {}});
+        }
+        TM_ASSIGN(current_doc, ParseStored(entry->metadata_json,
+                                           "table " + JoinDots(c.ident.ns) + "." + c.ident.name));
+        current = &current_doc;
+      } else if (entry.error().code != ErrorCode::kNotFound) {
+        return Fail(entry.error());
+      } else if (!create) {
+        return Fail(Error{
+            ErrorCode::kNotFound,
+            "Table does not exist: " + JoinDots(c.ident.ns) + "." + c.ident.name,
+            {}}.With("missing", "table"));
       }
-      return swapped;
-    }();
-    if (prepared) return results;
-    cleanup();
-    const Error& e = prepared.error();
-    bool lost_race = metastore::IsStalePointer(e);
-    if (lost_race && attempt < options_.commit_retries) continue;
-    if (lost_race) {
-      return Fail(Error{ErrorCode::kConflict,
-                        "Commit failed: the table was changed concurrently; refresh and retry",
-                        {}});
+      if (create) {
+        if (c.requirements.size() != 1) {
+          return Fail(BadRequest("assert-create must be the only requirement of a create"));
+        }
+        TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
+      }
+      for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
+      Json base = current ? current_doc : Json::object();
+      TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
+      // `next` carries the stored document's members: read them by type.
+      const std::string what = "table " + JoinDots(c.ident.ns) + "." + c.ident.name;
+      TM_ASSIGN(std::string location, StoredString(next, "location", "", what));
+      if (location.empty()) {
+        location = DefaultLocation(w, c.ident);
+        next["location"] = location;
+      }
+      TM_TRY(KeyOf(w, location));
+      EntryChange change;
+      change.expected_metadata_location = entry ? entry->metadata_location : "";
+      if (current && *current == next) {
+        change.changed = false;
+        change.next = std::move(next);
+        prepared.push_back(std::move(change));
+        continue;
+      }
+      if (current) {
+        TM_ASSIGN(int64_t last_updated, StoredInt(*current, "last-updated-ms", 0, what));
+        iceberg::AppendMetadataLog(next, entry->metadata_location, last_updated);
+      }
+      TM_ASSIGN(std::string uuid, StoredString(next, "table-uuid", "", what));
+      change.replacement = metastore::TableEntry{w.id,
+                                                 c.ident.ns,
+                                                 c.ident.name,
+                                                 "table",
+                                                 uuid,
+                                                 location,
+                                                 "",
+                                                 "",
+                                                 entry ? entry->created_ms : clock_.NowMillis(),
+                                                 clock_.NowMillis()};
+      change.next = std::move(next);
+      prepared.push_back(std::move(change));
     }
-    return Fail(e);
+    return prepared;
+  };
+  TM_ASSIGN(auto published, CommitOptimistically(meta_.catalog(), files_, w,
+                                                 options_.commit_retries, "table", prepare));
+  std::vector<LoadedTable> results;
+  for (auto& p : published) {
+    results.push_back(
+        LoadedTable{std::move(p.metadata_location), std::move(p.metadata_json), {}, {}});
   }
+  return results;
 }
 
 Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
@@ -629,26 +627,37 @@ Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
         "Table does not exist: " + JoinDots(ident.ns) + "." + ident.name,
         {}}.With("missing", "table"));
   };
-  if (purge) {
-    // The purge task deletes every object under the location, not only the files the
-    // metadata references as the reference does: refuse unless the table owns it alone
-    // (an explicit location around other tables, a registered copy, a renamed twin).
-    auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
-    if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
-    if (!entry || entry->kind != "table") return missing();
-    TM_ASSIGN(std::string key, KeyOf(w, entry->location));
-    TM_TRY(CheckSolePrefix(w, ident, key + "/"));
-  }
-  metastore::CatalogStore::DropFollowUp purge_task;
-  if (purge) {
-    purge_task = [&](const metastore::TableEntry& e) -> std::optional<metastore::NewTask> {
-      auto key = KeyOf(w, e.location);
-      if (!key) return std::nullopt;  // checked above: the location is the warehouse's
-      Json payload = {{"bucket", "w-" + w.id}, {"prefix", *key + "/"}};
-      return metastore::NewTask{"purge_prefix", payload.dump()};
-    };
-  }
-  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table", purge_task);
+  auto entry = meta_.catalog().GetEntry(w.id, ident.ns, ident.name);
+  if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
+  if (!entry || entry->kind != "table") return missing();
+  // The purge task deletes every object under the location, not only the files the
+  // metadata references as the reference does: only a table that owns its location alone
+  // is the catalog's to purge (not an explicit location around other tables, a
+  // registered copy, a renamed twin).
+  TM_ASSIGN(std::string key, KeyOf(w, entry->location));
+  auto sole = CheckSolePrefix(w, ident, key + "/");
+  if (purge && !sole) return Fail(sole.error());
+  if (!sole && sole.error().code != ErrorCode::kInvalidInput) return Fail(sole.error());
+  bool managed = sole.has_value();
+  // A drop without purgeRequested purges a managed table too (as Lakekeeper does):
+  // engines that purge themselves (Spark's DROP TABLE … PURGE) may stop half-way, and a
+  // user's purge must finish or leave nothing. That purge waits until every session for
+  // the table has expired (those vended before the drop, and those the drop record
+  // serves, which end one lifetime after the drop), so it never deletes a manifest
+  // under a client's running purge.
+  const int64_t lifetime_ms = files_.session_seconds() * 1000;
+  metastore::CatalogStore::DropFollowUp follow_up =
+      [&](const metastore::TableEntry& e) -> std::optional<metastore::NewTask> {
+    DropRecord record{w.id, ident, e.location, caller.identity, clock_.NowMillis()};
+    auto dropped_key = KeyOf(w, e.location);
+    if (managed && dropped_key) {
+      return metastore::NewTask{
+          kPurgePrefixTask, DropTaskPayload(record, WarehouseFiles::Bucket(w), *dropped_key + "/"),
+          purge ? 0 : lifetime_ms + kPurgeGraceMs};
+    }
+    return metastore::NewTask{kDropRecordTask, DropTaskPayload(record, "", ""), lifetime_ms};
+  };
+  auto dropped = meta_.catalog().DropEntry(w.id, ident.ns, ident.name, "table", follow_up);
   if (!dropped) {
     if (dropped.error().code == ErrorCode::kNotFound) return missing();
     return Fail(dropped.error());
@@ -678,8 +687,38 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
 
 Result<std::vector<StorageCredential>> CatalogService::TableCredentials(
     const CatalogPrincipal& caller, const metastore::Warehouse& w, const TableIdent& ident) {
-  TM_ASSIGN(LoadedTable table, LoadTable(caller, w, ident, true, false));
-  return table.credentials;
+  auto table = LoadTable(caller, w, ident, true, false);
+  if (table) return table->credentials;
+  if (table.error().code != ErrorCode::kNotFound) return Fail(table.error());
+  TM_ASSIGN(std::optional<DropRecord> dropped, RecentDropBy(caller, ident));
+  if (!dropped) return Fail(table.error());
+  // The dropper's purge is still running: a session for the dropped location (writable,
+  // so it may delete), refreshed at the same endpoint. It ends with the window, so no
+  // session for the dropped location outlives the lifetime after the drop, when the
+  // catalog's own purge starts.
+  return std::vector<StorageCredential>{
+      files_.Vend(caller, w, dropped->location, RefreshEndpoint(w, ident), "",
+                  dropped->dropped_ms + files_.session_seconds() * 1000)};
+}
+
+Result<std::optional<DropRecord>> CatalogService::RecentDropBy(const CatalogPrincipal& caller,
+                                                               const TableIdent& ident) {
+  const int64_t now = clock_.NowMillis();
+  const int64_t window_ms = files_.session_seconds() * 1000;
+  std::optional<DropRecord> newest;
+  for (const char* kind : {kPurgePrefixTask, kDropRecordTask}) {
+    TM_ASSIGN(auto tasks, meta_.tasks().ListOfKind(kind));
+    for (const auto& task : tasks) {
+      auto record = ParseDropRecord(task.payload_json, task.id);
+      if (!record) {
+        if (record.error().code == ErrorCode::kNotFound) continue;  // no record to serve
+        return Fail(record.error());
+      }
+      if (!ServesDroppedRefresh(*record, caller, ident, now, window_ms)) continue;
+      if (!newest || record->dropped_ms >= newest->dropped_ms) newest = std::move(*record);
+    }
+  }
+  return newest;
 }
 
 }  // namespace tablemere::catalog

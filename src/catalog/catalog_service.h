@@ -14,6 +14,7 @@
 #include "accounts/credentials.h"
 #include "catalog/catalog_support.h"
 #include "catalog/catalog_tokens.h"
+#include "catalog/drop_record.h"
 #include "common/clock.h"
 #include "iceberg/table_metadata.h"
 #include "metastore/metastore.h"
@@ -130,6 +131,14 @@ class CatalogService {
                                                           const TableIdent& ident);
 
  private:
+  // How long after the last session for a dropped table ends its purge starts: a request
+  // signed just before the expiry may still be arriving.
+  static constexpr int64_t kPurgeGraceMs = 2000;
+  static std::string RefreshEndpoint(const metastore::Warehouse& w, const TableIdent& ident);
+  // The newest drop of `ident` by the caller within one session lifetime, if any (read
+  // from the drop's task row; see drop_record.h).
+  Result<std::optional<DropRecord>> RecentDropBy(const CatalogPrincipal& caller,
+                                                 const TableIdent& ident);
   std::string DefaultLocation(const metastore::Warehouse& w, const TableIdent& ident) const;
   // DefaultLocation, or a suffixed sibling when objects already live there (a renamed
   // table's directory, or a dropped one's files awaiting their purge task).

@@ -1,5 +1,7 @@
 #include "catalog/catalog_support.h"
 
+#include "iceberg/json_access.h"
+
 #include <cstdio>
 
 #include "common/strings.h"
@@ -65,6 +67,52 @@ Error RenameTargetTaken(const TableIdent& from, const TableIdent& to,
                    "." + to.name + ". " + KindNoun(existing_kind) + " already exists",
                {}}
       .With("existing_kind", existing_kind);
+}
+
+Result<Json> ParseStored(const std::string& text, const std::string& what) {
+  Json doc = Json::parse(text, nullptr, false);
+  if (!doc.is_object()) {
+    return Fail(Error{ErrorCode::kInternal,
+                      "The stored metadata of " + what + " is corrupt: not a JSON object",
+                      {}});
+  }
+  return doc;
+}
+
+namespace {
+
+std::unexpected<Error> CorruptMember(const std::string& key, const std::string& what,
+                                     const char* expected) {
+  return Fail(
+      Error{ErrorCode::kInternal,
+            "The stored metadata of " + what + " is corrupt: '" + key + "' is not " + expected,
+            {}});
+}
+
+}  // namespace
+
+Result<std::string> StoredString(const Json& doc, const std::string& key,
+                                 const std::string& fallback, const std::string& what) {
+  const Json* v = iceberg::Member(doc, key);
+  if (!v) return fallback;
+  if (!v->is_string()) return CorruptMember(key, what, "a string");
+  return v->get<std::string>();
+}
+
+Result<int64_t> StoredInt(const Json& doc, const std::string& key, int64_t fallback,
+                          const std::string& what) {
+  const Json* v = iceberg::Member(doc, key);
+  if (!v) return fallback;
+  if (!iceberg::IsInt(*v)) return CorruptMember(key, what, "an integer");
+  return iceberg::AsInt(*v);
+}
+
+Result<bool> StoredBool(const Json& doc, const std::string& key, bool fallback,
+                        const std::string& what) {
+  const Json* v = iceberg::Member(doc, key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) return CorruptMember(key, what, "a boolean");
+  return v->get<bool>();
 }
 
 int VersionOf(const std::string& metadata_location) {
@@ -154,7 +202,7 @@ std::map<std::string, std::string> WarehouseFiles::BaseConfig() const {
 StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const std::string& location,
                                        const std::string& refresh_endpoint,
-                                       const std::string& format) {
+                                       const std::string& format, int64_t not_after_ms) {
   std::string base = location;
   while (base.ends_with("/")) base.pop_back();
   storage::SessionGrant grant;
@@ -165,7 +213,10 @@ StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
   grant.expires_ms = clock_.NowMillis() + session_seconds_ * 1000;
   grant.generation = w.credential_generation;
   grant.format = format;
-  storage::IssuedSession s = SessionFor(grant);
+  // A capped session is never shared: a cached one for the scope may outlive the cap.
+  const bool capped = not_after_ms > 0 && grant.expires_ms > not_after_ms;
+  if (capped) grant.expires_ms = not_after_ms;
+  storage::IssuedSession s = capped ? sealer_.Issue(grant, random_) : SessionFor(grant);
   StorageCredential c;
   c.prefix = base + "/";
   c.config = BaseConfig();

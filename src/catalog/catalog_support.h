@@ -52,6 +52,18 @@ Error NameTaken(const std::string& wanted_kind, const std::string& existing_kind
 // "Cannot rename ns.a to ns.b. View already exists".
 Error RenameTargetTaken(const TableIdent& from, const TableIdent& to,
                         const std::string& existing_kind);
+// A document the catalog stored itself (an entry's metadata, a generic table's record),
+// parsed without throwing: a stored document that is not a JSON object is corruption,
+// kInternal naming `what` ("table ns.t"), never a client's 400.
+Result<Json> ParseStored(const std::string& text, const std::string& what);
+// A stored member read without throwing: `fallback` when absent or null, kInternal
+// naming `what` and the member when it has another type.
+Result<std::string> StoredString(const Json& doc, const std::string& key,
+                                 const std::string& fallback, const std::string& what);
+Result<int64_t> StoredInt(const Json& doc, const std::string& key, int64_t fallback,
+                          const std::string& what);
+Result<bool> StoredBool(const Json& doc, const std::string& key, bool fallback,
+                        const std::string& what);
 // The version number of ".../metadata/00042-<uuid>.metadata.json", or -1.
 int VersionOf(const std::string& metadata_location);
 
@@ -86,10 +98,11 @@ class WarehouseFiles {
   // A session scoped to `location` (read-only when the caller is); `format` ("" for
   // Iceberg) decides which files it may write there. A session sealed for the same
   // scope is handed out again while most of its lifetime remains (see
-  // kSessionReuseNumerator); its expiry is reported as sealed. Thread-safe.
+  // kSessionReuseNumerator); its expiry is reported as sealed. `not_after_ms` (0: none)
+  // caps the expiry; a capped session is sealed afresh. Thread-safe.
   StorageCredential Vend(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                          const std::string& location, const std::string& refresh_endpoint,
-                         const std::string& format);
+                         const std::string& format, int64_t not_after_ms = 0);
   int64_t session_seconds() const { return session_seconds_; }
 
  private:

@@ -1,5 +1,7 @@
 #include "catalog/catalog_tokens.h"
 
+#include "iceberg/json_access.h"
+
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -64,15 +66,33 @@ Result<CatalogPrincipal> CatalogTokens::Open(const std::string& token) const {
   }
   auto payload = crypto::Base64UrlDecode(token.substr(a + 1, b - a - 1));
   auto claims = payload ? nlohmann::json::parse(*payload, nullptr, false) : nlohmann::json();
-  if (!claims.is_object() || claims.value("typ", "") != "tablemere-catalog") {
+  // Signed by us, but read by type anyway: json::value() throws on a mismatch, and a
+  // token of another shape is simply not valid.
+  using Json = nlohmann::json;
+  auto text = [&](const char* key) -> const Json* {
+    const Json* v = claims.is_object() ? iceberg::Member(claims, key) : nullptr;
+    return v && v->is_string() ? v : nullptr;
+  };
+  auto integer = [&](const char* key) -> const Json* {
+    const Json* v = claims.is_object() ? iceberg::Member(claims, key) : nullptr;
+    return v && iceberg::IsInt(*v) ? v : nullptr;
+  };
+  const Json* typ = text("typ");
+  const Json* sub = text("sub");
+  const Json* wh = text("wh");
+  const Json* ro = claims.is_object() ? iceberg::Member(claims, "ro") : nullptr;
+  const Json* gen = integer("gen");
+  const Json* exp = integer("exp");
+  if (!typ || *typ != "tablemere-catalog" || !sub || !wh || !ro || !ro->is_boolean() || !gen ||
+      !exp) {
     return Fail(Unauthenticated("Invalid bearer token"));
   }
   CatalogPrincipal p;
-  p.identity = claims.value("sub", "");
-  p.warehouse_id = claims.value("wh", "");
-  p.read_only = claims.value("ro", true);
-  p.generation = claims.value("gen", int64_t{0});
-  p.expires_ms = claims.value("exp", int64_t{0}) * 1000;
+  p.identity = sub->get<std::string>();
+  p.warehouse_id = wh->get<std::string>();
+  p.read_only = ro->get<bool>();
+  p.generation = iceberg::AsInt(*gen);
+  p.expires_ms = iceberg::AsInt(*exp) * 1000;
   return p;
 }
 

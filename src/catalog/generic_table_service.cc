@@ -1,9 +1,22 @@
 #include "catalog/generic_table_service.h"
 
+#include "iceberg/json_access.h"
+
 #include "common/strings.h"
 #include "storage/access.h"
 
 namespace tablemere::catalog {
+
+namespace {
+
+// A listing names each table's format; a record that lost it (or never had a string
+// there) lists with none rather than failing the whole page.
+std::string FormatOf(const Json& record) {
+  const Json* f = record.is_object() ? iceberg::Member(record, "format") : nullptr;
+  return f && f->is_string() ? f->get<std::string>() : std::string();
+}
+
+}  // namespace
 
 namespace {
 
@@ -36,12 +49,15 @@ Result<metastore::TableEntry> GenericTableService::Entry(const metastore::Wareho
   return entry;
 }
 
-LoadedGenericTable GenericTableService::Loaded(const CatalogPrincipal& caller,
-                                               const metastore::Warehouse& w,
-                                               const TableIdent& ident,
-                                               const metastore::TableEntry& entry, bool vend) {
+Result<LoadedGenericTable> GenericTableService::Loaded(const CatalogPrincipal& caller,
+                                                       const metastore::Warehouse& w,
+                                                       const TableIdent& ident,
+                                                       const metastore::TableEntry& entry,
+                                                       bool vend) {
   LoadedGenericTable out;
-  out.table = Json::parse(entry.metadata_json);
+  const std::string what = "generic table " + JoinDots(ident.ns) + "." + ident.name;
+  TM_ASSIGN(out.table, ParseStored(entry.metadata_json, what));
+  TM_ASSIGN(std::string format, StoredString(out.table, "format", "", what));
   out.table["name"] = ident.name;  // a rename changes the name, not the record
   out.config = catalog_.files().BaseConfig();
   if (vend) {
@@ -49,7 +65,7 @@ LoadedGenericTable GenericTableService::Loaded(const CatalogPrincipal& caller,
         caller, w, entry.location,
         "lakekeeper/v1/w-" + w.id + "/namespaces/" + UrlEncode(JoinNsWire(ident.ns)) +
             "/generic-tables/" + UrlEncode(ident.name) + "/credentials",
-        out.table.value("format", ""));
+        format);
     for (const auto& [k, v] : c.config) out.config[k] = v;
     out.credentials.push_back(std::move(c));
   }
@@ -64,8 +80,8 @@ Result<std::vector<GenericTableSummary>> GenericTableService::List(const metasto
   std::vector<GenericTableSummary> out;
   for (const auto& e : entries) {
     Json record = Json::parse(e.metadata_json, nullptr, false);
-    out.push_back(GenericTableSummary{TableIdent{e.namespace_levels, e.name}, e.uuid,
-                                      record.is_object() ? record.value("format", "") : ""});
+    out.push_back(
+        GenericTableSummary{TableIdent{e.namespace_levels, e.name}, e.uuid, FormatOf(record)});
   }
   return out;
 }
@@ -160,8 +176,10 @@ Result<void> GenericTableService::Drop(const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident) {
   TM_TRY(RequireWrite(caller));
   TM_ASSIGN(auto entry, Entry(w, ident));
-  Json record = Json::parse(entry.metadata_json);
-  if (record.value("protected", false)) {
+  const std::string what = "generic table " + JoinDots(ident.ns) + "." + ident.name;
+  TM_ASSIGN(Json record, ParseStored(entry.metadata_json, what));
+  TM_ASSIGN(bool is_protected, StoredBool(record, "protected", false, what));
+  if (is_protected) {
     return Fail(Error{
         ErrorCode::kConflict,
         "Generic table " + JoinDots(ident.ns) + "." + ident.name +
@@ -212,7 +230,7 @@ Result<std::vector<StorageCredential>> GenericTableService::Credentials(
     }
     chain.push_back(JoinDots(view.ns) + "." + view.name);
   }
-  LoadedGenericTable loaded = Loaded(caller, w, ident, entry, true);
+  TM_ASSIGN(LoadedGenericTable loaded, Loaded(caller, w, ident, entry, true));
   metastore::AuditEvent event;
   event.at_ms = clock_.NowMillis();
   event.principal_id = caller.identity;
@@ -237,7 +255,8 @@ Result<LoadedGenericTable> GenericTableService::SetProtected(const CatalogPrinci
                                                              bool protect) {
   TM_TRY(RequireWrite(caller));
   TM_ASSIGN(auto entry, Entry(w, ident));
-  Json record = Json::parse(entry.metadata_json);
+  TM_ASSIGN(Json record, ParseStored(entry.metadata_json,
+                                     "generic table " + JoinDots(ident.ns) + "." + ident.name));
   record["protected"] = protect;
   metastore::TableEntry next = entry;
   next.metadata_json = record.dump();

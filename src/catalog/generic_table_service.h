@@ -51,8 +51,9 @@ class GenericTableService {
 
  private:
   Result<metastore::TableEntry> Entry(const metastore::Warehouse& w, const TableIdent& ident);
-  LoadedGenericTable Loaded(const CatalogPrincipal& caller, const metastore::Warehouse& w,
-                            const TableIdent& ident, const metastore::TableEntry& entry, bool vend);
+  Result<LoadedGenericTable> Loaded(const CatalogPrincipal& caller, const metastore::Warehouse& w,
+                                    const TableIdent& ident, const metastore::TableEntry& entry,
+                                    bool vend);
 
   CatalogService& catalog_;
   const Clock& clock_;

@@ -1,5 +1,6 @@
 #include "catalog/view_service.h"
 
+#include "catalog/commit_loop.h"
 #include "iceberg/view_metadata.h"
 
 namespace tablemere::catalog {
@@ -10,6 +11,10 @@ Error NoSuchView(const TableIdent& ident) {
   return Error{
       ErrorCode::kNotFound, "View does not exist: " + JoinDots(ident.ns) + "." + ident.name, {}}
       .With("missing", "view");
+}
+
+std::string ViewName(const TableIdent& ident) {
+  return "view " + JoinDots(ident.ns) + "." + ident.name;
 }
 
 Error Collision(const metastore::TableEntry& existing) {
@@ -95,8 +100,8 @@ Result<LoadedView> ViewService::Create(const CatalogPrincipal& caller,
 
 Result<LoadedView> ViewService::Load(const metastore::Warehouse& w, const TableIdent& ident) {
   TM_ASSIGN(auto entry, Entry(w, ident));
-  return LoadedView{entry.metadata_location, Json::parse(entry.metadata_json),
-                    catalog_.files().BaseConfig()};
+  TM_ASSIGN(Json metadata, ParseStored(entry.metadata_json, ViewName(ident)));
+  return LoadedView{entry.metadata_location, std::move(metadata), catalog_.files().BaseConfig()};
 }
 
 Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
@@ -106,37 +111,31 @@ Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
   if (!requirements.is_array() || !updates.is_array()) {
     return Fail(BadRequest("requirements and updates must be arrays"));
   }
-  auto& store = catalog_.metastore().catalog();
-  for (int attempt = 0;; attempt++) {
+  auto prepare = [&]() -> Result<std::vector<EntryChange>> {
     TM_ASSIGN(auto entry, Entry(w, ident));
-    Json current = Json::parse(entry.metadata_json);
+    TM_ASSIGN(Json current, ParseStored(entry.metadata_json, ViewName(ident)));
     for (const auto& r : requirements) TM_TRY(iceberg::CheckViewRequirement(current, r));
     TM_ASSIGN(Json next, iceberg::ApplyViewUpdates(current, updates, clock_.NowMillis()));
-    if (next == current)
-      return LoadedView{entry.metadata_location, current, catalog_.files().BaseConfig()};
-    std::string location = next.value("location", entry.location);
-    TM_TRY(catalog_.files().KeyOf(w, location));
-    TM_ASSIGN(
-        std::string metadata_location,
-        catalog_.files().WriteMetadata(w, location, VersionOf(entry.metadata_location) + 1, next));
-    metastore::TableEntry replacement = entry;
-    replacement.location = location;
-    replacement.metadata_location = metadata_location;
-    replacement.metadata_json = next.dump();
-    replacement.updated_ms = clock_.NowMillis();
-    auto swapped = store.SwapMetadata({metastore::MetadataSwap{
-        w.id, ident.ns, ident.name, entry.metadata_location, replacement}});
-    if (swapped) return LoadedView{metadata_location, next, catalog_.files().BaseConfig()};
-    catalog_.files().DiscardUnreferenced(w, metadata_location);
-    if (!metastore::IsStalePointer(swapped.error()) || attempt >= commit_retries_) {
-      if (metastore::IsStalePointer(swapped.error())) {
-        return Fail(Error{ErrorCode::kConflict,
-                          "Commit failed: the view was changed concurrently; refresh and retry",
-                          {}});
-      }
-      return Fail(swapped.error());
+    EntryChange change;
+    change.expected_metadata_location = entry.metadata_location;
+    if (next == current) {
+      change.changed = false;
+      change.next = std::move(current);
+      return std::vector<EntryChange>{std::move(change)};
     }
-  }
+    TM_ASSIGN(std::string location,
+              StoredString(next, "location", entry.location, ViewName(ident)));
+    TM_TRY(catalog_.files().KeyOf(w, location));
+    change.replacement = std::move(entry);
+    change.replacement.location = location;
+    change.replacement.updated_ms = clock_.NowMillis();
+    change.next = std::move(next);
+    return std::vector<EntryChange>{std::move(change)};
+  };
+  TM_ASSIGN(auto published, CommitOptimistically(catalog_.metastore().catalog(), catalog_.files(),
+                                                 w, commit_retries_, "view", prepare));
+  return LoadedView{std::move(published.front().metadata_location),
+                    std::move(published.front().metadata), catalog_.files().BaseConfig()};
 }
 
 Result<void> ViewService::Drop(const CatalogPrincipal& caller, const metastore::Warehouse& w,

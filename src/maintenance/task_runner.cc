@@ -52,9 +52,37 @@ Result<void> TaskRunner::Run(const metastore::Task& task) {
   auto payload = nlohmann::json::parse(task.payload_json, nullptr, false);
   if (!payload.is_object()) return {};  // malformed: drop it rather than retry forever
   if (task.kind == "purge_prefix") {
-    return PurgePrefix(payload.value("bucket", ""), payload.value("prefix", ""));
+    auto text = [&](const char* key) {
+      auto it = payload.find(key);
+      return it != payload.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string bucket = text("bucket");
+    const std::string prefix = text("prefix");
+    // A drop's purge may be delayed by a session lifetime; a table created at the
+    // emptied location meanwhile (an engine purged it first) now owns what is there.
+    TM_ASSIGN(bool claimed, Reoccupied(text("warehouse"), bucket, prefix));
+    if (claimed) return {};
+    return PurgePrefix(bucket, prefix);
   }
+  // "drop_record" rows only keep a drop's record until they are due (drop_record.h).
   return {};
+}
+
+Result<bool> TaskRunner::Reoccupied(const std::string& warehouse_id, const std::string& bucket,
+                                    const std::string& prefix) {
+  if (warehouse_id.empty()) return false;  // a task from before drops carried a record
+  const std::string root = "s3://" + bucket + "/";
+  for (const char* kind : {"table", "view", "generic"}) {
+    TM_ASSIGN(auto entries, meta_.catalog().ListEntriesOfKind(warehouse_id, kind));
+    for (const auto& e : entries) {
+      if (!e.location.starts_with(root)) continue;
+      std::string key = e.location.substr(root.size());
+      while (key.ends_with("/")) key.pop_back();
+      key += "/";
+      if (key.starts_with(prefix) || prefix.starts_with(key)) return true;
+    }
+  }
+  return false;
 }
 
 Result<void> TaskRunner::PurgePrefix(const std::string& bucket, const std::string& prefix) {

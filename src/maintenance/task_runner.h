@@ -25,6 +25,9 @@ class TaskRunner {
  private:
   Result<void> Run(const metastore::Task& task);
   Result<void> PurgePrefix(const std::string& bucket, const std::string& prefix);
+  // Whether a live entry of the warehouse has its location overlapping `prefix`.
+  Result<bool> Reoccupied(const std::string& warehouse_id, const std::string& bucket,
+                          const std::string& prefix);
 
   // How long a claimed task is reserved for this runner before others may take it.
   static constexpr int64_t kLeaseMs = 10 * 60 * 1000;

@@ -117,6 +117,8 @@ class TaskStore {
   virtual Result<void> Complete(int64_t task_id) = 0;
   // Makes the task runnable again after `delay_ms`.
   virtual Result<void> Retry(int64_t task_id, int64_t delay_ms) = 0;
+  // Every queued task of `kind` (runnable, leased or delayed), oldest first.
+  virtual Result<std::vector<Task>> ListOfKind(const std::string& kind) = 0;
 };
 
 class AuditStore {

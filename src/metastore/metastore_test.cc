@@ -195,5 +195,22 @@ TEST_F(MetastoreTest, TasksAreLeased) {
   EXPECT_FALSE(t.Claim(0).value().has_value());
 }
 
+TEST_F(MetastoreTest, DelayedTasksWaitAndAreListedByKind) {
+  auto& t = store_->tasks();
+  auto follow_up = [](const TableEntry&) -> std::optional<NewTask> {
+    return NewTask{"purge_prefix", "{\"later\":true}", 3'600'000};
+  };
+  ASSERT_TRUE(store_->catalog().SwapMetadata({Create("t", "table")}).has_value());
+  ASSERT_TRUE(store_->catalog().DropEntry("w", {"ns"}, "t", "table", follow_up).has_value());
+  ASSERT_TRUE(t.Enqueue("other", "{}").has_value());
+  auto claimed = t.Claim(60000).value();
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->kind, "other");  // the delayed purge is not due yet
+  EXPECT_FALSE(t.Claim(60000).value().has_value());
+  auto listed = t.ListOfKind("purge_prefix").value();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].payload_json, "{\"later\":true}");
+}
+
 }  // namespace
 }  // namespace tablemere::metastore

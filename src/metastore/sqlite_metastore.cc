@@ -484,6 +484,16 @@ class SqliteMetastore final : public Metastore,
     });
   }
 
+  Result<std::vector<Task>> ListOfKind(const std::string& kind) override {
+    return Read([&](sqlite::Db& db) -> Result<std::vector<Task>> {
+      return sqlite::Query(
+          db, "SELECT id, kind, payload, attempts FROM tasks WHERE kind = ? ORDER BY id", {kind},
+          [](sqlite::Statement& st) {
+            return Task{st.Int(0), st.Text(1), st.Text(2), static_cast<int>(st.Int(3))};
+          });
+    });
+  }
+
   // ---------------------------------------------------------------- audit
   Result<void> Record(const AuditEvent& e) override {
     return Write([&](sqlite::Db& db) {
@@ -570,11 +580,11 @@ class SqliteMetastore final : public Metastore,
     return result;
   }
 
-  // A task due now, written inside the caller's transaction.
+  // A task due after its delay, written inside the caller's transaction.
   Result<void> InsertTask(sqlite::Db& db, const NewTask& task) {
     int64_t now = clock_.NowMillis();
     return Run(db, "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
-               {task.kind, task.payload_json, now, now});
+               {task.kind, task.payload_json, now + task.delay_ms, now});
   }
 
   static Result<void> Run(sqlite::Db& db, const std::string& sql,

@@ -110,6 +110,9 @@ struct AuditEvent {
 struct NewTask {
   std::string kind;
   std::string payload_json;
+  // How long after the enqueueing transaction the task becomes runnable: a drop's
+  // purge waits out the sessions a client may still be purging with.
+  int64_t delay_ms = 0;
 };
 
 struct Task {
