@@ -20,6 +20,12 @@ struct Config {
   int64_t catalog_token_seconds = 900;  // catalog bearer tokens
   std::string ready_file;               // written with the bound URLs once serving
   std::string access_log = "-";         // "-" for stderr, "" to disable, or a file path
+  // Transport limits (http::ServerOptions has the reasons).
+  int64_t max_connections = 50000;
+  int64_t max_connections_per_address = 1000;
+  int64_t head_timeout_seconds = 10;
+  int64_t idle_timeout_seconds = 120;
+  int64_t max_request_threads = 1024;
   // Operator S3 users "access:secret,…" — from the environment only, never a flag.
   std::map<std::string, std::string> s3_users;
 };
