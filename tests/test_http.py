@@ -70,3 +70,130 @@ def test_raw_unit_separator_in_a_path_reaches_the_nested_namespace(server):
         "Connection: close\r\n\r\n").encode())
     assert response.startswith(b"HTTP/1.1 200"), response[:200]
     assert b'"namespace":["outer","inner"]' in response
+
+
+# ---- connections waiting for a head: event loop, head timeout, per-address cap
+
+def _stalled(url, source, head=b"GET /livez HTTP/1.1\r\nHost: x\r\n"):
+    """A connection from `source` that sends half a request head and then nothing."""
+    host, port = url.split("//")[1].split(":")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((source, 0))
+    sock.settimeout(10)
+    sock.connect((host, int(port)))
+    sock.sendall(head)
+    return sock
+
+
+def _get_from(url, source, path="/livez"):
+    """One whole request from `source`; returns the status line."""
+    host, port = url.split("//")[1].split(":")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((source, 0))
+        sock.settimeout(10)
+        sock.connect((host, int(port)))
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\r\n", 1)[0]
+
+
+def _closed_by_server(sock):
+    """True when the server has closed `sock` (EOF or reset), False while it is open."""
+    sock.setblocking(False)
+    try:
+        data = sock.recv(65536)
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+    finally:
+        sock.setblocking(True)
+    return data == b"" or data.startswith(b"HTTP/1.1 503")
+
+
+def test_stalled_heads_from_one_address_do_not_block_another():
+    from conftest import Server
+    import time
+    # Far fewer request threads than stalled connections: a stalled head must hold none.
+    srv = Server(args=["--max-connections-per-address", "300", "--head-timeout-seconds", "30",
+                       "--max-request-threads", "4"])
+    try:
+        stalled = [_stalled(srv.api, "127.0.0.1") for _ in range(300)]
+        for _ in range(20):
+            assert _get_from(srv.api, "127.0.0.2") == b"HTTP/1.1 200 OK"
+        # The stalled connections are still open (waiting, not dropped) and can finish.
+        time.sleep(0.2)
+        assert not any(_closed_by_server(s) for s in stalled)
+        stalled[0].sendall(b"Connection: close\r\n\r\n")
+        assert stalled[0].recv(65536).startswith(b"HTTP/1.1 200")
+        for s in stalled:
+            s.close()
+    finally:
+        srv.cleanup()
+
+
+def test_a_head_that_does_not_arrive_in_time_is_closed():
+    from conftest import Server
+    import time
+    srv = Server(args=["--head-timeout-seconds", "1", "--idle-timeout-seconds", "30"])
+    try:
+        sock = _stalled(srv.api, "127.0.0.1")
+        time.sleep(0.3)
+        assert not _closed_by_server(sock)
+        # Trickling bytes does not extend the head's deadline (slowloris).
+        deadline = time.time() + 4
+        closed = False
+        while time.time() < deadline and not closed:
+            try:
+                sock.sendall(b"X")
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.2)
+            closed = _closed_by_server(sock)
+        assert closed
+        sock.close()
+        # An idle keep-alive connection is governed by the idle timeout, not the head's.
+        host, port = srv.api.split("//")[1].split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as ka:
+            ka.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert ka.recv(65536).startswith(b"HTTP/1.1 200")
+            time.sleep(1.8)
+            assert not _closed_by_server(ka)
+            ka.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert ka.recv(65536).startswith(b"HTTP/1.1 200")
+    finally:
+        srv.cleanup()
+
+
+def test_connections_beyond_the_per_address_cap_are_refused():
+    from conftest import Server
+    import time
+    srv = Server(args=["--max-connections-per-address", "5"])
+    try:
+        held = [_stalled(srv.api, "127.0.0.1") for _ in range(5)]
+        time.sleep(0.2)
+        extra = _stalled(srv.api, "127.0.0.1", head=b"")
+        extra.settimeout(5)
+        answer = b""
+        try:
+            answer = extra.recv(65536)
+        except ConnectionResetError:
+            pass
+        assert answer == b"" or answer.startswith(b"HTTP/1.1 503"), answer
+        extra.close()
+        # Another address is served meanwhile.
+        assert _get_from(srv.api, "127.0.0.2") == b"HTTP/1.1 200 OK"
+        # Once one closes, the address gets a connection again.
+        held.pop().close()
+        time.sleep(0.2)
+        assert _get_from(srv.api, "127.0.0.1") == b"HTTP/1.1 200 OK"
+        for s in held:
+            s.close()
+    finally:
+        srv.cleanup()
