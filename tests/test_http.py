@@ -197,3 +197,28 @@ def test_connections_beyond_the_per_address_cap_are_refused():
             s.close()
     finally:
         srv.cleanup()
+
+
+def test_pipelined_requests_and_a_partial_next_head_after_keep_alive():
+    from conftest import Server
+    import time
+    srv = Server(args=["--head-timeout-seconds", "1", "--idle-timeout-seconds", "30"])
+    try:
+        host, port = srv.api.split("//")[1].split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            # Two requests in one send: the second's head is read with the first's.
+            sock.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\n\r\n"
+                         b"GET /v1/nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = b""
+            deadline = time.time() + 5
+            while data.count(b"HTTP/1.1 ") < 2 and time.time() < deadline:
+                data += sock.recv(65536)
+            assert data.startswith(b"HTTP/1.1 200")
+            assert data.count(b"HTTP/1.1 ") == 2, data
+            # Half of the next head, then nothing: closed by the head timeout, not left to
+            # the idle one.
+            sock.sendall(b"GET /livez HTTP/1.1\r\n")
+            time.sleep(2.5)
+            assert _closed_by_server(sock)
+    finally:
+        srv.cleanup()
