@@ -65,15 +65,18 @@ constexpr size_t kReadBufferSize = 1024 * 1024;
 constexpr int kIoTimeoutMs = 120 * 1000;
 // Unread request body bytes we are willing to discard to keep a connection alive.
 constexpr uint64_t kDrainLimit = 1024 * 1024;
-// After a keep-alive response the request thread waits this long for the next request
-// before handing the connection back to the event loop. Clients that reuse a connection
-// usually send the next request within a round trip, and serving it on the same thread
-// saves two thread hand-offs (loop wake-up, then pool wake-up): without the linger,
-// loadTable throughput over keep-alive measured 0.56x of the thread-per-connection
-// model. It is short so that a connection that goes quiet holds a thread only briefly,
+// After a keep-alive response the request thread waits up to this long for the next
+// request before handing the connection back to the event loop. Clients that reuse a
+// connection usually send the next request at once, and serving it on the same thread
+// saves two thread hand-offs (loop wake-up, then pool wake-up): handing back after every
+// response measured loadTable at 0.56x of the thread-per-connection model, a 20 ms
+// linger at 0.80-0.94x on a loaded machine (clients there are often descheduled for
+// longer), 200 ms at 0.96x. A connection that goes quiet holds a thread only this long,
+// the wait gives way at once when requests are queued for a thread (it polls in slices),
 // and what arrives in it is received without blocking (a head that comes only in part
 // goes to the loop, under the head timeout).
-constexpr int kKeepAliveLingerMs = 20;
+constexpr int kKeepAliveLingerMs = 200;
+constexpr int kLingerSliceMs = 10;
 // Largest slice of a response stream sent at once. File-backed bodies are read into
 // buffers (see the object store's read-ahead) and sent, not sent with sendfile(2): over
 // loopback, sendfile's page-sized socket buffers measured ~1.1-1.6 GB/s against
@@ -582,6 +585,7 @@ class ServerImpl final : public Server {
   void Submit(Connection* c) {
     std::lock_guard lock(pool_mu_);
     jobs_.push_back(c);
+    queued_.fetch_add(1, std::memory_order_relaxed);
     if (jobs_.size() > static_cast<size_t>(pool_idle_) &&
         pool_threads_ < options_.max_request_threads) {
       pool_threads_++;
@@ -607,6 +611,7 @@ class ServerImpl final : public Server {
       }
       Connection* c = jobs_.front();
       jobs_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
       lock.unlock();
       Serve(c, buffer);
       lock.lock();
@@ -687,7 +692,7 @@ class ServerImpl final : public Server {
   // next request, receiving without blocking. kHead when it is in `buffer`; kIdle when
   // it has not come whole (what did come stays in `buffer`, and the connection goes back
   // to the event loop, under the head deadline); kClosed when the peer went away.
-  static Linger AwaitNextHead(int fd, beast::flat_buffer& buffer) {
+  Linger AwaitNextHead(int fd, beast::flat_buffer& buffer) {
     auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(kKeepAliveLingerMs);
     size_t scanned = 0;
@@ -699,11 +704,12 @@ class ServerImpl final : public Server {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                       deadline - std::chrono::steady_clock::now())
                       .count();
-      if (left <= 0) return Linger::kIdle;
+      if (left <= 0 || queued_.load(std::memory_order_relaxed) > 0) return Linger::kIdle;
       pollfd p{fd, POLLIN, 0};
-      int r = ::poll(&p, 1, static_cast<int>(left));
+      int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, kLingerSliceMs)));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return Linger::kIdle;
+      if (r < 0) return Linger::kIdle;
+      if (r == 0) continue;
       auto space = buffer.prepare(64 * 1024);
       ssize_t n = ::recv(fd, space.data(), space.size(), MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
@@ -908,6 +914,7 @@ class ServerImpl final : public Server {
   std::condition_variable pool_drained_;
   std::deque<Connection*> jobs_;
   int pool_threads_ = 0;
+  std::atomic<int> queued_{0};  // jobs_.size(), read by lingering threads without the lock
   int pool_idle_ = 0;
   bool pool_stopping_ = false;
 };
