@@ -44,8 +44,15 @@ def test_access_log_has_a_line_per_request_and_no_secrets(server):
     marker = "x-request-id-probe"
     r = requests.get(url, headers={"User-Agent": marker})
     assert r.status_code == 200
-    log = open(server.log_path).read()
-    line = [entry for entry in log.splitlines() if r.headers["x-request-id"] in entry]
+    # The line is written after the response is sent, so it may trail the response a little.
+    import time
+    deadline = time.time() + 5
+    while True:
+        log = open(server.log_path).read()
+        line = [entry for entry in log.splitlines() if r.headers["x-request-id"] in entry]
+        if line or time.time() > deadline:
+            break
+        time.sleep(0.02)
     assert len(line) == 1 and '"GET /"' in line[0] and " 200 " in line[0]
     signature = url.split("X-Amz-Signature=")[1]
     assert signature not in log and "operator1-secret-key" not in log
