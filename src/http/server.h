@@ -1,6 +1,7 @@
-// The HTTP transport: listeners, one thread per connection, keep-alive, streaming
-// request and response bodies, Expect: 100-continue, request ids, access log, and
-// graceful shutdown. Beast is confined to server.cc.
+// The HTTP transport: listeners, an event loop per listener for connections waiting for
+// a request head, a worker thread per in-flight request, keep-alive, streaming request
+// and response bodies, Expect: 100-continue, request ids, access log, and graceful
+// shutdown. Beast is confined to server.cc.
 #pragma once
 
 #include <functional>
@@ -23,17 +24,36 @@ struct ListenerOptions {
 // which can carry signatures and secrets.
 using AccessLog = std::function<void(const std::string& line)>;
 
+// A request head must arrive whole within this of the accept (or of its first byte on a
+// keep-alive connection). Real clients send a head in one packet, so 10 s is generous; a
+// slow or stalled head (slowloris) must not hold a connection slot for long.
+inline constexpr int kDefaultHeadTimeoutSeconds = 10;
+
+// Limits of the transport; the defaults are the server's flag defaults.
+struct ServerOptions {
+  // Open connections per server (idle and waiting ones are cheap: no thread); the fd soft
+  // limit is raised to the hard limit at start so this many can be open.
+  int max_connections = 50000;
+  // Open connections per client address; beyond it a connection gets a 503 and is closed.
+  int max_connections_per_address = 1000;
+  int head_timeout_seconds = kDefaultHeadTimeoutSeconds;
+  // A keep-alive connection with no new request for this long is closed.
+  int idle_timeout_seconds = 120;
+  // Threads serving requests whose head has arrived; beyond it requests queue.
+  int max_request_threads = 1024;
+};
+
 class Server {
  public:
   virtual ~Server() = default;
   // Binds every listener and starts serving. Errors: kUnavailable when an address
   // cannot be bound, kInvalidInput when it cannot be parsed.
   static Result<std::unique_ptr<Server>> Start(std::vector<ListenerOptions> listeners,
-                                               AccessLog access_log);
+                                               AccessLog access_log, ServerOptions options = {});
   // The bound "host:port" of a listener (after port 0 was resolved).
   virtual std::string BoundAddress(const std::string& name) const = 0;
   // Stops accepting, lets in-flight requests finish, closes idle connections, and
-  // returns when every connection thread has ended. Thread-safe; idempotent.
+  // returns when every request thread has ended. Thread-safe; idempotent.
   virtual void Shutdown() = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -73,7 +74,8 @@ class AppImpl final : public App {
                                              std::fprintf(out, "%s\n", line.c_str());
                                              std::fflush(out);
                                            })
-                                               : http::AccessLog()));
+                                               : http::AccessLog(),
+                                           TransportOptions(config)));
     accounts::PublicUrls urls{
         config.public_api_url.empty() ? UrlFor(server_->BoundAddress("api"))
                                       : config.public_api_url,
@@ -134,6 +136,17 @@ class AppImpl final : public App {
   }
 
  private:
+  static http::ServerOptions TransportOptions(const Config& config) {
+    auto clamp = [](int64_t v) { return static_cast<int>(std::min<int64_t>(v, 1 << 30)); };
+    http::ServerOptions options;
+    options.max_connections = clamp(config.max_connections);
+    options.max_connections_per_address = clamp(config.max_connections_per_address);
+    options.head_timeout_seconds = clamp(config.head_timeout_seconds);
+    options.idle_timeout_seconds = clamp(config.idle_timeout_seconds);
+    options.max_request_threads = clamp(config.max_request_threads);
+    return options;
+  }
+
   http::Response Route(int listener, http::Request& request) {
     if (!ready_.load()) {
       return http::Response::Json(503, R"({"error":{"code":"starting","message":"starting up"}})");

@@ -62,6 +62,29 @@ std::vector<Flag> Flags(Config& c) {
        str(c.cors_origins)},
       {"access-log", "TABLEMERE_ACCESS_LOG",
        "access log: '-' for stderr (default), a file, or '' for none", str(c.access_log)},
+      {"max-connections", "TABLEMERE_MAX_CONNECTIONS",
+       "open connections per server, idle ones included (default 50000)",
+       [&c](const std::string& v) { return SetInt(c.max_connections, v, "max-connections"); }},
+      {"max-connections-per-address", "TABLEMERE_MAX_CONNECTIONS_PER_ADDRESS",
+       "open connections per client address; more get a 503 (default 1000)",
+       [&c](const std::string& v) {
+         return SetInt(c.max_connections_per_address, v, "max-connections-per-address");
+       }},
+      {"head-timeout-seconds", "TABLEMERE_HEAD_TIMEOUT_SECONDS",
+       "a request head must arrive within this (default 10)",
+       [&c](const std::string& v) {
+         return SetInt(c.head_timeout_seconds, v, "head-timeout-seconds");
+       }},
+      {"idle-timeout-seconds", "TABLEMERE_IDLE_TIMEOUT_SECONDS",
+       "a keep-alive connection idle this long is closed (default 120)",
+       [&c](const std::string& v) {
+         return SetInt(c.idle_timeout_seconds, v, "idle-timeout-seconds");
+       }},
+      {"max-request-threads", "TABLEMERE_MAX_REQUEST_THREADS",
+       "threads serving requests at once; more requests queue (default 1024)",
+       [&c](const std::string& v) {
+         return SetInt(c.max_request_threads, v, "max-request-threads");
+       }},
   };
 }
 

@@ -23,6 +23,12 @@ struct Config {
   // Web origins allowed to call the S3 and catalog listeners from a browser, comma-separated;
   // empty: the deployment's own web origin (the public API URL's).
   std::string cors_origins;
+  // Transport limits (http::ServerOptions has the reasons).
+  int64_t max_connections = 50000;
+  int64_t max_connections_per_address = 1000;
+  int64_t head_timeout_seconds = 10;
+  int64_t idle_timeout_seconds = 120;
+  int64_t max_request_threads = 1024;
   // Operator S3 users "access:secret,…" — from the environment only, never a flag.
   std::map<std::string, std::string> s3_users;
 };
