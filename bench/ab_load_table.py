@@ -10,7 +10,6 @@ import json
 import pathlib
 import subprocess
 import sys
-import time
 
 import requests
 
@@ -18,6 +17,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402
 from conftest import catalog_token  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from catalog_fixture import create_tables  # noqa: E402
 
 LOAD = str(ROOT / "build" / "bin" / "tm-load")
 
@@ -35,24 +37,7 @@ def setup(server):
     prefix = account["connection"]["warehouse_name"]
     base = f"{server.catalog}/v1/{prefix}"
     h = {"Authorization": "Bearer " + token}
-    requests.post(base + "/namespaces", json={"namespace": ["b"]}, headers=h).raise_for_status()
-    schema = {"type": "struct", "schema-id": 0,
-              "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
-    requests.post(base + "/namespaces/b/tables", json={"name": "t0", "schema": schema},
-                  headers=h).raise_for_status()
-    parent = None
-    for n in range(100):
-        sid = 1000 + n
-        snap = {"snapshot-id": sid, "sequence-number": n + 1, "timestamp-ms": int(time.time() * 1000),
-                "manifest-list": f"s3://{prefix}/b/t0/metadata/snap-{sid}.avro",
-                "summary": {"operation": "append"}, "schema-id": 0}
-        if parent:
-            snap["parent-snapshot-id"] = parent
-        body = {"requirements": [], "updates": [
-            {"action": "add-snapshot", "snapshot": snap},
-            {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": sid}]}
-        requests.post(base + "/namespaces/b/tables/t0", json=body, headers=h).raise_for_status()
-        parent = sid
+    create_tables(base, h, prefix)
     return base + "/namespaces/b/tables/t0?snapshots=all", token
 
 
