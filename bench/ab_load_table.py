@@ -16,10 +16,9 @@ import requests
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402
-from conftest import catalog_token  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from catalog_fixture import create_tables  # noqa: E402
+from catalog_fixture import create_tables, signed_up_catalog  # noqa: E402
 
 LOAD = str(ROOT / "build" / "bin" / "tm-load")
 
@@ -31,12 +30,7 @@ def load(*args):
 
 def setup(server):
     """The table of bench/run.py: t0 with 100 snapshots. Returns (url, token)."""
-    account = server.signup()
-    cred = account["connection"]["catalog_credential"]
-    token = catalog_token(server, cred["client_id"], cred["client_secret"])
-    prefix = account["connection"]["warehouse_name"]
-    base = f"{server.catalog}/v1/{prefix}"
-    h = {"Authorization": "Bearer " + token}
+    base, h, prefix, token = signed_up_catalog(server)
     create_tables(base, h, prefix)
     return base + "/namespaces/b/tables/t0?snapshots=all", token
 

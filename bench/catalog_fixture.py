@@ -27,3 +27,14 @@ def create_tables(base, headers, prefix, tables=1, snapshots=100):
             {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": sid}]}
         requests.post(base + "/namespaces/b/tables/t0", json=body, headers=headers).raise_for_status()
         parent = sid
+
+
+def signed_up_catalog(server):
+    """A new account's catalog: (base URL of its warehouse, auth headers, prefix, token)."""
+    from conftest import catalog_token
+
+    account = server.signup()
+    cred = account["connection"]["catalog_credential"]
+    token = catalog_token(server, cred["client_id"], cred["client_secret"])
+    prefix = account["connection"]["warehouse_name"]
+    return (f"{server.catalog}/v1/{prefix}", {"Authorization": "Bearer " + token}, prefix, token)

@@ -19,10 +19,10 @@ import requests
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from conftest import OPERATORS, Server, catalog_token  # noqa: E402
+from conftest import OPERATORS, Server  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from catalog_fixture import create_tables  # noqa: E402
+from catalog_fixture import create_tables, signed_up_catalog  # noqa: E402
 
 LOAD = str(ROOT / "build" / "bin" / "tm-load")
 QUICK = "--quick" in sys.argv
@@ -101,12 +101,7 @@ def main():
                                     "--s3", ak, sk)
 
         # ---- catalog
-        account = server.signup()
-        cred = account["connection"]["catalog_credential"]
-        token = catalog_token(server, cred["client_id"], cred["client_secret"])
-        prefix = account["connection"]["warehouse_name"]
-        base = f"{server.catalog}/v1/{prefix}"
-        h = {"Authorization": "Bearer " + token}
+        base, h, prefix, token = signed_up_catalog(server)
         create_tables(base, h, prefix, tables=16)
         loaded = requests.get(base + "/namespaces/b/tables/t0", headers=h).json()
         assert len(loaded["metadata"]["snapshots"]) == 100

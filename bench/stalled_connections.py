@@ -24,6 +24,7 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import conftest  # noqa: E402
+from helpers import request_from  # noqa: E402
 
 
 def raise_fd_limit():
@@ -42,17 +43,7 @@ def one_request(addr, source):
     """Seconds for one GET /livez on a new connection from `source`, or None on failure."""
     started = time.perf_counter()
     try:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind((source, 0))
-            sock.settimeout(5)
-            sock.connect(addr)
-            sock.sendall(b"GET /livez HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            data = b""
-            while True:
-                chunk = sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+        data = request_from(addr[0], addr[1], source, timeout=5)
         if not data.startswith(b"HTTP/1.1 200"):
             return None
     except OSError:

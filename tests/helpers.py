@@ -1,5 +1,6 @@
 """Small helpers the black-box suites share."""
 
+import socket
 import time
 import urllib.parse
 import uuid
@@ -24,3 +25,20 @@ def wait_for(probe, what, timeout=20.0, interval=0.05):
 def ns_path(levels):
     """A namespace as one path segment: levels joined by 0x1F, percent-encoded (%1F)."""
     return urllib.parse.quote("\x1f".join(levels), safe="")
+
+
+def request_from(host, port, source, path="/livez", timeout=10):
+    """One whole GET on a new connection bound to the local address `source` (loopback
+    covers 127/8, so 127.0.0.2 is "another client"); returns the raw response bytes."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((source, 0))
+        sock.settimeout(timeout)
+        sock.connect((host, int(port)))
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data

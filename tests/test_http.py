@@ -8,6 +8,7 @@ import requests
 from botocore.config import Config
 
 from conftest import OPERATORS, catalog_token
+from helpers import request_from
 
 
 def raw_request(url, request: bytes) -> bytes:
@@ -95,18 +96,7 @@ def _stalled(url, source, head=b"GET /livez HTTP/1.1\r\nHost: x\r\n"):
 def _get_from(url, source, path="/livez"):
     """One whole request from `source`; returns the status line."""
     host, port = url.split("//")[1].split(":")
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((source, 0))
-        sock.settimeout(10)
-        sock.connect((host, int(port)))
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
-        data = b""
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data.split(b"\r\n", 1)[0]
+    return request_from(host, port, source, path).split(b"\r\n", 1)[0]
 
 
 def _closed_by_server(sock):

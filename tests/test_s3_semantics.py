@@ -370,3 +370,13 @@ def test_post_upload_refusals_change_nothing(op1, op2, bucket, server):
 
     for key in ("sized-big", "out/evil.csv", "in/data.csv", "late", "forged", "theirs"):
         assert_missing(op1, bucket, key)
+
+
+def test_subresources_not_offered_are_501_naming_them(op1, bucket):
+    code, status, msg = s3_error(op1.get_bucket_policy, Bucket=bucket)
+    assert (code, status) == ("NotImplemented", 501) and "'policy'" in msg
+    code, status, msg = s3_error(op1.get_bucket_lifecycle_configuration, Bucket=bucket)
+    assert (code, status) == ("NotImplemented", 501) and "'lifecycle'" in msg
+    op1.put_object(Bucket=bucket, Key="held", Body=b"x")
+    code, status, msg = s3_error(op1.get_object_retention, Bucket=bucket, Key="held")
+    assert (code, status) == ("NotImplemented", 501) and "'retention'" in msg

@@ -57,27 +57,40 @@ bool CopiedPart(const Ctx& c) {
 bool Part(const Ctx& c) { return c.Has("partNumber") && c.Has("uploadId"); }
 bool CopySource(const Ctx& c) { return c.req.headers.Has("x-amz-copy-source"); }
 
-// Subresources S3 offers that this server does not: answered 501, never served as the
-// plain operation they would otherwise look like (a GET ?policy is not a listing).
-bool UnsupportedBucketSubresource(const Ctx& c) {
-  for (const char* name :
-       {"acl", "policy", "cors", "lifecycle", "tagging", "website", "replication", "encryption",
-        "object-lock", "logging", "notification", "policyStatus", "ownershipControls", "accelerate",
-        "requestPayment", "analytics", "metrics", "inventory", "intelligent-tiering"}) {
-    if (c.Has(name)) return true;
+// Subresources S3 offers that this server does not (bucket policies, lifecycle, website,
+// replication, encryption, object lock, logging, notifications, retention, legal hold,
+// torrents, restore): answered 501 naming the subresource, never served as the plain
+// operation they would otherwise look like (a GET ?policy is not a listing).
+constexpr const char* kUnsupportedBucketSubresources[] = {
+    "policy",       "lifecycle",         "website",    "replication",
+    "encryption",   "object-lock",       "logging",    "notification",
+    "policyStatus", "ownershipControls", "accelerate", "requestPayment",
+    "analytics",    "metrics",           "inventory",  "intelligent-tiering"};
+constexpr const char* kUnsupportedObjectSubresources[] = {"retention", "legal-hold", "torrent",
+                                                          "restore"};
+
+template <size_t N>
+const char* FirstPresent(const Ctx& c, const char* const (&names)[N]) {
+  for (const char* name : names) {
+    if (c.Has(name)) return name;
   }
-  return false;
+  return nullptr;
+}
+bool UnsupportedBucketSubresource(const Ctx& c) {
+  return FirstPresent(c, kUnsupportedBucketSubresources) != nullptr;
 }
 bool UnsupportedObjectSubresource(const Ctx& c) {
-  for (const char* name : {"retention", "legal-hold", "torrent", "restore"}) {
-    if (c.Has(name)) return true;
-  }
-  return false;
+  return FirstPresent(c, kUnsupportedObjectSubresources) != nullptr;
 }
 
-Result<http::Response> NotImplemented(Ctx&) {
-  return Fail(S3Error(ErrorCode::kNotImplemented, "NotImplemented",
-                      "This operation or subresource is not implemented."));
+Result<http::Response> NotImplemented(const Ctx& c) {
+  const char* name = FirstPresent(c, kUnsupportedBucketSubresources);
+  if (!name) name = FirstPresent(c, kUnsupportedObjectSubresources);
+  return Fail(
+      S3Error(ErrorCode::kNotImplemented, "NotImplemented",
+              name ? std::string("The subresource '") + name + "' is not offered by this server."
+                   : std::string("This operation is not offered by this server: ") + c.req.method +
+                         " on a " + (c.has_key ? "key" : "bucket") + " with this query."));
 }
 
 constexpr Route kRoutes[] = {
