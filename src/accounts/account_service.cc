@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "accounts/handles.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -20,21 +21,6 @@ bool ValidEmail(const std::string& email) {
   size_t at = email.find('@');
   return at != std::string::npos && at > 0 && email.find('.', at) != std::string::npos &&
          email.size() <= 254 && email.find(' ') == std::string::npos;
-}
-
-// A handle from a free-form name: lowercase letters, digits and dashes.
-std::string Slug(const std::string& text) {
-  std::string out;
-  for (char c : ToLower(text)) {
-    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
-      out.push_back(c);
-    } else if (!out.empty() && out.back() != '-') {
-      out.push_back('-');
-    }
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  if (out.size() > 40) out.resize(40);
-  return out.size() < 2 ? "workspace" : out;
 }
 
 // The engines GET /v1/connection has a recipe for.
@@ -110,8 +96,9 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
                                      false};
   metastore::ApiKey key;
   r.api_key = NewApiKey(r.principal.id, &key);
-  r.org = metastore::Organization{"o_" + crypto::HexEncode(random_.Bytes(8)), workspace,
-                                  Slug(workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
+  r.org =
+      metastore::Organization{"o_" + crypto::HexEncode(random_.Bytes(8)), workspace,
+                              SlugFor(workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
   r.project =
       metastore::Project{"pr_" + crypto::HexEncode(random_.Bytes(8)), r.org.id, workspace, now};
   r.warehouse = metastore::Warehouse{random_.Uuid(), r.project.id, r.org.id, "lake", 1, now};

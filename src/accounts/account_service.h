@@ -71,6 +71,19 @@ struct AgentResult {
   std::string api_key;
 };
 
+struct IssuedApiKey {
+  std::string api_key;  // shown once
+  metastore::ApiKey record;
+};
+
+struct HandleAvailability {
+  std::string handle;
+  bool valid = false;
+  bool available = false;
+  std::string reason;  // "invalid" | "reserved" | "taken" | "" when free
+  std::string suggestion;
+};
+
 class AccountService {
  public:
   AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects, const Clock& clock,
@@ -108,6 +121,16 @@ class AccountService {
   // silently go unaudited).
   Result<void> Record(metastore::AuditEvent event);
   const PublicUrls& urls() const { return urls_; }
+
+  // ---- API keys (api_keys.cc). Errors: kInvalidInput (field label), kNotFound
+  // (code api_key_not_found: not one of the caller's keys).
+  Result<IssuedApiKey> CreateApiKey(const Caller& caller, const std::string& label,
+                                    const std::string& request_id);
+  Result<std::vector<metastore::ApiKey>> ApiKeys(const Caller& caller);
+  Result<metastore::ApiKey> RevokeApiKey(const Caller& caller, const std::string& key_id,
+                                         const std::string& request_id);
+  // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
+  Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);
 
  private:
   std::string NewApiKey(const std::string& principal_id, metastore::ApiKey* record);

@@ -29,6 +29,16 @@ class AccountStore {
   virtual Result<void> CreateAgent(const Principal& agent, const ApiKey& key,
                                    const std::vector<Grant>& grants) = 0;
   virtual Result<ApiKey> FindApiKey(const std::string& key_id) = 0;
+  // Another key for an existing principal.
+  virtual Result<void> CreateApiKey(const ApiKey& key) = 0;
+  // The principal's keys, oldest first, revoked ones included.
+  virtual Result<std::vector<ApiKey>> ApiKeysOf(const std::string& principal_id) = 0;
+  // Revokes one of the principal's keys at `at_ms`; kNotFound when the key is not the
+  // principal's. Revoking a revoked key keeps its first revocation time.
+  virtual Result<ApiKey> RevokeApiKey(const std::string& principal_id, const std::string& key_id,
+                                      int64_t at_ms) = 0;
+  // Whether an organisation holds this handle.
+  virtual Result<bool> HandleTaken(const std::string& handle) = 0;
   virtual Result<Principal> FindPrincipal(const std::string& principal_id) = 0;
   // Organisations the principal belongs to, with its role (agents: their own org).
   virtual Result<std::vector<std::pair<Organization, std::string>>> OrgsOf(

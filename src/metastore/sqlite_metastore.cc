@@ -56,6 +56,12 @@ CREATE TABLE audit_events (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER N
 CREATE INDEX audit_by_org ON audit_events(org_id, at_ms);
 CREATE INDEX audit_by_principal ON audit_events(principal_id, at_ms);
 )sql",
+    // 3: API keys get a label and a revocation time (the api-keys routes list them)
+    R"sql(
+ALTER TABLE api_keys ADD COLUMN label TEXT NOT NULL DEFAULT '';
+ALTER TABLE api_keys ADD COLUMN revoked_ms INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX api_keys_by_principal ON api_keys(principal_id, created_ms);
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -156,6 +162,51 @@ class SqliteMetastore final : public Metastore,
       ApiKey k{key_id, st->Text(0), st->Text(1), st->Int(2), st->Int(3) != 0};
       st->Bind({});
       return k;
+    });
+  }
+
+  Result<void> CreateApiKey(const ApiKey& key) override {
+    return Write([&](sqlite::Db& db) { return InsertKey(db, key); });
+  }
+
+  Result<std::vector<ApiKey>> ApiKeysOf(const std::string& principal_id) override {
+    return Read([&](sqlite::Db& db) -> Result<std::vector<ApiKey>> {
+      return sqlite::Query(db,
+                           "SELECT key_id, principal_id, secret_hash, created_ms, revoked, label, "
+                           "revoked_ms FROM api_keys WHERE principal_id = ? ORDER BY created_ms, "
+                           "key_id",
+                           {principal_id}, [&](sqlite::Statement& st) {
+                             return ApiKey{st.Text(0),     st.Text(1), st.Text(2), st.Int(3),
+                                           st.Int(4) != 0, st.Text(5), st.Int(6)};
+                           });
+    });
+  }
+
+  Result<ApiKey> RevokeApiKey(const std::string& principal_id, const std::string& key_id,
+                              int64_t at_ms) override {
+    return Write([&](sqlite::Db& db) -> Result<ApiKey> {
+      TM_TRY(Run(db,
+                 "UPDATE api_keys SET revoked = 1, revoked_ms = ? WHERE key_id = ? AND "
+                 "principal_id = ? AND revoked = 0",
+                 {at_ms, key_id, principal_id}));
+      TM_ASSIGN(auto* st, db.Prepare("SELECT key_id, principal_id, secret_hash, created_ms, "
+                                     "revoked, label, revoked_ms FROM api_keys WHERE key_id = ? "
+                                     "AND principal_id = ?"));
+      TM_ASSIGN(bool row, st->Bind({key_id, principal_id}).Step());
+      if (!row) return Fail(NotFound("api key not found"));
+      ApiKey k{st->Text(0),     st->Text(1), st->Text(2), st->Int(3),
+               st->Int(4) != 0, st->Text(5), st->Int(6)};
+      st->Bind({});
+      return k;
+    });
+  }
+
+  Result<bool> HandleTaken(const std::string& handle) override {
+    return Read([&](sqlite::Db& db) -> Result<bool> {
+      TM_ASSIGN(auto* st, db.Prepare("SELECT 1 FROM orgs WHERE handle = ?"));
+      TM_ASSIGN(bool row, st->Bind({handle}).Step());
+      st->Bind({});
+      return row;
     });
   }
 
@@ -606,8 +657,10 @@ class SqliteMetastore final : public Metastore,
     return r;
   }
   static Result<void> InsertKey(sqlite::Db& db, const ApiKey& k) {
-    return Run(db, "INSERT INTO api_keys VALUES(?, ?, ?, ?, 0)",
-               {k.key_id, k.principal_id, k.secret_hash, k.created_ms});
+    return Run(db,
+               "INSERT INTO api_keys(key_id, principal_id, secret_hash, created_ms, revoked, "
+               "label, revoked_ms) VALUES(?, ?, ?, ?, 0, ?, 0)",
+               {k.key_id, k.principal_id, k.secret_hash, k.created_ms, k.label});
   }
   static Result<void> InsertWarehouse(sqlite::Db& db, const Warehouse& w) {
     return Run(db, "INSERT INTO warehouses VALUES(?, ?, ?, ?, ?, ?)",

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "accounts/handles.h"
 #include "common/clock.h"
 #include "common/strings.h"
 #include "http/router.h"
@@ -124,6 +125,10 @@ struct ControlApi::Impl {
     Authed("POST", "/v1/orgs/{org_id}/agents", &Impl::CreateAgent);
     Authed("POST", "/v1/warehouses/{warehouse_id}/rotate", &Impl::Rotate);
     Authed("GET", "/v1/audit", &Impl::Audit);
+    Open("GET", "/v1/handles/{handle}", &Impl::HandleCheck);
+    Authed("POST", "/v1/api-keys", &Impl::CreateApiKey);
+    Authed("GET", "/v1/api-keys", &Impl::ListApiKeys);
+    Authed("DELETE", "/v1/api-keys/{key_id}", &Impl::RevokeApiKey);
   }
 
   void Open(const std::string& method, const std::string& pattern, Handler h) {
@@ -341,6 +346,55 @@ struct ControlApi::Impl {
                 {"action", q["action"].empty() ? Json(nullptr) : Json(q["action"])},
                 {"retention_days", 400}};
     return Response::Json(200, out.dump());
+  }
+
+  Result<Response> HandleCheck(Request&, const PathParams& params) {
+    TM_ASSIGN(auto h, accounts.CheckHandleAvailable(params.at("handle")));
+    Json out = {{"handle", h.handle},
+                {"valid", h.valid},
+                {"available", h.available},
+                {"reason", h.reason.empty() ? Json(nullptr) : Json(h.reason)},
+                {"suggestion", h.suggestion.empty() ? Json(nullptr) : Json(h.suggestion)},
+                {"pattern", accounts::kHandlePattern}};
+    return Response::Json(200, out.dump());
+  }
+
+  static Json KeyJson(const metastore::ApiKey& k) {
+    return {{"key_id", k.key_id},
+            {"label", k.label},
+            {"created_at", FormatIso8601(k.created_ms)},
+            // Not tracked yet: recording it would add a write to every authenticated call.
+            {"last_used_at", nullptr},
+            {"revoked_at", k.revoked ? Json(FormatIso8601(k.revoked_ms)) : Json(nullptr)}};
+  }
+
+  Result<Response> CreateApiKey(Request& req, const PathParams&, const accounts::Caller& caller) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (body.contains("label") && !body["label"].is_string()) {
+      return Fail(
+          Error{ErrorCode::kInvalidInput, "label must be a string", {}}.With("field", "label"));
+    }
+    TM_ASSIGN(auto issued,
+              accounts.CreateApiKey(caller, StringField(body, "label"), req.request_id));
+    Json out = {{"api_key", issued.api_key},
+                {"key_id", issued.record.key_id},
+                {"label", issued.record.label},
+                {"principal_id", caller.principal.id},
+                {"note", "Shown once. Only its hash is stored; keep it somewhere safe."}};
+    return Response::Json(201, out.dump());
+  }
+
+  Result<Response> ListApiKeys(Request&, const PathParams&, const accounts::Caller& caller) {
+    TM_ASSIGN(auto keys, accounts.ApiKeys(caller));
+    Json list = Json::array();
+    for (const auto& k : keys) list.push_back(KeyJson(k));
+    return Response::Json(200, Json{{"api_keys", list}}.dump());
+  }
+
+  Result<Response> RevokeApiKey(Request& req, const PathParams& params,
+                                const accounts::Caller& caller) {
+    TM_ASSIGN(auto k, accounts.RevokeApiKey(caller, params.at("key_id"), req.request_id));
+    return Response::Json(200, Json{{"key_id", k.key_id}, {"revoked", true}}.dump());
   }
 
   Result<Response> Rotate(Request&, const PathParams& params, const accounts::Caller& caller) {

@@ -1,0 +1,85 @@
+// AccountService: the caller's own API keys (POST/GET/DELETE /v1/api-keys) and the
+// handle check of the signup forms (GET /v1/handles/{handle}).
+#include "accounts/account_service.h"
+#include "accounts/handles.h"
+#include "common/strings.h"
+
+namespace tablemere::accounts {
+namespace {
+
+// A label is a name a person reads in a list; longer text is a mistake, not a label.
+constexpr size_t kMaxLabel = 100;
+
+Error KeyNotFound(const std::string& key_id) {
+  return Error{ErrorCode::kNotFound, "No API key " + key_id + " among yours", {}}
+      .With("code", "api_key_not_found")
+      .With("remedy", "tablemere api-key list shows your keys by key_id");
+}
+
+}  // namespace
+
+Result<IssuedApiKey> AccountService::CreateApiKey(const Caller& caller, const std::string& label,
+                                                  const std::string& request_id) {
+  // ---- validate
+  if (label.size() > kMaxLabel) {
+    return Fail(Error{ErrorCode::kInvalidInput, "label is longer than 100 characters", {}}
+                    .With("code", "invalid_value")
+                    .With("field", "label"));
+  }
+  for (unsigned char c : label) {
+    if (c < 0x20 || c == 0x7f) {
+      return Fail(Error{ErrorCode::kInvalidInput, "label contains a control character", {}}
+                      .With("code", "invalid_value")
+                      .With("field", "label"));
+    }
+  }
+  // ---- apply
+  IssuedApiKey issued;
+  issued.api_key = NewApiKey(caller.principal.id, &issued.record);
+  issued.record.label = label;
+  TM_TRY(meta_.accounts().CreateApiKey(issued.record));
+  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
+                                      "api_key.create", "api_key", issued.record.key_id, request_id,
+                                      "{}"}));
+  return issued;
+}
+
+Result<std::vector<metastore::ApiKey>> AccountService::ApiKeys(const Caller& caller) {
+  return meta_.accounts().ApiKeysOf(caller.principal.id);
+}
+
+Result<metastore::ApiKey> AccountService::RevokeApiKey(const Caller& caller,
+                                                       const std::string& key_id,
+                                                       const std::string& request_id) {
+  auto revoked = meta_.accounts().RevokeApiKey(caller.principal.id, key_id, clock_.NowMillis());
+  if (!revoked) {
+    if (revoked.error().code == ErrorCode::kNotFound) return Fail(KeyNotFound(key_id));
+    return Fail(revoked.error());
+  }
+  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
+                                      "api_key.revoke", "api_key", key_id, request_id, "{}"}));
+  return revoked;
+}
+
+Result<HandleAvailability> AccountService::CheckHandleAvailable(const std::string& handle) {
+  HandleAvailability out;
+  out.handle = handle;
+  HandleProblem problem = CheckHandle(handle);
+  out.valid = problem == HandleProblem::kNone;
+  out.reason = HandleProblemName(problem);
+  if (out.valid) {
+    TM_ASSIGN(bool taken, meta_.accounts().HandleTaken(handle));
+    out.available = !taken;
+    if (taken) out.reason = "taken";
+  }
+  if (!out.available) {
+    // A failed lookup counts as taken: a suggestion must be free when it is made.
+    out.suggestion = SuggestHandle(handle, [this](const std::string& h) {
+      auto taken = meta_.accounts().HandleTaken(h);
+      return !taken || *taken;
+    });
+  }
+  return out;
+}
+
+}  // namespace tablemere::accounts
