@@ -10,6 +10,12 @@ namespace {
 // A label is a name a person reads in a list; longer text is a mistake, not a label.
 constexpr size_t kMaxLabel = 100;
 
+Error InvalidLabel(const std::string& why) {
+  return Error{ErrorCode::kInvalidInput, "label " + why, {}}
+      .With("code", "invalid_value")
+      .With("field", "label");
+}
+
 Error KeyNotFound(const std::string& key_id) {
   return Error{ErrorCode::kNotFound, "No API key " + key_id + " among yours", {}}
       .With("code", "api_key_not_found")
@@ -22,15 +28,11 @@ Result<IssuedApiKey> AccountService::CreateApiKey(const Caller& caller, const st
                                                   const std::string& request_id) {
   // ---- validate
   if (label.size() > kMaxLabel) {
-    return Fail(Error{ErrorCode::kInvalidInput, "label is longer than 100 characters", {}}
-                    .With("code", "invalid_value")
-                    .With("field", "label"));
+    return Fail(InvalidLabel("is longer than 100 characters"));
   }
   for (unsigned char c : label) {
     if (c < 0x20 || c == 0x7f) {
-      return Fail(Error{ErrorCode::kInvalidInput, "label contains a control character", {}}
-                      .With("code", "invalid_value")
-                      .With("field", "label"));
+      return Fail(InvalidLabel("contains a control character"));
     }
   }
   // ---- apply

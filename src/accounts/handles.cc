@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "common/strings.h"
+
 namespace tablemere::accounts {
 namespace {
 
@@ -45,8 +47,7 @@ const char* HandleProblemName(HandleProblem problem) {
 
 std::string SlugFor(std::string_view text) {
   std::string out;
-  for (char raw : text) {
-    char c = (raw >= 'A' && raw <= 'Z') ? static_cast<char>(raw - 'A' + 'a') : raw;
+  for (char c : ToLower(text)) {
     if (Alnum(c)) {
       out.push_back(c);
     } else if (!out.empty() && out.back() != '-') {

@@ -154,15 +154,7 @@ class SqliteMetastore final : public Metastore,
   }
 
   Result<ApiKey> FindApiKey(const std::string& key_id) override {
-    return Read([&](sqlite::Db& db) -> Result<ApiKey> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT principal_id, secret_hash, created_ms, revoked FROM "
-                                     "api_keys WHERE key_id = ?"));
-      TM_ASSIGN(bool row, st->Bind({key_id}).Step());
-      if (!row) return Fail(NotFound("api key not found"));
-      ApiKey k{key_id, st->Text(0), st->Text(1), st->Int(2), st->Int(3) != 0};
-      st->Bind({});
-      return k;
-    });
+    return Read([&](sqlite::Db& db) { return OneApiKey(db, " WHERE key_id = ?", {key_id}); });
   }
 
   Result<void> CreateApiKey(const ApiKey& key) override {
@@ -171,14 +163,9 @@ class SqliteMetastore final : public Metastore,
 
   Result<std::vector<ApiKey>> ApiKeysOf(const std::string& principal_id) override {
     return Read([&](sqlite::Db& db) -> Result<std::vector<ApiKey>> {
-      return sqlite::Query(db,
-                           "SELECT key_id, principal_id, secret_hash, created_ms, revoked, label, "
-                           "revoked_ms FROM api_keys WHERE principal_id = ? ORDER BY created_ms, "
-                           "key_id",
-                           {principal_id}, [&](sqlite::Statement& st) {
-                             return ApiKey{st.Text(0),     st.Text(1), st.Text(2), st.Int(3),
-                                           st.Int(4) != 0, st.Text(5), st.Int(6)};
-                           });
+      return sqlite::Query(
+          db, std::string(kApiKeySelect) + " WHERE principal_id = ? ORDER BY created_ms, key_id",
+          {principal_id}, ApiKeyRow);
     });
   }
 
@@ -189,15 +176,7 @@ class SqliteMetastore final : public Metastore,
                  "UPDATE api_keys SET revoked = 1, revoked_ms = ? WHERE key_id = ? AND "
                  "principal_id = ? AND revoked = 0",
                  {at_ms, key_id, principal_id}));
-      TM_ASSIGN(auto* st, db.Prepare("SELECT key_id, principal_id, secret_hash, created_ms, "
-                                     "revoked, label, revoked_ms FROM api_keys WHERE key_id = ? "
-                                     "AND principal_id = ?"));
-      TM_ASSIGN(bool row, st->Bind({key_id, principal_id}).Step());
-      if (!row) return Fail(NotFound("api key not found"));
-      ApiKey k{st->Text(0),     st->Text(1), st->Text(2), st->Int(3),
-               st->Int(4) != 0, st->Text(5), st->Int(6)};
-      st->Bind({});
-      return k;
+      return OneApiKey(db, " WHERE key_id = ? AND principal_id = ?", {key_id, principal_id});
     });
   }
 
@@ -582,6 +561,25 @@ class SqliteMetastore final : public Metastore,
   static constexpr char kEntrySelect[] =
       "SELECT warehouse_id, namespace, name, kind, uuid, location, metadata_location, metadata, "
       "created_ms, updated_ms FROM entries";
+
+  static constexpr char kApiKeySelect[] =
+      "SELECT key_id, principal_id, secret_hash, created_ms, revoked, label, revoked_ms FROM "
+      "api_keys";
+
+  static ApiKey ApiKeyRow(sqlite::Statement& st) {
+    return ApiKey{st.Text(0),     st.Text(1), st.Text(2), st.Int(3),
+                  st.Int(4) != 0, st.Text(5), st.Int(6)};
+  }
+  // The one key `where` selects; kNotFound when none does.
+  static Result<ApiKey> OneApiKey(sqlite::Db& db, const char* where,
+                                  const std::vector<sqlite::Value>& params) {
+    TM_ASSIGN(auto* st, db.Prepare(std::string(kApiKeySelect) + where));
+    TM_ASSIGN(bool row, st->Bind(params).Step());
+    if (!row) return Fail(NotFound("api key not found"));
+    ApiKey k = ApiKeyRow(*st);
+    st->Bind({});
+    return k;
+  }
 
   static Warehouse WarehouseRow(sqlite::Statement& st) {
     return Warehouse{st.Text(0), st.Text(1), st.Text(2), st.Text(3), st.Int(4), st.Int(5)};
