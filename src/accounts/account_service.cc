@@ -5,6 +5,7 @@
 #include "accounts/handles.h"
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "storage/access.h"
 
 namespace tablemere::accounts {
 
@@ -103,14 +104,15 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
       metastore::Project{"pr_" + crypto::HexEncode(random_.Bytes(8)), r.org.id, workspace, now};
   r.warehouse = metastore::Warehouse{random_.Uuid(), r.project.id, r.org.id, "lake", 1, now};
   // ---- apply: buckets first (idempotent names), then the records in one transaction
-  for (const std::string& bucket : {"w-" + r.warehouse.id, "b-" + r.warehouse.id}) {
+  for (const std::string& bucket :
+       {storage::TableBucketName(r.warehouse.id), storage::BlobBucketName(r.warehouse.id)}) {
     auto created = objects_.CreateBucket(bucket);
     if (!created && created.error().code != ErrorCode::kAlreadyExists) return Fail(created.error());
   }
   auto stored = meta_.accounts().CreateSignup(r.principal, key, r.org, r.project, r.warehouse);
   if (!stored) {
-    (void)objects_.DeleteBucket("w-" + r.warehouse.id);
-    (void)objects_.DeleteBucket("b-" + r.warehouse.id);
+    (void)objects_.DeleteBucket(storage::TableBucketName(r.warehouse.id));
+    (void)objects_.DeleteBucket(storage::BlobBucketName(r.warehouse.id));
     if (stored.error().code == ErrorCode::kAlreadyExists) {
       return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
                         "An account with this email exists; recover its key instead."));
@@ -160,6 +162,20 @@ Result<std::string> AccountService::RoleIn(const Caller& caller, const std::stri
   return std::string();
 }
 
+std::optional<WarehouseAccess> AccountService::LevelOn(const Caller& caller,
+                                                       const std::string& role,
+                                                       const std::vector<metastore::Grant>& grants,
+                                                       const metastore::Warehouse& w) {
+  std::optional<WarehouseAccess> access;
+  for (const auto& g : grants) {
+    if (g.warehouse_id == w.id) access = WarehouseAccess{w, g.level, "grant"};
+  }
+  if (role == "admin" && caller.principal.kind == "human") {
+    access = WarehouseAccess{w, "write", "admin"};
+  }
+  return access;
+}
+
 Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::string& warehouse) {
   TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
   TM_ASSIGN(auto grants, meta_.accounts().GrantsOf(caller.principal.id));
@@ -168,23 +184,10 @@ Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::
     TM_ASSIGN(auto warehouses, meta_.accounts().WarehousesOfOrg(org.id));
     for (const auto& w : warehouses) {
       if (!warehouse.empty() && w.id != warehouse && w.name != warehouse &&
-          "w-" + w.id != warehouse) {
+          storage::TableBucketName(w.id) != warehouse) {
         continue;
       }
-      std::string level;
-      std::string via;
-      for (const auto& g : grants) {
-        if (g.warehouse_id == w.id) {
-          level = g.level;
-          via = "grant";
-        }
-      }
-      if (role == "admin" && caller.principal.kind == "human") {
-        level = "write";
-        via = "admin";
-      }
-      if (level.empty()) continue;
-      matches.push_back(WarehouseAccess{w, level, via});
+      if (auto access = LevelOn(caller, role, grants, w)) matches.push_back(std::move(*access));
     }
   }
   if (matches.empty()) {
@@ -216,7 +219,7 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   bool read_only = access.level != "write";
   c.identity = IdentityName(access.warehouse.id, read_only);
   c.client_secret = secrets_.SecretFor(c.identity, access.warehouse.credential_generation);
-  std::string bucket = "w-" + access.warehouse.id;
+  std::string bucket = storage::TableBucketName(access.warehouse.id);
   std::string token_url = urls_.catalog + "/v1/oauth/tokens";
   bool https = urls_.s3.starts_with("https://");
   c.notes.push_back(read_only

@@ -48,6 +48,26 @@ struct WarehouseAccess {
   std::string level_via;  // "grant" | "admin"
 };
 
+// A project with the placement it was created with (fixed for its life).
+struct ProjectView {
+  metastore::Project project;
+  std::string provider;
+  std::string region;
+};
+
+// One warehouse of a project as the caller sees it: level "read" | "write" | "none".
+struct WarehouseListing {
+  metastore::Warehouse warehouse;
+  std::string my_level;
+  std::string my_via;  // "grant" | "admin" | "" for none
+};
+
+struct ProjectWarehouses {
+  ProjectView project;
+  std::vector<WarehouseListing> warehouses;
+  int limit = 0;  // warehouses per project
+};
+
 struct Connection {
   std::string engine;
   WarehouseAccess access;
@@ -129,12 +149,22 @@ class AccountService {
   Result<std::vector<metastore::ApiKey>> ApiKeys(const Caller& caller);
   Result<metastore::ApiKey> RevokeApiKey(const Caller& caller, const std::string& key_id,
                                          const std::string& request_id);
+  // ---- projects and their warehouses (projects.cc). Errors: kNotFound (code
+  // project_not_found), kConflict (ambiguous_name, candidates), kInvalidInput
+  // (missing_field project when the caller reaches several projects).
+  Result<std::vector<ProjectView>> Projects(const Caller& caller);
+  Result<ProjectWarehouses> Warehouses(const Caller& caller, const std::string& project);
   // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
   Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);
 
  private:
   std::string NewApiKey(const std::string& principal_id, metastore::ApiKey* record);
   Result<std::string> RoleIn(const Caller& caller, const std::string& org_id);
+  // The caller's access to one warehouse of an organisation where it holds `role`;
+  // nullopt when it holds nothing there.
+  static std::optional<WarehouseAccess> LevelOn(const Caller& caller, const std::string& role,
+                                                const std::vector<metastore::Grant>& grants,
+                                                const metastore::Warehouse& w);
 
   metastore::Metastore& meta_;
   objectstore::ObjectStore& objects_;

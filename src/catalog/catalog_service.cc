@@ -240,7 +240,7 @@ Result<std::string> CatalogService::FreeDefaultLocation(const metastore::Warehou
   objectstore::ListOptions opts;
   opts.prefix = key + "/";
   opts.max_keys = 1;
-  TM_ASSIGN(auto page, objects_.List("w-" + w.id, opts));
+  TM_ASSIGN(auto page, objects_.List(storage::TableBucketName(w.id), opts));
   if (page.objects.empty()) return location;
   return location + "-" + crypto::HexEncode(random_.Bytes(4));
 }

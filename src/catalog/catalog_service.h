@@ -19,6 +19,7 @@
 #include "iceberg/table_metadata.h"
 #include "metastore/metastore.h"
 #include "objectstore/object_store.h"
+#include "storage/access.h"
 #include "storage/session_token.h"
 
 namespace tablemere::catalog {
@@ -82,7 +83,9 @@ class CatalogService {
   // Authenticate then Warehouse, with one metastore lookup instead of two (the lookup
   // that checks the generation also yields the warehouse). Same errors as the pair.
   Result<AuthenticatedCaller> AuthenticateFor(const std::string& bearer, const std::string& name);
-  static std::string PrefixOf(const metastore::Warehouse& w) { return "w-" + w.id; }
+  static std::string PrefixOf(const metastore::Warehouse& w) {
+    return storage::TableBucketName(w.id);
+  }
   // The warehouse's files and vended sessions, shared with the view and generic-table
   // services.
   WarehouseFiles& files() { return files_; }

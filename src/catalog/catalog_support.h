@@ -16,6 +16,7 @@
 #include "common/result.h"
 #include "metastore/types.h"
 #include "objectstore/object_store.h"
+#include "storage/access.h"
 #include "storage/session_token.h"
 
 namespace tablemere::catalog {
@@ -78,7 +79,9 @@ class WarehouseFiles {
         s3_url_(std::move(s3_url)),
         session_seconds_(session_seconds) {}
 
-  static std::string Bucket(const metastore::Warehouse& w) { return "w-" + w.id; }
+  static std::string Bucket(const metastore::Warehouse& w) {
+    return storage::TableBucketName(w.id);
+  }
   static std::string Root(const metastore::Warehouse& w) { return "s3://w-" + w.id + "/"; }
   // The object key of a location inside the warehouse's table bucket; kInvalidInput when
   // the location is elsewhere.

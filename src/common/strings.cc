@@ -33,6 +33,15 @@ std::vector<std::string> Split(std::string_view s, char sep) {
   return out;
 }
 
+std::string Join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); i++) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 bool EndsWith(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
 

@@ -12,6 +12,8 @@ namespace tablemere {
 std::string ToLower(std::string_view s);
 std::string Trim(std::string_view s);
 std::vector<std::string> Split(std::string_view s, char sep);
+// The items with `sep` between them ("a, b").
+std::string Join(const std::vector<std::string>& items, std::string_view sep);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);

@@ -21,12 +21,6 @@ bool AnyMatch(const std::vector<std::string>& patterns, const std::string& value
                      [&](const std::string& p) { return WildcardMatch(p, value); });
 }
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
-
 }  // namespace
 
 bool IsPreflight(const Request& request) {
@@ -57,13 +51,13 @@ Response PreflightResponse(const CorsRule& rule, const Request& request) {
   const std::string origin = request.headers.GetOr("Origin", "");
   const bool any = std::find(rule.origins.begin(), rule.origins.end(), "*") != rule.origins.end();
   r.headers.Set("Access-Control-Allow-Origin", any ? "*" : origin);
-  r.headers.Set("Access-Control-Allow-Methods", Join(rule.methods));
+  r.headers.Set("Access-Control-Allow-Methods", Join(rule.methods, ", "));
   if (auto asked = request.headers.Get("Access-Control-Request-Headers")) {
     // Echo what was asked (every name matched a rule), as S3 does.
     r.headers.Set("Access-Control-Allow-Headers", ToLower(*asked));
   }
   if (!rule.expose_headers.empty()) {
-    r.headers.Set("Access-Control-Expose-Headers", Join(rule.expose_headers));
+    r.headers.Set("Access-Control-Expose-Headers", Join(rule.expose_headers, ", "));
   }
   if (rule.max_age_seconds >= 0) {
     r.headers.Set("Access-Control-Max-Age", std::to_string(rule.max_age_seconds));
@@ -84,7 +78,7 @@ void AddCorsHeaders(const CorsRule& rule, const std::string& origin, Response& r
   response.headers.Set("Access-Control-Allow-Origin", any ? "*" : origin);
   if (!any) response.headers.Set("Access-Control-Allow-Credentials", "true");
   if (!rule.expose_headers.empty()) {
-    response.headers.Set("Access-Control-Expose-Headers", Join(rule.expose_headers));
+    response.headers.Set("Access-Control-Expose-Headers", Join(rule.expose_headers, ", "));
   }
   response.headers.Set("Vary", "Origin");
 }

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/strings.h"
 #include "http/router.h"
+#include "storage/access.h"
 
 namespace tablemere::api::control {
 namespace {
@@ -80,7 +81,7 @@ Response ErrorResponse(const Request& req, const Error& e) {
               {"request_id", req.request_id}};
   for (const auto& [k, v] : e.detail) {
     if (k == "code") continue;
-    if (k == "available") {
+    if (k == "available" || k == "candidates") {
       err[k] = Split(v, ',');
     } else {
       err[k] = v;
@@ -98,6 +99,15 @@ Result<Json> ParseBody(Request& req) {
         "code", "invalid_json"));
   }
   return j;
+}
+
+// The query string as a map (the first of repeated names wins).
+std::map<std::string, std::string> QueryMap(const Request& req) {
+  std::map<std::string, std::string> q;
+  if (auto parsed = ParseQuery(req.query)) {
+    for (auto& [k, v] : *parsed) q.emplace(k, v);
+  }
+  return q;
 }
 
 std::string StringField(const Json& body, const char* name) {
@@ -129,6 +139,8 @@ struct ControlApi::Impl {
     Authed("POST", "/v1/api-keys", &Impl::CreateApiKey);
     Authed("GET", "/v1/api-keys", &Impl::ListApiKeys);
     Authed("DELETE", "/v1/api-keys/{key_id}", &Impl::RevokeApiKey);
+    Authed("GET", "/v1/projects", &Impl::ListProjects);
+    Authed("GET", "/v1/warehouses", &Impl::ListWarehouses);
   }
 
   void Open(const std::string& method, const std::string& pattern, Handler h) {
@@ -190,7 +202,7 @@ struct ControlApi::Impl {
 
   Json ConnectionJson(const accounts::Connection& c) {
     const auto& w = c.access.warehouse;
-    std::string bucket = "w-" + w.id;
+    std::string bucket = storage::TableBucketName(w.id);
     Json j = {
         {"engine", c.engine},
         {"catalog_uri", c.urls.catalog},
@@ -210,7 +222,7 @@ struct ControlApi::Impl {
            "Engines exchange this credential for 900 s catalog tokens themselves. It is "
            "also the static S3 key for the warehouse's two buckets."}}},
         {"storage_endpoint", c.urls.s3},
-        {"blob_bucket", "b-" + w.id},
+        {"blob_bucket", storage::BlobBucketName(w.id)},
         {"blob_note",
          "Put files that are not Iceberg tables (images, documents) in the blob bucket; "
          "same credential, path-style, region us-east-1."},
@@ -259,10 +271,7 @@ struct ControlApi::Impl {
   }
 
   Result<Response> Connection(Request& req, const PathParams&, const accounts::Caller& caller) {
-    std::map<std::string, std::string> q;
-    if (auto parsed = ParseQuery(req.query)) {
-      for (auto& [k, v] : *parsed) q.emplace(k, v);
-    }
+    auto q = QueryMap(req);
     std::string engine = q.count("engine") ? q["engine"] : "duckdb";
     std::string warehouse = q.count("warehouse_id") ? q["warehouse_id"] : "";
     TM_ASSIGN(auto access, warehouse.empty() ? accounts.DefaultWarehouse(caller)
@@ -308,10 +317,7 @@ struct ControlApi::Impl {
   }
 
   Result<Response> Audit(Request& req, const PathParams&, const accounts::Caller& caller) {
-    std::map<std::string, std::string> q;
-    if (auto parsed = ParseQuery(req.query)) {
-      for (auto& [k, v] : *parsed) q.emplace(k, v);
-    }
+    auto q = QueryMap(req);
     int limit = 100;
     if (q.count("limit")) {
       auto n = ParseInt(q["limit"]);
@@ -397,13 +403,50 @@ struct ControlApi::Impl {
     return Response::Json(200, Json{{"key_id", k.key_id}, {"revoked", true}}.dump());
   }
 
+  static Json ProjectJson(const accounts::ProjectView& p) {
+    return {{"project_id", p.project.id}, {"name", p.project.name},
+            {"provider", p.provider},     {"region", p.region},
+            {"org_id", p.project.org_id}, {"created_at", FormatIso8601(p.project.created_ms)}};
+  }
+
+  Result<Response> ListProjects(Request&, const PathParams&, const accounts::Caller& caller) {
+    TM_ASSIGN(auto projects, accounts.Projects(caller));
+    Json list = Json::array();
+    for (const auto& p : projects) list.push_back(ProjectJson(p));
+    return Response::Json(200, Json{{"projects", list}}.dump());
+  }
+
+  Result<Response> ListWarehouses(Request& req, const PathParams&, const accounts::Caller& caller) {
+    auto q = QueryMap(req);
+    // The reference names the parameter `project`; `project_id` is read too.
+    std::string project = q.count("project") ? q["project"] : q["project_id"];
+    TM_ASSIGN(auto listing, accounts.Warehouses(caller, project));
+    Json list = Json::array();
+    for (const auto& w : listing.warehouses) {
+      list.push_back({{"name", w.warehouse.name},
+                      {"warehouse_id", w.warehouse.id},
+                      {"warehouse", "s3://" + storage::TableBucketName(w.warehouse.id) + "/"},
+                      {"created_at", FormatIso8601(w.warehouse.created_ms)},
+                      {"my_level", w.my_level},
+                      {"my_via", w.my_via.empty() ? Json(nullptr) : Json(w.my_via)}});
+    }
+    int count = static_cast<int>(listing.warehouses.size());
+    Json out = {{"project", listing.project.project.name},
+                {"project_id", listing.project.project.id},
+                {"catalog_uri", accounts.urls().catalog},
+                {"warehouses", list},
+                {"limit", listing.limit},
+                {"headroom", std::max(0, listing.limit - count)}};
+    return Response::Json(200, out.dump());
+  }
+
   Result<Response> Rotate(Request&, const PathParams& params, const accounts::Caller& caller) {
     TM_ASSIGN(auto w, accounts.Rotate(caller, params.at("warehouse_id")));
     std::string rw = accounts::IdentityName(w.id, false);
     std::string ro = accounts::IdentityName(w.id, true);
     Json out = {
         {"warehouse_id", w.id},
-        {"warehouse_name", "w-" + w.id},
+        {"warehouse_name", storage::TableBucketName(w.id)},
         {"catalog_credential", {{"client_id", rw}, {"client_secret", accounts.SecretOf(w, false)}}},
         {"catalog_credential_ro",
          {{"client_id", ro}, {"client_secret", accounts.SecretOf(w, true)}}},
