@@ -92,3 +92,72 @@ def test_listing_needs_a_key(server):
     assert_api_error(r, 401, "invalid_api_key")
     r = requests.get(server.api + "/v1/projects", headers=auth("al_live_nope_nope"))
     assert r.status_code == 401, r.text
+
+
+# ---------------------------------------------------------------------------- POST /v1/projects
+
+def create_project(server, key, idempotency_key=None, **body):
+    headers = auth(key)
+    if idempotency_key is not None:
+        headers["Idempotency-Key"] = idempotency_key
+    return requests.post(server.api + "/v1/projects", headers=headers, json=body)
+
+
+def test_create_project_is_listed_audited_and_has_a_fixed_placement(server):
+    account = new_account(server)
+    key = account["api_key"]
+    r = create_project(server, key, name="analytics")
+    assert r.status_code == 201, r.text
+    p = r.json()
+    assert p["name"] == "analytics" and p["placement_immutable"] is True
+    assert p["org_id"] == account["organization"]["org_id"]
+    assert p["project_id"].startswith("pr_") and p["project_id"] != account["project_id"]
+    assert {x["project_id"] for x in projects(server, key)} == {account["project_id"],
+                                                                 p["project_id"]}
+    # The new project has no warehouse yet; with two projects the parameter is required.
+    r = warehouses(server, key, project="analytics")
+    assert r.status_code == 200 and r.json()["warehouses"] == [], r.text
+    assert_api_error(warehouses(server, key), 400, "missing_field", field="project")
+    events = requests.get(server.api + "/v1/audit", headers=auth(key),
+                          params={"action": "project.*"}).json()["events"]
+    assert [(e["action"], e["target_id"]) for e in events] == [("project.create",
+                                                                p["project_id"])]
+
+
+def test_create_project_refusals_change_nothing(server):
+    account = new_account(server, workspace="taken-name")
+    key = account["api_key"]
+    assert_api_error(create_project(server, key), 400, "missing_field", field="name")
+    assert_api_error(create_project(server, key, name="x" * 65), 400, "invalid_value",
+                     field="name")
+    assert_api_error(create_project(server, key, name="a\nb"), 400, "invalid_value", field="name")
+    assert_api_error(create_project(server, key, name=7), 400, "invalid_value", field="name")
+    r = create_project(server, key, name="p", provider="aws", region="eu-west-1")
+    assert_api_error(r, 400, "unsupported_placement")
+    assert r.json()["error"]["available"]
+    assert_api_error(create_project(server, key, name="p", org_id="o_nope"), 404, "org_not_found")
+    r = create_project(server, key, name="taken-name")
+    assert_api_error(r, 409, "already_exists", project_id=account["project_id"])
+    assert [p["project_id"] for p in projects(server, key)] == [account["project_id"]]
+
+
+def test_idempotency_key_replays_and_is_refused_elsewhere(server):
+    account = new_account(server)
+    key = account["api_key"]
+    first = create_project(server, key, idempotency_key="k-1", name="once")
+    assert first.status_code == 201, first.text
+    again = create_project(server, key, idempotency_key="k-1", name="once")
+    assert again.status_code == 201, again.text
+    assert again.json() == first.json()
+    assert sum(p["name"] == "once" for p in projects(server, key)) == 1
+    # Another caller's key space is its own.
+    other = new_account(server)
+    r = create_project(server, other["api_key"], idempotency_key="k-1", name="once")
+    assert r.status_code == 201 and r.json()["project_id"] != first.json()["project_id"], r.text
+
+
+def test_only_an_admin_creates_projects(server):
+    account = new_account(server)
+    member_agent = agent(server, account, "builder", [])
+    assert_api_error(create_project(server, member_agent, name="nope"), 403, "insufficient_role")
+    assert "nope" not in {p["name"] for p in projects(server, account["api_key"])}

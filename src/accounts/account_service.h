@@ -68,6 +68,20 @@ struct ProjectWarehouses {
   int limit = 0;  // warehouses per project
 };
 
+struct CreateProjectRequest {
+  std::string name;
+  std::string provider;  // "" for the deployment's own
+  std::string region;
+  std::string org_id;           // "" when the caller belongs to one organisation
+  std::string idempotency_key;  // "" for none
+  std::string request_id;
+};
+
+struct CreatedProject {
+  ProjectView project;
+  bool replayed = false;  // an Idempotency-Key seen before: the first call's project
+};
+
 struct Connection {
   std::string engine;
   WarehouseAccess access;
@@ -153,6 +167,11 @@ class AccountService {
   // project_not_found), kConflict (ambiguous_name, candidates), kInvalidInput
   // (missing_field project when the caller reaches several projects).
   Result<std::vector<ProjectView>> Projects(const Caller& caller);
+  // Errors: kInvalidInput (missing_field / invalid_value name, unsupported_placement,
+  // org_required), kNotFound (org_not_found), kPermissionDenied (insufficient_role: only
+  // organisation admins create projects), kAlreadyExists (already_exists, project_id),
+  // kConflict (idempotency_key_reused).
+  Result<CreatedProject> CreateProject(const Caller& caller, const CreateProjectRequest& request);
   Result<ProjectWarehouses> Warehouses(const Caller& caller, const std::string& project);
   // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
   Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);

@@ -1,6 +1,9 @@
 // AccountService: the caller's projects (GET /v1/projects) and the warehouses of one
 // project with the caller's level on each (GET /v1/warehouses).
+#include <nlohmann/json.hpp>
 #include "accounts/account_service.h"
+#include "common/crypto.h"
+
 #include "common/strings.h"
 
 namespace tablemere::accounts {
@@ -27,7 +30,116 @@ Error ProjectNotFound(const std::string& project) {
             "lists them.");
 }
 
+constexpr char kCreateProjectEndpoint[] = "POST /v1/projects";
+// A project name is read in lists and typed on command lines.
+constexpr size_t kMaxProjectName = 64;
+
+Error Invalid(const std::string& code, const std::string& field, const std::string& message) {
+  return Error{ErrorCode::kInvalidInput, message, {}}.With("code", code).With("field", field);
+}
+
+Error KeyReused(const std::string& endpoint) {
+  return Error{ErrorCode::kConflict, "This Idempotency-Key was used on " + endpoint, {}}
+      .With("code", "idempotency_key_reused")
+      .With("remedy", "Send a new Idempotency-Key for a different call.");
+}
+
 }  // namespace
+
+Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
+                                                     const CreateProjectRequest& request) {
+  // ---- a replay answers with the first call's project
+  auto replay = [&]() -> Result<std::optional<CreatedProject>> {
+    if (request.idempotency_key.empty()) return std::optional<CreatedProject>();
+    TM_ASSIGN(auto seen,
+              meta_.accounts().FindIdempotency(caller.principal.id, request.idempotency_key));
+    if (!seen) return std::optional<CreatedProject>();
+    if (seen->endpoint != kCreateProjectEndpoint) return Fail(KeyReused(seen->endpoint));
+    TM_ASSIGN(auto project, meta_.accounts().FindProject(seen->resource_id));
+    return std::optional<CreatedProject>(
+        CreatedProject{ProjectView{std::move(project), kProvider, kRegion}, true});
+  };
+  TM_ASSIGN(auto replayed, replay());
+  if (replayed) return std::move(*replayed);
+
+  // ---- validate
+  std::string name = Trim(request.name);
+  if (name.empty()) return Fail(Invalid("missing_field", "name", "name is required"));
+  if (name.size() > kMaxProjectName) {
+    return Fail(Invalid("invalid_value", "name", "name is longer than 64 characters"));
+  }
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) {
+      return Fail(Invalid("invalid_value", "name", "name contains a control character"));
+    }
+  }
+  if ((!request.provider.empty() && request.provider != kProvider) ||
+      (!request.region.empty() && request.region != kRegion)) {
+    return Fail(Invalid("unsupported_placement", "provider",
+                        "This deployment has one placement: provider " + std::string(kProvider) +
+                            ", region " + kRegion)
+                    .With("available", std::string(kProvider) + "/" + kRegion));
+  }
+  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
+  const std::pair<metastore::Organization, std::string>* org = nullptr;
+  for (const auto& o : orgs) {
+    if (request.org_id.empty()
+            ? orgs.size() == 1
+            : (o.first.id == request.org_id || o.first.handle == request.org_id)) {
+      org = &o;
+    }
+  }
+  if (org == nullptr) {
+    if (request.org_id.empty() && orgs.size() > 1) {
+      return Fail(
+          Invalid("org_required", "org_id", "You belong to several organisations; pass org_id")
+              .With("remedy", "tablemere org list shows your organisations."));
+    }
+    return Fail(
+        Error{ErrorCode::kNotFound, "No organisation '" + request.org_id + "' among yours", {}}
+            .With("code", "org_not_found")
+            .With("field", "org_id")
+            .With("remedy", "tablemere org list (GET /v1/orgs) lists yours."));
+  }
+  if (org->second != "admin") {
+    return Fail(Error{
+        ErrorCode::kPermissionDenied, "Only an admin of the organisation creates projects", {}}
+                    .With("code", "insufficient_role")
+                    .With("remedy", "Ask an admin (tablemere org members lists them)."));
+  }
+
+  // ---- apply: the project and the key's record in one transaction
+  metastore::Project project{"pr_" + crypto::HexEncode(random_.Bytes(8)), org->first.id, name,
+                             clock_.NowMillis()};
+  std::optional<metastore::IdempotencyRecord> idem;
+  if (!request.idempotency_key.empty()) {
+    idem = metastore::IdempotencyRecord{caller.principal.id, request.idempotency_key,
+                                        kCreateProjectEndpoint, project.id, project.created_ms};
+  }
+  auto created = meta_.accounts().CreateProject(project, idem);
+  if (!created) {
+    const Error& e = created.error();
+    if (e.code == ErrorCode::kConflict && e.Detail("reason") == "idempotency_key") {
+      // A concurrent call with the same key won the race: answer as its replay.
+      TM_ASSIGN(auto again, replay());
+      if (again) return std::move(*again);
+    }
+    if (e.code == ErrorCode::kAlreadyExists) {
+      TM_ASSIGN(auto existing, meta_.accounts().ProjectsOfOrg(org->first.id));
+      Error taken{ErrorCode::kAlreadyExists, "You have a project named '" + name + "'", {}};
+      taken.With("code", "already_exists").With("field", "name");
+      for (const auto& p : existing) {
+        if (p.name == name) taken.With("project_id", p.id);
+      }
+      return Fail(std::move(taken));
+    }
+    return Fail(e);
+  }
+  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, org->first.id, "project.create",
+                                      "project", project.id, request.request_id,
+                                      nlohmann::json{{"name", name}}.dump()}));
+  return CreatedProject{ProjectView{std::move(project), kProvider, kRegion}, false};
+}
 
 Result<std::vector<ProjectView>> AccountService::Projects(const Caller& caller) {
   TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));

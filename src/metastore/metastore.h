@@ -47,6 +47,14 @@ class AccountStore {
   virtual Result<Warehouse> FindWarehouse(const std::string& warehouse_id) = 0;
   virtual Result<std::vector<Grant>> GrantsOf(const std::string& principal_id) = 0;
   virtual Result<std::vector<Project>> ProjectsOfOrg(const std::string& org_id) = 0;
+  virtual Result<Project> FindProject(const std::string& project_id) = 0;
+  // Creates a project and, when given, the idempotency record of the call, together.
+  // kAlreadyExists (reason "name") when the organisation has a project of that name;
+  // kConflict (reason "idempotency_key") when the caller used the key before.
+  virtual Result<void> CreateProject(const Project& project,
+                                     const std::optional<IdempotencyRecord>& idempotency) = 0;
+  virtual Result<std::optional<IdempotencyRecord>> FindIdempotency(const std::string& principal_id,
+                                                                   const std::string& key) = 0;
   // Bumps the generation; returns the new warehouse record.
   virtual Result<Warehouse> RotateWarehouse(const std::string& warehouse_id) = 0;
   // Records/reads/clears who created an operator bucket ("user:<access key>").

@@ -62,6 +62,11 @@ ALTER TABLE api_keys ADD COLUMN label TEXT NOT NULL DEFAULT '';
 ALTER TABLE api_keys ADD COLUMN revoked_ms INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX api_keys_by_principal ON api_keys(principal_id, created_ms);
 )sql",
+    // 4: idempotency keys of the control plane's creating POSTs
+    R"sql(
+CREATE TABLE idempotency_keys (principal_id TEXT NOT NULL, key TEXT NOT NULL, endpoint TEXT NOT NULL,
+  resource_id TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (principal_id, key)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -255,6 +260,60 @@ class SqliteMetastore final : public Metastore,
                            {org_id}, [&](sqlite::Statement& st) {
                              return Project{st.Text(0), org_id, st.Text(1), st.Int(2)};
                            });
+    });
+  }
+
+  Result<Project> FindProject(const std::string& id) override {
+    return Read([&](sqlite::Db& db) -> Result<Project> {
+      TM_ASSIGN(auto rows,
+                sqlite::Query(db,
+                              "SELECT id, org_id, name, created_ms FROM projects "
+                              "WHERE id = ?",
+                              {id}, [](sqlite::Statement& st) {
+                                return Project{st.Text(0), st.Text(1), st.Text(2), st.Int(3)};
+                              }));
+      if (rows.empty()) return Fail(NotFound("project not found"));
+      return rows.front();
+    });
+  }
+
+  Result<void> CreateProject(const Project& p,
+                             const std::optional<IdempotencyRecord>& idem) override {
+    return Write([&](sqlite::Db& db) -> Result<void> {
+      if (idem) {
+        auto r = Run(
+            db, "INSERT INTO idempotency_keys VALUES(?, ?, ?, ?, ?)",
+            {idem->principal_id, idem->key, idem->endpoint, idem->resource_id, idem->created_ms});
+        if (!r && r.error().code == ErrorCode::kConflict) {
+          return Fail(Error{ErrorCode::kConflict, "idempotency key used before", {}}.With(
+              "reason", "idempotency_key"));
+        }
+        TM_TRY(r);
+      }
+      auto r = Run(db, "INSERT INTO projects VALUES(?, ?, ?, ?)",
+                   {p.id, p.org_id, p.name, p.created_ms});
+      if (!r && r.error().code == ErrorCode::kConflict) {
+        return Fail(
+            Error{ErrorCode::kAlreadyExists, "project name in use", {}}.With("reason", "name"));
+      }
+      return r;
+    });
+  }
+
+  Result<std::optional<IdempotencyRecord>> FindIdempotency(const std::string& principal_id,
+                                                           const std::string& key) override {
+    return Read([&](sqlite::Db& db) -> Result<std::optional<IdempotencyRecord>> {
+      TM_ASSIGN(
+          auto rows,
+          sqlite::Query(
+              db,
+              "SELECT endpoint, resource_id, created_ms FROM idempotency_keys "
+              "WHERE principal_id = ? AND key = ?",
+              {principal_id, key}, [&](sqlite::Statement& st) {
+                return IdempotencyRecord{principal_id, key, st.Text(0), st.Text(1), st.Int(2)};
+              }));
+      if (rows.empty()) return std::optional<IdempotencyRecord>();
+      return std::optional<IdempotencyRecord>(rows.front());
     });
   }
 

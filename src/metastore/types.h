@@ -50,6 +50,16 @@ struct Project {
   int64_t created_ms = 0;
 };
 
+// A POST that carried an Idempotency-Key: which resource the first call created, so a
+// replay answers with it and the key is refused on any other endpoint.
+struct IdempotencyRecord {
+  std::string principal_id;
+  std::string key;
+  std::string endpoint;  // "POST /v1/projects"
+  std::string resource_id;
+  int64_t created_ms = 0;
+};
+
 struct Warehouse {
   std::string id;  // uuid; buckets are w-<id> and b-<id>, identities t-<id>[-ro]
   std::string project_id;

@@ -140,6 +140,7 @@ struct ControlApi::Impl {
     Authed("GET", "/v1/api-keys", &Impl::ListApiKeys);
     Authed("DELETE", "/v1/api-keys/{key_id}", &Impl::RevokeApiKey);
     Authed("GET", "/v1/projects", &Impl::ListProjects);
+    Authed("POST", "/v1/projects", &Impl::CreateProject);
     Authed("GET", "/v1/warehouses", &Impl::ListWarehouses);
   }
 
@@ -414,6 +415,27 @@ struct ControlApi::Impl {
     Json list = Json::array();
     for (const auto& p : projects) list.push_back(ProjectJson(p));
     return Response::Json(200, Json{{"projects", list}}.dump());
+  }
+
+  Result<Response> CreateProject(Request& req, const PathParams&, const accounts::Caller& caller) {
+    TM_ASSIGN(Json body, ParseBody(req));
+    for (const char* field : {"name", "provider", "region", "org_id"}) {
+      if (body.contains(field) && !body[field].is_string()) {
+        return Fail(Error{ErrorCode::kInvalidInput, std::string(field) + " must be a string", {}}
+                        .With("code", "invalid_value")
+                        .With("field", field));
+      }
+    }
+    accounts::CreateProjectRequest r{StringField(body, "name"),
+                                     StringField(body, "provider"),
+                                     StringField(body, "region"),
+                                     StringField(body, "org_id"),
+                                     req.headers.Get("Idempotency-Key").value_or(""),
+                                     req.request_id};
+    TM_ASSIGN(auto created, accounts.CreateProject(caller, r));
+    Json out = ProjectJson(created.project);
+    out["placement_immutable"] = true;
+    return Response::Json(201, out.dump());
   }
 
   Result<Response> ListWarehouses(Request& req, const PathParams&, const accounts::Caller& caller) {
