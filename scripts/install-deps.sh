@@ -14,6 +14,7 @@ if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-system1.81-dev libssl-dev libsqlite3-dev zlib1g-dev libisal-dev libpugixml-dev libjemalloc-dev
+  libargon2-dev libcurl4-openssl-dev
   nlohmann-json3-dev libgtest-dev
   clang-format clang-tidy
 )

@@ -51,7 +51,7 @@ AccountService::AccountService(metastore::Metastore& meta, objectstore::ObjectSt
       urls_(std::move(urls)),
       unverified_signup_allowed_(unverified_signup_allowed) {}
 
-std::string AccountService::NewApiKey(const std::string& principal_id, metastore::ApiKey* record) {
+std::string AccountService::NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record) {
   std::string key_id = crypto::HexEncode(random_.Bytes(8));
   std::string secret = crypto::Base64UrlEncode(random_.Bytes(kApiSecretBytes));
   // '_' separates the parts of the key; keep it out of the secret.
@@ -86,30 +86,42 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
   // ---- build
   int64_t now = clock_.NowMillis();
   SignupResult r;
-  r.principal = metastore::Principal{"p_" + crypto::HexEncode(random_.Bytes(8)),
-                                     "human",
-                                     ToLower(request.email),
-                                     workspace,
-                                     "",
-                                     "",
-                                     "",
-                                     now,
-                                     false};
+  r.principal = metastore::Principal{.id = PrincipalId("p_" + crypto::HexEncode(random_.Bytes(8))),
+                                     .kind = metastore::PrincipalKind::kHuman,
+                                     .email = ToLower(request.email),
+                                     .display_name = workspace,
+                                     .created_ms = now};
   metastore::ApiKey key;
   r.api_key = NewApiKey(r.principal.id, &key);
   r.org =
-      metastore::Organization{"o_" + crypto::HexEncode(random_.Bytes(8)), workspace,
+      metastore::Organization{OrgId("o_" + crypto::HexEncode(random_.Bytes(8))), workspace,
                               SlugFor(workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
-  r.project =
-      metastore::Project{"pr_" + crypto::HexEncode(random_.Bytes(8)), r.org.id, workspace, now};
-  r.warehouse = metastore::Warehouse{random_.Uuid(), r.project.id, r.org.id, "lake", 1, now};
+  r.project = metastore::Project{ProjectId("pr_" + crypto::HexEncode(random_.Bytes(8))), r.org.id,
+                                 workspace, now};
+  r.warehouse =
+      metastore::Warehouse{WarehouseId(random_.Uuid()), r.project.id, r.org.id, "lake", 1, now};
   // ---- apply: buckets first (idempotent names), then the records in one transaction
   for (const std::string& bucket :
        {storage::TableBucketName(r.warehouse.id), storage::BlobBucketName(r.warehouse.id)}) {
     auto created = objects_.CreateBucket(bucket);
     if (!created && created.error().code != ErrorCode::kAlreadyExists) return Fail(created.error());
   }
-  auto stored = meta_.accounts().CreateSignup(r.principal, key, r.org, r.project, r.warehouse);
+  // One transaction: the person, the key, the organisation and membership, the project,
+  // the warehouse with its write grant, and the audit event.
+  auto stored =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        TM_TRY(txn.principals().CreatePrincipal(r.principal));
+        TM_TRY(txn.principals().CreateApiKey(key));
+        TM_TRY(txn.orgs().CreateOrg(r.org));
+        TM_TRY(txn.orgs().PutMember({r.org.id, r.principal.id, metastore::Role::kAdmin}));
+        TM_TRY(txn.warehouses().CreateProject(r.project));
+        TM_TRY(txn.warehouses().CreateWarehouse(r.warehouse));
+        TM_TRY(txn.warehouses().PutGrant(
+            {r.warehouse.id, r.principal.id, metastore::Level::kWrite, r.principal.id, now}));
+        return RecordIn(txn,
+                        metastore::AuditEvent{0, now, r.principal.id, r.org.id, "signup.complete",
+                                              "principal", r.principal.id, "", "{}"});
+      });
   if (!stored) {
     (void)objects_.DeleteBucket(storage::TableBucketName(r.warehouse.id));
     (void)objects_.DeleteBucket(storage::BlobBucketName(r.warehouse.id));
@@ -119,8 +131,6 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
     }
     return Fail(stored.error());
   }
-  TM_TRY(Record(metastore::AuditEvent{0, 0, r.principal.id, r.org.id, "signup.complete",
-                                      "principal", r.principal.id, "", "{}"}));
   return r;
 }
 
@@ -131,7 +141,7 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer) {
   };
   auto parsed = ParseApiKey(bearer);
   if (!parsed) return invalid();
-  auto key = meta_.accounts().FindApiKey(parsed->key_id);
+  auto key = meta_.principals().FindApiKey(parsed->key_id);
   if (!key) {
     if (key.error().code == ErrorCode::kNotFound) return invalid();
     return Fail(key.error());
@@ -141,7 +151,7 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer) {
   if (key->revoked) {
     return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked", "This API key was revoked."));
   }
-  TM_ASSIGN(auto principal, meta_.accounts().FindPrincipal(key->principal_id));
+  TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(key->principal_id));
   if (principal.suspended) {
     return Fail(
         Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
@@ -149,58 +159,67 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer) {
   return Caller{std::move(principal), key->key_id};
 }
 
-Result<std::vector<std::pair<metastore::Organization, std::string>>> AccountService::Orgs(
+Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> AccountService::Orgs(
     const Caller& caller) {
-  return meta_.accounts().OrgsOf(caller.principal.id);
+  return meta_.orgs().OrgsOf(caller.principal.id);
 }
 
-Result<std::string> AccountService::RoleIn(const Caller& caller, const std::string& org_id) {
-  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
-  for (const auto& [org, role] : orgs) {
-    if (org.id == org_id) return role;
+Result<std::optional<metastore::Role>> AccountService::RoleIn(const Caller& caller,
+                                                              const std::string& org) {
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
+  for (const auto& [o, role] : orgs) {
+    if (o.id.str() == org || o.handle == org) return std::optional(role);
   }
-  return std::string();
+  return std::optional<metastore::Role>();
 }
 
-std::optional<WarehouseAccess> AccountService::LevelOn(const Caller& caller,
-                                                       const std::string& role,
+std::optional<WarehouseAccess> AccountService::LevelOn(const Caller& caller, metastore::Role role,
                                                        const std::vector<metastore::Grant>& grants,
                                                        const metastore::Warehouse& w) {
-  std::optional<WarehouseAccess> access;
+  // `grants` are the caller's own; the rules are GrantFor's (one place).
+  std::vector<metastore::Grant> on_this;
   for (const auto& g : grants) {
-    if (g.warehouse_id == w.id) access = WarehouseAccess{w, g.level, "grant"};
+    if (g.warehouse_id == w.id) on_this.push_back(g);
   }
-  if (role == "admin" && caller.principal.kind == "human") {
-    access = WarehouseAccess{w, "write", "admin"};
-  }
-  return access;
+  auto view = GrantFor(caller.principal, role, on_this);
+  if (!view || view->level == metastore::Level::kNone) return std::nullopt;
+  return WarehouseAccess{w, view->level, view->via};
 }
 
-Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::string& warehouse) {
-  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
-  TM_ASSIGN(auto grants, meta_.accounts().GrantsOf(caller.principal.id));
+Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::string& warehouse,
+                                               bool include_unheld) {
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
+  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOf(caller.principal.id));
   std::vector<WarehouseAccess> matches;
   for (const auto& [org, role] : orgs) {
-    TM_ASSIGN(auto warehouses, meta_.accounts().WarehousesOfOrg(org.id));
+    TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(org.id));
     for (const auto& w : warehouses) {
-      if (!warehouse.empty() && w.id != warehouse && w.name != warehouse &&
+      if (!warehouse.empty() && w.id.str() != warehouse && w.name != warehouse &&
           storage::TableBucketName(w.id) != warehouse) {
         continue;
       }
-      if (auto access = LevelOn(caller, role, grants, w)) matches.push_back(std::move(*access));
+      if (auto access = LevelOn(caller, role, grants, w)) {
+        matches.push_back(std::move(*access));
+      } else if (include_unheld && (caller.principal.kind == metastore::PrincipalKind::kHuman ||
+                                    role == metastore::Role::kAdmin)) {
+        matches.push_back(WarehouseAccess{w, metastore::Level::kNone, ""});
+      }
     }
   }
   if (matches.empty()) {
-    return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
-                      "No warehouse '" + warehouse +
-                          "' visible to you; pass its warehouse_id or its name (GET /v1/warehouses "
-                          "lists them).")
-                    .With("field", "warehouse_id"));
+    return Fail(
+        Coded(ErrorCode::kNotFound, "warehouse_not_found",
+              "No warehouse '" + warehouse + "' visible to you; pass its warehouse_id or its name")
+            .With("field", "warehouse_id")
+            .With("remedy", "tablemere catalog list (GET /v1/warehouses) lists them."));
   }
   if (matches.size() > 1 && !warehouse.empty()) {
-    return Fail(
-        Coded(ErrorCode::kConflict, "ambiguous_name",
-              "More than one warehouse is named '" + warehouse + "'; use its warehouse_id."));
+    std::vector<std::string> ids;
+    for (const auto& m : matches) ids.push_back(m.warehouse.id);
+    return Fail(Coded(ErrorCode::kConflict, "ambiguous_name",
+                      "More than one warehouse is named '" + warehouse + "'; use its warehouse_id.")
+                    .With("candidates", Join(ids, ","))
+                    .With("remedy", "Pass the warehouse_id instead of the name."));
   }
   return matches.front();
 }
@@ -216,7 +235,7 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   c.engine = engine;
   c.access = access;
   c.urls = urls_;
-  bool read_only = access.level != "write";
+  bool read_only = access.level != metastore::Level::kWrite;
   c.identity = IdentityName(access.warehouse.id, read_only);
   c.client_secret = secrets_.SecretFor(c.identity, access.warehouse.credential_generation);
   std::string bucket = storage::TableBucketName(access.warehouse.id);
@@ -276,6 +295,11 @@ Result<void> AccountService::Record(metastore::AuditEvent event) {
   return meta_.audit().Record(event);
 }
 
+Result<void> AccountService::RecordIn(metastore::Stores& stores, metastore::AuditEvent event) {
+  if (event.at_ms == 0) event.at_ms = clock_.NowMillis();
+  return stores.audit().Record(event);
+}
+
 Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& caller,
                                                                  const std::string& org_id,
                                                                  const std::string& action,
@@ -287,13 +311,10 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
   if (org_id.empty()) {
     TM_ASSIGN(events, meta_.audit().List("", caller.principal.id, prefix, since_ms, limit));
   } else {
-    TM_ASSIGN(std::string role, RoleIn(caller, org_id));
-    if (role.empty()) {
-      return Fail(
-          Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
-    }
+    TM_ASSIGN(auto role, RoleIn(caller, org_id));
+    if (!role) return Fail(OrgNotFound(org_id));
     TM_ASSIGN(events, meta_.audit().List(org_id, "", prefix, since_ms, limit));
-    if (role != "admin") {
+    if (*role != metastore::Role::kAdmin) {
       std::erase_if(events, [&](const auto& e) { return e.principal_id != caller.principal.id; });
     }
   }
@@ -306,15 +327,19 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
 Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                                                     const std::string& warehouse) {
   TM_ASSIGN(auto access, Access(caller, warehouse));
-  if (access.level != "write") {
+  if (access.level != metastore::Level::kWrite) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
                       "Rotating a warehouse's credentials needs write on it.")
-                    .With("your_level", access.level));
+                    .With("your_level", metastore::Name(access.level)));
   }
-  TM_ASSIGN(auto rotated, meta_.accounts().RotateWarehouse(access.warehouse.id));
-  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, rotated.org_id, "warehouse.rotate",
-                                      "warehouse", rotated.id, "", "{}"}));
-  return rotated;
+  return metastore::InTransaction(
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::Warehouse> {
+        TM_ASSIGN(auto rotated, txn.warehouses().RotateWarehouse(access.warehouse.id));
+        TM_TRY(RecordIn(
+            txn, metastore::AuditEvent{0, 0, caller.principal.id, rotated.org_id,
+                                       "warehouse.rotate", "warehouse", rotated.id, "", "{}"}));
+        return rotated;
+      });
 }
 
 Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
@@ -326,58 +351,72 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
         Coded(ErrorCode::kInvalidInput, "invalid_value", "name is required (1-100 characters)")
             .With("field", "name"));
   }
-  std::string agent_role = role.empty() ? "member" : role;
-  if (agent_role != "member" && agent_role != "admin") {
+  // Agents take the two roles by name (the "owner" alias is for member-role changes).
+  auto agent_role = role.empty()      ? std::optional(metastore::Role::kMember)
+                    : role == "owner" ? std::nullopt
+                                      : metastore::ParseRole(role);
+  if (!agent_role) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "role must be admin or member")
                     .With("field", "role"));
   }
   // ---- authorise
-  TM_ASSIGN(std::string my_role, RoleIn(caller, org_id));
-  if (my_role.empty()) {
-    return Fail(
-        Coded(ErrorCode::kNotFound, "org_not_found", "No organisation " + org_id + " of yours."));
-  }
-  if (my_role != "admin" && agent_role == "admin") {
+  TM_ASSIGN(auto my_role, RoleIn(caller, org_id));
+  if (!my_role) return Fail(OrgNotFound(org_id));
+  const bool admin = *my_role == metastore::Role::kAdmin;
+  if (!admin && *agent_role == metastore::Role::kAdmin) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
                       "Only an admin can create an admin token."));
   }
   AgentResult result;
   int64_t now = clock_.NowMillis();
-  result.agent = metastore::Principal{"a_" + crypto::HexEncode(random_.Bytes(8)),
-                                      "agent",
-                                      "",
-                                      name,
-                                      org_id,
-                                      agent_role,
-                                      caller.principal.id,
-                                      now,
-                                      false};
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
+  OrgId org;
+  for (const auto& [o, r] : orgs) {
+    if (o.id.str() == org_id || o.handle == org_id) org = o.id;
+  }
+  result.agent = metastore::Principal{.id = PrincipalId("a_" + crypto::HexEncode(random_.Bytes(8))),
+                                      .kind = metastore::PrincipalKind::kAgent,
+                                      .display_name = name,
+                                      .org_id = org,
+                                      .role = *agent_role,
+                                      .created_by = caller.principal.id,
+                                      .created_ms = now};
   std::vector<metastore::Grant> records;
   for (const auto& g : grants) {
-    if (g.level != "read" && g.level != "write") {
+    auto level = metastore::ParseLevel(g.level);
+    if (!level || *level == metastore::Level::kNone) {
       return Fail(
           Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
               .With("field", "grants"));
     }
     auto access = Access(caller, g.warehouse);
-    if (!access || access->warehouse.org_id != org_id) {
+    if (!access || access->warehouse.org_id != org) {
       return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
-                        "Warehouse " + g.warehouse + " is not in this organisation."));
+                        "Warehouse " + g.warehouse + " is not in this organisation.")
+                      .With("remedy", "tablemere catalog list shows the organisation's catalogs."));
     }
-    if (my_role != "admin" && g.level == "write" && access->level != "write") {
+    if (!admin && !metastore::AtLeast(access->level, *level)) {
       return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
                         "You cannot grant a level above your own.")
-                      .With("your_level", access->level)
-                      .With("requested", g.level));
+                      .With("your_level", metastore::Name(access->level))
+                      .With("requested", metastore::Name(*level)));
     }
-    metastore::Grant grant{access->warehouse.id, result.agent.id, g.level, caller.principal.id};
+    metastore::Grant grant{access->warehouse.id, result.agent.id, *level, caller.principal.id, now};
     records.push_back(grant);
     result.grants.emplace_back(grant, access->warehouse.name);
   }
-  // ---- apply
+  // ---- apply: the agent, its key, membership, grants and the audit event together
   metastore::ApiKey key;
   result.api_key = NewApiKey(result.agent.id, &key);
-  auto stored = meta_.accounts().CreateAgent(result.agent, key, records);
+  auto stored =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        TM_TRY(txn.principals().CreatePrincipal(result.agent));
+        TM_TRY(txn.principals().CreateApiKey(key));
+        TM_TRY(txn.orgs().PutMember({org, result.agent.id, *agent_role}));
+        for (const auto& g : records) TM_TRY(txn.warehouses().PutGrant(g));
+        return RecordIn(txn, metastore::AuditEvent{0, now, caller.principal.id, org, "agent.create",
+                                                   "agent", result.agent.id, "", "{}"});
+      });
   if (!stored) {
     if (stored.error().code == ErrorCode::kAlreadyExists) {
       return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
@@ -385,9 +424,14 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
     }
     return Fail(stored.error());
   }
-  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, org_id, "agent.create", "agent",
-                                      result.agent.id, "", "{}"}));
   return result;
+}
+
+Error OrgNotFound(const std::string& org) {
+  return Error{ErrorCode::kNotFound, "No organisation '" + org + "' among yours", {}}
+      .With("code", "org_not_found")
+      .With("field", "org_id")
+      .With("remedy", "Pass an org_id or a handle; tablemere org list (GET /v1/orgs) lists yours.");
 }
 
 }  // namespace tablemere::accounts

@@ -44,9 +44,21 @@ struct SignupResult {
 
 struct WarehouseAccess {
   metastore::Warehouse warehouse;
-  std::string level;      // "read" | "write"
+  metastore::Level level = metastore::Level::kNone;
   std::string level_via;  // "grant" | "admin"
 };
+
+// A self-hosted deployment has one placement: its own machine. Projects record it so a
+// later multi-placement deployment keeps the same shape.
+inline constexpr char kProvider[] = "self-hosted";
+inline constexpr char kRegion[] = "local";
+// The free plan's guard on catalogs per project (tablemere-reference.md, "Limits").
+inline constexpr int kWarehousesPerProject = 3;
+
+// The 403 of an organisation route that only admins may call.
+Error AdminOnly(const std::string& what);
+// The 404 for an organisation the caller does not belong to (or that does not exist).
+Error OrgNotFound(const std::string& org);
 
 // A project with the placement it was created with (fixed for its life).
 struct ProjectView {
@@ -58,8 +70,14 @@ struct ProjectView {
 // One warehouse of a project as the caller sees it: level "read" | "write" | "none".
 struct WarehouseListing {
   metastore::Warehouse warehouse;
-  std::string my_level;
+  metastore::Level my_level = metastore::Level::kNone;
   std::string my_via;  // "grant" | "admin" | "" for none
+};
+
+// A project the caller reaches, with its role in the project's organisation.
+struct ReachableProject {
+  ProjectView view;
+  metastore::Role role = metastore::Role::kMember;
 };
 
 struct ProjectWarehouses {
@@ -81,6 +99,60 @@ struct CreatedProject {
   ProjectView project;
   bool replayed = false;  // an Idempotency-Key seen before: the first call's project
 };
+
+struct CreateWarehouseRequest {
+  std::string project;  // id or name
+  std::string name;
+  std::string idempotency_key;
+  std::string request_id;
+};
+
+struct CreatedWarehouse {
+  metastore::Warehouse warehouse;
+  ProjectView project;
+  bool replayed = false;
+};
+
+// Who holds what on a warehouse, explicit or implicit.
+struct GrantView {
+  PrincipalId principal_id;
+  metastore::PrincipalKind kind = metastore::PrincipalKind::kHuman;
+  std::string display;
+  metastore::Level level = metastore::Level::kNone;
+  std::string via;  // "admin" | "membership" | "creator" | "grant" | "revoked"
+  PrincipalId granted_by;
+  int64_t granted_ms = 0;
+};
+
+struct RevokedGrant {
+  GrantView before;
+  GrantView after;
+};
+
+// A warehouse named by id or name, the caller's access to it (level kNone when it holds
+// nothing) and its role in the warehouse's organisation.
+struct ResolvedWarehouse {
+  WarehouseAccess access;
+  metastore::Role role = metastore::Role::kMember;
+};
+
+struct DeletedWarehouse {
+  metastore::Warehouse warehouse;
+  int tables_dropped = 0;
+  uint64_t bytes_at_deletion = 0;
+  int grants_removed = 0;
+  std::string storage_step;  // "ok", or "retrying" when the task runner finishes it
+  bool storage_complete = true;
+};
+
+// The free plan's limits, configurable per deployment (tablemere-reference.md, "Limits").
+struct Limits {
+  int warehouses_per_project = kWarehousesPerProject;
+};
+
+// A project or catalog name: trimmed, 1-64 characters, no control characters.
+// Errors: kInvalidInput (missing_field / invalid_value, field name).
+Result<std::string> CheckName(const std::string& raw);
 
 struct Connection {
   std::string engine;
@@ -130,10 +202,15 @@ class AccountService {
   // Errors: kUnauthenticated (code invalid_api_key / api_key_revoked), kPermissionDenied
   // (principal_suspended).
   Result<Caller> Authenticate(const std::string& bearer);
-  Result<std::vector<std::pair<metastore::Organization, std::string>>> Orgs(const Caller& caller);
+  Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> Orgs(
+      const Caller& caller);
   // The caller's level on a warehouse named by id or name; kNotFound when the caller
-  // cannot see it.
-  Result<WarehouseAccess> Access(const Caller& caller, const std::string& warehouse);
+  // cannot see it. With `include_unheld`, a warehouse of the caller's organisations where
+  // it holds nothing matches too (level kNone), except for member agents, which do not
+  // see warehouses they were not granted.
+  Result<WarehouseAccess> Access(const Caller& caller, const std::string& warehouse,
+                                 bool include_unheld = false);
+  Result<ResolvedWarehouse> ResolveWarehouse(const Caller& caller, const std::string& warehouse);
   // The default warehouse: the first the caller can see.
   Result<WarehouseAccess> DefaultWarehouse(const Caller& caller);
   Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
@@ -154,6 +231,8 @@ class AccountService {
   // Records an event; failures to record are reported to the caller (the action must not
   // silently go unaudited).
   Result<void> Record(metastore::AuditEvent event);
+  // Records an event inside the transaction of the action it records.
+  Result<void> RecordIn(metastore::Stores& stores, metastore::AuditEvent event);
   const PublicUrls& urls() const { return urls_; }
 
   // ---- API keys (api_keys.cc). Errors: kInvalidInput (field label), kNotFound
@@ -173,15 +252,51 @@ class AccountService {
   // kConflict (idempotency_key_reused).
   Result<CreatedProject> CreateProject(const Caller& caller, const CreateProjectRequest& request);
   Result<ProjectWarehouses> Warehouses(const Caller& caller, const std::string& project);
+  // ---- warehouses (warehouses.cc). Errors: kInvalidInput (missing_field /
+  // invalid_value name), kNotFound (project_not_found), kPermissionDenied
+  // (insufficient_role), kAlreadyExists (already_exists), kQuotaExceeded (limit_exceeded:
+  // limit_value, current), kUnavailable (storage_error: safe to retry with the same key),
+  // kConflict (idempotency_key_reused).
+  Result<CreatedWarehouse> CreateWarehouse(const Caller& caller,
+                                           const CreateWarehouseRequest& request);
+  // Errors: kPermissionDenied (insufficient_role: admins only), kInvalidInput
+  // (confirmation_required, confirm_with), kNotFound (warehouse_not_found).
+  Result<DeletedWarehouse> DeleteWarehouse(const Caller& caller, const std::string& warehouse,
+                                           const std::string& confirm,
+                                           const std::string& request_id);
+  // ---- grants (warehouses.cc)
+  Result<std::vector<GrantView>> Grants(const Caller& caller, const std::string& warehouse);
+  // Errors: kInvalidInput (invalid_value level), kPermissionDenied (forbidden), kNotFound
+  // (principal_not_found, warehouse_not_found).
+  Result<GrantView> PutGrant(const Caller& caller, const std::string& warehouse,
+                             const std::string& principal_id, const std::string& level,
+                             const std::string& request_id);
+  // Errors: kNotFound (grant_not_found), kPermissionDenied (forbidden), kConflict
+  // (implicit_grant: an admin's write).
+  Result<RevokedGrant> RevokeGrant(const Caller& caller, const std::string& warehouse,
+                                   const std::string& principal_id, const std::string& request_id);
+  const Limits& limits() const { return limits_; }
   // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
   Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);
 
  private:
-  std::string NewApiKey(const std::string& principal_id, metastore::ApiKey* record);
-  Result<std::string> RoleIn(const Caller& caller, const std::string& org_id);
+  std::string NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record);
+  // The caller's role in an organisation named by id or handle; nullopt when it is not a
+  // member.
+  Result<std::optional<metastore::Role>> RoleIn(const Caller& caller, const std::string& org);
+  // A project by id or name among those the caller reaches ("" when it reaches one).
+  Result<ReachableProject> ResolveProject(const Caller& caller, const std::string& project);
+  // The resource an earlier call with this Idempotency-Key created on `endpoint`; nullopt
+  // for a new (or no) key; kConflict (idempotency_key_reused) for another endpoint's key.
+  Result<std::optional<std::string>> ReplayOf(const Caller& caller, const std::string& key,
+                                              const std::string& endpoint);
   // The caller's access to one warehouse of an organisation where it holds `role`;
   // nullopt when it holds nothing there.
-  static std::optional<WarehouseAccess> LevelOn(const Caller& caller, const std::string& role,
+  // What `p` (holding `role` in the warehouse's organisation) holds on it given the
+  // warehouse's explicit grants; nullopt for an agent with no grant.
+  static std::optional<GrantView> GrantFor(const metastore::Principal& p, metastore::Role role,
+                                           const std::vector<metastore::Grant>& grants);
+  static std::optional<WarehouseAccess> LevelOn(const Caller& caller, metastore::Role role,
                                                 const std::vector<metastore::Grant>& grants,
                                                 const metastore::Warehouse& w);
 
@@ -192,6 +307,7 @@ class AccountService {
   const IdentitySecrets& secrets_;
   PublicUrls urls_;
   bool unverified_signup_allowed_;
+  Limits limits_;
 };
 
 }  // namespace tablemere::accounts

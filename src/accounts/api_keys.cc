@@ -39,27 +39,32 @@ Result<IssuedApiKey> AccountService::CreateApiKey(const Caller& caller, const st
   IssuedApiKey issued;
   issued.api_key = NewApiKey(caller.principal.id, &issued.record);
   issued.record.label = label;
-  TM_TRY(meta_.accounts().CreateApiKey(issued.record));
-  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
-                                      "api_key.create", "api_key", issued.record.key_id, request_id,
-                                      "{}"}));
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_TRY(txn.principals().CreateApiKey(issued.record));
+    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
+                                               "api_key.create", "api_key", issued.record.key_id,
+                                               request_id, "{}"});
+  }));
   return issued;
 }
 
 Result<std::vector<metastore::ApiKey>> AccountService::ApiKeys(const Caller& caller) {
-  return meta_.accounts().ApiKeysOf(caller.principal.id);
+  return meta_.principals().ApiKeysOf(caller.principal.id);
 }
 
 Result<metastore::ApiKey> AccountService::RevokeApiKey(const Caller& caller,
                                                        const std::string& key_id,
                                                        const std::string& request_id) {
-  auto revoked = meta_.accounts().RevokeApiKey(caller.principal.id, key_id, clock_.NowMillis());
-  if (!revoked) {
-    if (revoked.error().code == ErrorCode::kNotFound) return Fail(KeyNotFound(key_id));
-    return Fail(revoked.error());
-  }
-  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
-                                      "api_key.revoke", "api_key", key_id, request_id, "{}"}));
+  auto revoked = metastore::InTransaction(
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::ApiKey> {
+        TM_ASSIGN(auto key,
+                  txn.principals().RevokeApiKey(caller.principal.id, key_id, clock_.NowMillis()));
+        TM_TRY(RecordIn(
+            txn, metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
+                                       "api_key.revoke", "api_key", key_id, request_id, "{}"}));
+        return key;
+      });
+  if (!revoked && revoked.error().code == ErrorCode::kNotFound) return Fail(KeyNotFound(key_id));
   return revoked;
 }
 
@@ -70,14 +75,14 @@ Result<HandleAvailability> AccountService::CheckHandleAvailable(const std::strin
   out.valid = problem == HandleProblem::kNone;
   out.reason = HandleProblemName(problem);
   if (out.valid) {
-    TM_ASSIGN(bool taken, meta_.accounts().HandleTaken(handle));
+    TM_ASSIGN(bool taken, meta_.orgs().HandleTaken(handle));
     out.available = !taken;
     if (taken) out.reason = "taken";
   }
   if (!out.available) {
     // A failed lookup counts as taken: a suggestion must be free when it is made.
     out.suggestion = SuggestHandle(handle, [this](const std::string& h) {
-      auto taken = meta_.accounts().HandleTaken(h);
+      auto taken = meta_.orgs().HandleTaken(h);
       return !taken || *taken;
     });
   }

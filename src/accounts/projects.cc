@@ -1,25 +1,13 @@
 // AccountService: the caller's projects (GET /v1/projects) and the warehouses of one
 // project with the caller's level on each (GET /v1/warehouses).
 #include <nlohmann/json.hpp>
+
 #include "accounts/account_service.h"
 #include "common/crypto.h"
-
 #include "common/strings.h"
 
 namespace tablemere::accounts {
 namespace {
-
-// A self-hosted deployment has one placement: its own machine. Projects record it so a
-// later multi-placement deployment keeps the same shape.
-constexpr char kProvider[] = "self-hosted";
-constexpr char kRegion[] = "local";
-// The free plan's guard on catalogs per project (tablemere-reference.md, "Limits").
-constexpr int kWarehousesPerProject = 3;
-
-struct ReachableProject {
-  ProjectView view;
-  std::string role;  // the caller's role in the project's organisation
-};
 
 Error ProjectNotFound(const std::string& project) {
   return Error{ErrorCode::kNotFound, "No project '" + project + "' among yours", {}}
@@ -38,24 +26,15 @@ Error Invalid(const std::string& code, const std::string& field, const std::stri
   return Error{ErrorCode::kInvalidInput, message, {}}.With("code", code).With("field", field);
 }
 
-Error KeyReused(const std::string& endpoint) {
-  return Error{ErrorCode::kConflict, "This Idempotency-Key was used on " + endpoint, {}}
-      .With("code", "idempotency_key_reused")
-      .With("remedy", "Send a new Idempotency-Key for a different call.");
-}
-
 }  // namespace
 
 Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
                                                      const CreateProjectRequest& request) {
   // ---- a replay answers with the first call's project
   auto replay = [&]() -> Result<std::optional<CreatedProject>> {
-    if (request.idempotency_key.empty()) return std::optional<CreatedProject>();
-    TM_ASSIGN(auto seen,
-              meta_.accounts().FindIdempotency(caller.principal.id, request.idempotency_key));
+    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateProjectEndpoint));
     if (!seen) return std::optional<CreatedProject>();
-    if (seen->endpoint != kCreateProjectEndpoint) return Fail(KeyReused(seen->endpoint));
-    TM_ASSIGN(auto project, meta_.accounts().FindProject(seen->resource_id));
+    TM_ASSIGN(auto project, meta_.warehouses().FindProject(ProjectId(*seen)));
     return std::optional<CreatedProject>(
         CreatedProject{ProjectView{std::move(project), kProvider, kRegion}, true});
   };
@@ -63,16 +42,7 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
   if (replayed) return std::move(*replayed);
 
   // ---- validate
-  std::string name = Trim(request.name);
-  if (name.empty()) return Fail(Invalid("missing_field", "name", "name is required"));
-  if (name.size() > kMaxProjectName) {
-    return Fail(Invalid("invalid_value", "name", "name is longer than 64 characters"));
-  }
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f) {
-      return Fail(Invalid("invalid_value", "name", "name contains a control character"));
-    }
-  }
+  TM_ASSIGN(std::string name, CheckName(request.name));
   if ((!request.provider.empty() && request.provider != kProvider) ||
       (!request.region.empty() && request.region != kRegion)) {
     return Fail(Invalid("unsupported_placement", "provider",
@@ -80,12 +50,12 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
                             ", region " + kRegion)
                     .With("available", std::string(kProvider) + "/" + kRegion));
   }
-  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
-  const std::pair<metastore::Organization, std::string>* org = nullptr;
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
+  const std::pair<metastore::Organization, metastore::Role>* org = nullptr;
   for (const auto& o : orgs) {
     if (request.org_id.empty()
             ? orgs.size() == 1
-            : (o.first.id == request.org_id || o.first.handle == request.org_id)) {
+            : (o.first.id.str() == request.org_id || o.first.handle == request.org_id)) {
       org = &o;
     }
   }
@@ -95,28 +65,26 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
           Invalid("org_required", "org_id", "You belong to several organisations; pass org_id")
               .With("remedy", "tablemere org list shows your organisations."));
     }
-    return Fail(
-        Error{ErrorCode::kNotFound, "No organisation '" + request.org_id + "' among yours", {}}
-            .With("code", "org_not_found")
-            .With("field", "org_id")
-            .With("remedy", "tablemere org list (GET /v1/orgs) lists yours."));
+    return Fail(OrgNotFound(request.org_id));
   }
-  if (org->second != "admin") {
-    return Fail(Error{
-        ErrorCode::kPermissionDenied, "Only an admin of the organisation creates projects", {}}
-                    .With("code", "insufficient_role")
-                    .With("remedy", "Ask an admin (tablemere org members lists them)."));
-  }
+  if (org->second != metastore::Role::kAdmin) return Fail(AdminOnly("creates projects"));
 
   // ---- apply: the project and the key's record in one transaction
-  metastore::Project project{"pr_" + crypto::HexEncode(random_.Bytes(8)), org->first.id, name,
-                             clock_.NowMillis()};
-  std::optional<metastore::IdempotencyRecord> idem;
-  if (!request.idempotency_key.empty()) {
-    idem = metastore::IdempotencyRecord{caller.principal.id, request.idempotency_key,
-                                        kCreateProjectEndpoint, project.id, project.created_ms};
-  }
-  auto created = meta_.accounts().CreateProject(project, idem);
+  metastore::Project project{ProjectId("pr_" + crypto::HexEncode(random_.Bytes(8))), org->first.id,
+                             name, clock_.NowMillis()};
+  auto created =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        if (!request.idempotency_key.empty()) {
+          TM_TRY(txn.idempotency().PutIdempotency({caller.principal.id, request.idempotency_key,
+                                                   kCreateProjectEndpoint, project.id,
+                                                   project.created_ms}));
+        }
+        TM_TRY(txn.warehouses().CreateProject(project));
+        return RecordIn(
+            txn, metastore::AuditEvent{0, 0, caller.principal.id, org->first.id, "project.create",
+                                       "project", project.id, request.request_id,
+                                       nlohmann::json{{"name", name}}.dump()});
+      });
   if (!created) {
     const Error& e = created.error();
     if (e.code == ErrorCode::kConflict && e.Detail("reason") == "idempotency_key") {
@@ -125,7 +93,7 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
       if (again) return std::move(*again);
     }
     if (e.code == ErrorCode::kAlreadyExists) {
-      TM_ASSIGN(auto existing, meta_.accounts().ProjectsOfOrg(org->first.id));
+      TM_ASSIGN(auto existing, meta_.warehouses().ProjectsOfOrg(org->first.id));
       Error taken{ErrorCode::kAlreadyExists, "You have a project named '" + name + "'", {}};
       taken.With("code", "already_exists").With("field", "name");
       for (const auto& p : existing) {
@@ -135,36 +103,33 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
     }
     return Fail(e);
   }
-  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, org->first.id, "project.create",
-                                      "project", project.id, request.request_id,
-                                      nlohmann::json{{"name", name}}.dump()}));
   return CreatedProject{ProjectView{std::move(project), kProvider, kRegion}, false};
 }
 
 Result<std::vector<ProjectView>> AccountService::Projects(const Caller& caller) {
-  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
   std::vector<ProjectView> out;
   for (const auto& [org, role] : orgs) {
-    TM_ASSIGN(auto projects, meta_.accounts().ProjectsOfOrg(org.id));
+    TM_ASSIGN(auto projects, meta_.warehouses().ProjectsOfOrg(org.id));
     for (auto& p : projects) out.push_back(ProjectView{std::move(p), kProvider, kRegion});
   }
   return out;
 }
 
-Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
-                                                     const std::string& project) {
+Result<ReachableProject> AccountService::ResolveProject(const Caller& caller,
+                                                        const std::string& project) {
   // ---- resolve the project by id or name among the caller's organisations
-  TM_ASSIGN(auto orgs, meta_.accounts().OrgsOf(caller.principal.id));
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
   std::vector<ReachableProject> reachable;
   for (const auto& [org, role] : orgs) {
-    TM_ASSIGN(auto projects, meta_.accounts().ProjectsOfOrg(org.id));
+    TM_ASSIGN(auto projects, meta_.warehouses().ProjectsOfOrg(org.id));
     for (auto& p : projects) {
       reachable.push_back({ProjectView{std::move(p), kProvider, kRegion}, role});
     }
   }
   std::vector<const ReachableProject*> matches;
   for (const auto& r : reachable) {
-    if (project.empty() || r.view.project.id == project || r.view.project.name == project) {
+    if (project.empty() || r.view.project.id.str() == project || r.view.project.name == project) {
       matches.push_back(&r);
     }
   }
@@ -188,13 +153,54 @@ Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
             .With("candidates", Join(ids, ","))
             .With("remedy", "Pass the project_id instead of the name."));
   }
-  const ReachableProject& chosen = *matches.front();
+  return *matches.front();
+}
+
+Result<std::optional<std::string>> AccountService::ReplayOf(const Caller& caller,
+                                                            const std::string& key,
+                                                            const std::string& endpoint) {
+  if (key.empty()) return std::optional<std::string>();
+  TM_ASSIGN(auto seen, meta_.idempotency().FindIdempotency(caller.principal.id, key));
+  if (!seen) return std::optional<std::string>();
+  if (seen->endpoint != endpoint) {
+    return Fail(
+        Error{ErrorCode::kConflict, "This Idempotency-Key was used on " + seen->endpoint, {}}
+            .With("code", "idempotency_key_reused")
+            .With("remedy", "Send a new Idempotency-Key for a different call."));
+  }
+  return std::optional<std::string>(seen->resource_id);
+}
+
+Result<std::string> CheckName(const std::string& raw) {
+  std::string name = Trim(raw);
+  if (name.empty()) return Fail(Invalid("missing_field", "name", "name is required"));
+  if (name.size() > kMaxProjectName) {
+    return Fail(Invalid("invalid_value", "name", "name is longer than 64 characters"));
+  }
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7f) {
+      return Fail(Invalid("invalid_value", "name", "name contains a control character"));
+    }
+  }
+  return name;
+}
+
+Error AdminOnly(const std::string& what) {
+  return Error{ErrorCode::kPermissionDenied, "Only an admin of the organisation " + what, {}}
+      .With("code", "insufficient_role")
+      .With("remedy", "Ask an admin (tablemere org members lists them).");
+}
+
+Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
+                                                     const std::string& project) {
+  TM_ASSIGN(auto chosen, ResolveProject(caller, project));
 
   // ---- the caller's level on each of its warehouses
-  TM_ASSIGN(auto grants, meta_.accounts().GrantsOf(caller.principal.id));
-  TM_ASSIGN(auto warehouses, meta_.accounts().WarehousesOfOrg(chosen.view.project.org_id));
-  ProjectWarehouses out{chosen.view, {}, kWarehousesPerProject};
-  const bool member_agent = caller.principal.kind == "agent" && chosen.role != "admin";
+  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOf(caller.principal.id));
+  TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(chosen.view.project.org_id));
+  ProjectWarehouses out{chosen.view, {}, limits_.warehouses_per_project};
+  const bool member_agent = caller.principal.kind == metastore::PrincipalKind::kAgent &&
+                            chosen.role != metastore::Role::kAdmin;
   for (auto& w : warehouses) {
     if (w.project_id != chosen.view.project.id) continue;
     auto access = LevelOn(caller, chosen.role, grants, w);
@@ -203,7 +209,7 @@ Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
     } else if (!member_agent) {
       // A member agent does not see warehouses it was not granted (they are 404 for
       // it); everyone else sees them, holding nothing.
-      out.warehouses.push_back({std::move(w), "none", ""});
+      out.warehouses.push_back({std::move(w), metastore::Level::kNone, ""});
     }
   }
   return out;

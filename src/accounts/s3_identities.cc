@@ -33,7 +33,7 @@ Result<int64_t> S3Identities::Generation(const std::string& warehouse_id) {
       return it->second.first;
     }
   }
-  TM_ASSIGN(auto w, meta_.accounts().FindWarehouse(warehouse_id));
+  TM_ASSIGN(auto w, meta_.warehouses().FindWarehouse(WarehouseId(warehouse_id)));
   std::lock_guard lock(mu_);
   generations_[warehouse_id] = {w.credential_generation, now};
   return w.credential_generation;
@@ -119,7 +119,7 @@ Result<std::vector<storage::GenericLocation>> S3Identities::GenericLocations(
 }
 
 Result<std::string> S3Identities::OperatorBucketOwner(const std::string& bucket) {
-  auto owner = meta_.accounts().BucketOwner(bucket);
+  auto owner = meta_.bucket_owners().BucketOwner(bucket);
   if (!owner) {
     if (owner.error().code == ErrorCode::kNotFound) return std::string();
     return Fail(owner.error());
@@ -129,8 +129,8 @@ Result<std::string> S3Identities::OperatorBucketOwner(const std::string& bucket)
 
 Result<void> S3Identities::RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                                 bool created) {
-  if (created) return meta_.accounts().SetBucketOwner(bucket, owner);
-  return meta_.accounts().ClearBucketOwner(bucket);
+  if (created) return meta_.bucket_owners().SetBucketOwner(bucket, owner);
+  return meta_.bucket_owners().ClearBucketOwner(bucket);
 }
 
 }  // namespace tablemere::accounts

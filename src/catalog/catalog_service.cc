@@ -55,7 +55,7 @@ Result<TokenGrant> CatalogService::ClientCredentials(const std::string& client_i
   auto identity = accounts::ParseIdentityName(client_id);
   if (!identity)
     return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
-  auto w = meta_.accounts().FindWarehouse(identity->warehouse_id);
+  auto w = meta_.warehouses().FindWarehouse(WarehouseId(identity->warehouse_id));
   if (!w) {
     if (w.error().code == ErrorCode::kNotFound) {
       return Fail(OAuthError("invalid_client", "Unknown client_id or wrong client_secret"));
@@ -100,7 +100,7 @@ Result<std::string> WarehouseIdOf(const CatalogPrincipal& caller, const std::str
 // on every request rather than from a cache.
 Result<metastore::Warehouse> CurrentWarehouse(metastore::Metastore& meta,
                                               const CatalogPrincipal& p) {
-  auto w = meta.accounts().FindWarehouse(p.warehouse_id);
+  auto w = meta.warehouses().FindWarehouse(WarehouseId(p.warehouse_id));
   if (!w || w->credential_generation != p.generation) {
     return Fail(
         Error{ErrorCode::kUnauthenticated, "Token no longer valid (credential rotated)", {}});
@@ -119,7 +119,7 @@ Result<CatalogPrincipal> CatalogService::Authenticate(const std::string& bearer)
 Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& caller,
                                                        const std::string& name) {
   TM_ASSIGN(std::string id, WarehouseIdOf(caller, name));
-  return meta_.accounts().FindWarehouse(id);
+  return meta_.warehouses().FindWarehouse(WarehouseId(id));
 }
 
 Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& bearer,

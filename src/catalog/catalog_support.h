@@ -82,7 +82,7 @@ class WarehouseFiles {
   static std::string Bucket(const metastore::Warehouse& w) {
     return storage::TableBucketName(w.id);
   }
-  static std::string Root(const metastore::Warehouse& w) { return "s3://w-" + w.id + "/"; }
+  static std::string Root(const metastore::Warehouse& w) { return "s3://" + Bucket(w) + "/"; }
   // The object key of a location inside the warehouse's table bucket; kInvalidInput when
   // the location is elsewhere.
   Result<std::string> KeyOf(const metastore::Warehouse& w, const std::string& location) const;

@@ -26,7 +26,7 @@ class CommitLoopTest : public ::testing::Test {
     ASSERT_TRUE(
         meta_->catalog().CreateNamespace(metastore::Namespace{"wh", {"ns"}, "{}"}).has_value());
     files_ = std::make_unique<WarehouseFiles>(*objects_, clock_, random_, sealer_, "http://s3", 60);
-    w_.id = "wh";
+    w_.id = WarehouseId("wh");
   }
   void TearDown() override {
     files_.reset();

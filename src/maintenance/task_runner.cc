@@ -64,6 +64,12 @@ Result<void> TaskRunner::Run(const metastore::Task& task) {
     if (claimed) return {};
     return PurgePrefix(bucket, prefix);
   }
+  if (task.kind == kDeleteBucketTask) {
+    auto it = payload.find("bucket");
+    if (it == payload.end() || !it->is_string()) return {};
+    TM_TRY(objectstore::DeleteBucketWithContents(objects_, it->get<std::string>()));
+    return {};
+  }
   // "drop_record" rows only keep a drop's record until they are due (drop_record.h).
   return {};
 }

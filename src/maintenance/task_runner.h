@@ -13,6 +13,10 @@
 
 namespace tablemere::maintenance {
 
+// A deleted warehouse's bucket, emptied and removed ({"bucket": "w-…"}); enqueued in the
+// deletion's transaction, so a crash midway is finished by the runner.
+inline constexpr char kDeleteBucketTask[] = "delete_bucket";
+
 class TaskRunner {
  public:
   TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& objects);

@@ -1,7 +1,8 @@
 // The metastore interface: all durable state except object bytes. Narrow stores per
 // subsystem; the SQLite backend implements them all (PostgreSQL later, same contract).
-// Every method is atomic and thread-safe. Errors: kNotFound, kAlreadyExists, kConflict
-// (a lost compare-and-swap), kUnavailable (the database failed).
+// Every method is atomic and thread-safe; a use case that writes several rows opens a
+// WriteTransaction and passes it through the store calls. Errors: kNotFound,
+// kAlreadyExists, kConflict (a lost compare-and-swap), kUnavailable (the database failed).
 #pragma once
 
 #include <functional>
@@ -16,49 +17,93 @@
 
 namespace tablemere::metastore {
 
-class AccountStore {
+// Principals (humans and agents) and their API keys.
+class PrincipalStore {
  public:
-  virtual ~AccountStore() = default;
-  // Creates a human, their key, an organisation they administer, a project and a
-  // warehouse (with a write grant) in one transaction. kAlreadyExists when the email is
-  // taken or the handle is.
-  virtual Result<void> CreateSignup(const Principal& human, const ApiKey& key,
-                                    const Organization& org, const Project& project,
-                                    const Warehouse& warehouse) = 0;
-  // Creates an agent with its key and grants in one transaction (kAlreadyExists: name).
-  virtual Result<void> CreateAgent(const Principal& agent, const ApiKey& key,
-                                   const std::vector<Grant>& grants) = 0;
-  virtual Result<ApiKey> FindApiKey(const std::string& key_id) = 0;
-  // Another key for an existing principal.
+  virtual ~PrincipalStore() = default;
+  // kAlreadyExists (reason "email" or "agent_name").
+  virtual Result<void> CreatePrincipal(const Principal& principal) = 0;
+  virtual Result<Principal> FindPrincipal(const PrincipalId& id) = 0;
+  // A human by email (compared case-insensitively); kNotFound when none.
+  virtual Result<Principal> FindHumanByEmail(const std::string& email) = 0;
+  // The agents an organisation owns, oldest first.
+  virtual Result<std::vector<Principal>> AgentsOf(const OrgId& org_id) = 0;
+  // Replaces the mutable fields (display_name, role, suspended); kNotFound, kAlreadyExists
+  // (an agent name in use).
+  virtual Result<void> UpdatePrincipal(const Principal& principal) = 0;
   virtual Result<void> CreateApiKey(const ApiKey& key) = 0;
+  virtual Result<ApiKey> FindApiKey(const std::string& key_id) = 0;
   // The principal's keys, oldest first, revoked ones included.
-  virtual Result<std::vector<ApiKey>> ApiKeysOf(const std::string& principal_id) = 0;
+  virtual Result<std::vector<ApiKey>> ApiKeysOf(const PrincipalId& principal_id) = 0;
   // Revokes one of the principal's keys at `at_ms`; kNotFound when the key is not the
   // principal's. Revoking a revoked key keeps its first revocation time.
-  virtual Result<ApiKey> RevokeApiKey(const std::string& principal_id, const std::string& key_id,
+  virtual Result<ApiKey> RevokeApiKey(const PrincipalId& principal_id, const std::string& key_id,
                                       int64_t at_ms) = 0;
+  // Revokes every live key of the principal; returns how many.
+  virtual Result<int> RevokeAllApiKeys(const PrincipalId& principal_id, int64_t at_ms) = 0;
+};
+
+// Organisations and who belongs to them.
+class OrgStore {
+ public:
+  virtual ~OrgStore() = default;
+  // kAlreadyExists (reason "handle").
+  virtual Result<void> CreateOrg(const Organization& org) = 0;
+  virtual Result<Organization> FindOrg(const OrgId& id) = 0;
+  virtual Result<void> UpdateOrg(const Organization& org) = 0;
   // Whether an organisation holds this handle.
   virtual Result<bool> HandleTaken(const std::string& handle) = 0;
-  virtual Result<Principal> FindPrincipal(const std::string& principal_id) = 0;
-  // Organisations the principal belongs to, with its role (agents: their own org).
-  virtual Result<std::vector<std::pair<Organization, std::string>>> OrgsOf(
-      const std::string& principal_id) = 0;
-  virtual Result<std::vector<Warehouse>> WarehousesOfOrg(const std::string& org_id) = 0;
-  virtual Result<Warehouse> FindWarehouse(const std::string& warehouse_id) = 0;
-  virtual Result<std::vector<Grant>> GrantsOf(const std::string& principal_id) = 0;
-  virtual Result<std::vector<Project>> ProjectsOfOrg(const std::string& org_id) = 0;
-  virtual Result<Project> FindProject(const std::string& project_id) = 0;
-  // Creates a project and, when given, the idempotency record of the call, together.
-  // kAlreadyExists (reason "name") when the organisation has a project of that name;
-  // kConflict (reason "idempotency_key") when the caller used the key before.
-  virtual Result<void> CreateProject(const Project& project,
-                                     const std::optional<IdempotencyRecord>& idempotency) = 0;
-  virtual Result<std::optional<IdempotencyRecord>> FindIdempotency(const std::string& principal_id,
-                                                                   const std::string& key) = 0;
+  // Adds the member or changes its role.
+  virtual Result<void> PutMember(const Membership& membership) = 0;
+  // kNotFound when the principal is not a member.
+  virtual Result<void> RemoveMember(const OrgId& org_id, const PrincipalId& principal_id) = 0;
+  virtual Result<std::vector<Membership>> MembersOf(const OrgId& org_id) = 0;
+  // Organisations the principal belongs to, with its role, oldest first.
+  virtual Result<std::vector<std::pair<Organization, Role>>> OrgsOf(
+      const PrincipalId& principal_id) = 0;
+};
+
+// Projects, their warehouses, and the grants on warehouses.
+class WarehouseStore {
+ public:
+  virtual ~WarehouseStore() = default;
+  // kAlreadyExists (reason "name") when the organisation has a project of that name.
+  virtual Result<void> CreateProject(const Project& project) = 0;
+  virtual Result<Project> FindProject(const ProjectId& id) = 0;
+  virtual Result<std::vector<Project>> ProjectsOfOrg(const OrgId& org_id) = 0;
+  // kAlreadyExists (reason "name") when the project has a warehouse of that name.
+  virtual Result<void> CreateWarehouse(const Warehouse& warehouse) = 0;
+  virtual Result<Warehouse> FindWarehouse(const WarehouseId& id) = 0;
+  virtual Result<std::vector<Warehouse>> WarehousesOfOrg(const OrgId& org_id) = 0;
   // Bumps the generation; returns the new warehouse record.
-  virtual Result<Warehouse> RotateWarehouse(const std::string& warehouse_id) = 0;
-  // Records/reads/clears who created an operator bucket ("user:<access key>").
+  virtual Result<Warehouse> RotateWarehouse(const WarehouseId& id) = 0;
+  // Removes the warehouse with its grants; the caller removes its entries and files.
+  virtual Result<void> DeleteWarehouse(const WarehouseId& id) = 0;
+  // Creates or replaces the grant of (warehouse, principal).
+  virtual Result<void> PutGrant(const Grant& grant) = 0;
+  // kNotFound when there is no explicit grant.
+  virtual Result<void> DeleteGrant(const WarehouseId& warehouse_id,
+                                   const PrincipalId& principal_id) = 0;
+  virtual Result<std::vector<Grant>> GrantsOf(const PrincipalId& principal_id) = 0;
+  virtual Result<std::vector<Grant>> GrantsOn(const WarehouseId& warehouse_id) = 0;
+};
+
+// The records of POSTs that carried an Idempotency-Key.
+class IdempotencyStore {
+ public:
+  virtual ~IdempotencyStore() = default;
+  // kConflict (reason "idempotency_key") when the principal used the key before.
+  virtual Result<void> PutIdempotency(const IdempotencyRecord& record) = 0;
+  virtual Result<std::optional<IdempotencyRecord>> FindIdempotency(const PrincipalId& principal_id,
+                                                                   const std::string& key) = 0;
+};
+
+// Who created each operator bucket ("user:<access key>").
+class BucketOwnerStore {
+ public:
+  virtual ~BucketOwnerStore() = default;
   virtual Result<void> SetBucketOwner(const std::string& bucket, const std::string& owner) = 0;
+  // kNotFound when nobody recorded one.
   virtual Result<std::string> BucketOwner(const std::string& bucket) = 0;
   virtual Result<void> ClearBucketOwner(const std::string& bucket) = 0;
 };
@@ -117,6 +162,9 @@ class CatalogStore {
                                        const std::vector<std::string>& ns, const std::string& name,
                                        const std::string& kind,
                                        const DropFollowUp& follow_up = nullptr) = 0;
+  // Removes every entry and namespace of a warehouse (it is being deleted); returns how
+  // many tables (entries of kind "table") there were.
+  virtual Result<int> DeleteWarehouseEntries(const std::string& warehouse_id) = 0;
   virtual Result<void> RenameEntry(const std::string& warehouse_id,
                                    const std::vector<std::string>& from_ns,
                                    const std::string& from_name,
@@ -151,15 +199,49 @@ class AuditStore {
                                                int limit) = 0;
 };
 
-class Metastore {
+// The stores, reached either through the metastore (each call is its own transaction)
+// or through a WriteTransaction (every call joins it). Reads through a transaction see
+// its own uncommitted writes.
+class Stores {
  public:
-  virtual ~Metastore() = default;
-  virtual AccountStore& accounts() = 0;
+  virtual ~Stores() = default;
+  virtual PrincipalStore& principals() = 0;
+  virtual OrgStore& orgs() = 0;
+  virtual WarehouseStore& warehouses() = 0;
+  virtual IdempotencyStore& idempotency() = 0;
+  virtual BucketOwnerStore& bucket_owners() = 0;
   virtual CatalogStore& catalog() = 0;
   virtual TaskStore& tasks() = 0;
   virtual AuditStore& audit() = 0;
+};
+
+// One request's writes, committed together or not at all: a signup's rows, an
+// idempotency record with the resource it guards, an audit event with its action.
+// Destroying it without Commit() rolls everything back. One write transaction runs at a
+// time; while a thread holds one, that thread must write only through it (a write
+// through the metastore itself fails with kInternal instead of deadlocking).
+class WriteTransaction : public Stores {
+ public:
+  // kUnavailable when the database failed; then nothing was written.
+  [[nodiscard]] virtual Result<void> Commit() = 0;
+};
+
+class Metastore : public Stores {
+ public:
+  // kUnavailable when the database cannot start a transaction.
+  virtual Result<std::unique_ptr<WriteTransaction>> BeginWrite() = 0;
   virtual Result<void> Ping() = 0;
 };
+
+// Runs `fn(WriteTransaction&)` in a new transaction and commits it when fn succeeds.
+template <typename F>
+auto InTransaction(Metastore& meta, F&& fn) -> decltype(fn(std::declval<WriteTransaction&>())) {
+  TM_ASSIGN(auto txn, meta.BeginWrite());
+  auto result = fn(*txn);
+  if (!result) return result;
+  TM_TRY(txn->Commit());
+  return result;
+}
 
 // Opens the SQLite metastore at `path` and applies pending migrations.
 Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path, const Clock& clock);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -210,6 +211,136 @@ TEST_F(MetastoreTest, DelayedTasksWaitAndAreListedByKind) {
   auto listed = t.ListOfKind("purge_prefix").value();
   ASSERT_EQ(listed.size(), 1u);
   EXPECT_EQ(listed[0].payload_json, "{\"later\":true}");
+}
+
+// ---------------------------------------------------------------- write transactions
+
+Principal Human(const std::string& id, const std::string& email) {
+  return Principal{.id = PrincipalId(id),
+                   .kind = PrincipalKind::kHuman,
+                   .email = email,
+                   .display_name = id,
+                   .created_ms = 1};
+}
+
+TEST_F(MetastoreTest, TransactionCommitsEveryWriteTogether) {
+  auto txn = store_->BeginWrite().value();
+  ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
+  ASSERT_TRUE(txn->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
+  ASSERT_TRUE(txn->orgs().PutMember({OrgId("o_1"), PrincipalId("p_1"), Role::kAdmin}).has_value());
+  // The transaction reads its own writes; the metastore does not see them yet.
+  EXPECT_EQ(txn->orgs().MembersOf(OrgId("o_1")).value().size(), 1u);
+  EXPECT_EQ(store_->principals().FindPrincipal(PrincipalId("p_1")).error().code,
+            ErrorCode::kNotFound);
+  ASSERT_TRUE(txn->Commit().has_value());
+  txn.reset();
+  auto orgs = store_->orgs().OrgsOf(PrincipalId("p_1")).value();
+  ASSERT_EQ(orgs.size(), 1u);
+  EXPECT_EQ(orgs[0].second, Role::kAdmin);
+}
+
+TEST_F(MetastoreTest, TransactionWithoutCommitChangesNothing) {
+  {
+    auto txn = store_->BeginWrite().value();
+    ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
+    ASSERT_TRUE(txn->tasks().Enqueue("purge_prefix", "{}").has_value());
+    ASSERT_TRUE(
+        txn->audit().Record(AuditEvent{0, 1, "p_1", "", "x", "y", "z", "", "{}"}).has_value());
+  }  // destroyed: rolled back
+  EXPECT_EQ(store_->principals().FindPrincipal(PrincipalId("p_1")).error().code,
+            ErrorCode::kNotFound);
+  EXPECT_FALSE(store_->tasks().Claim(1000).value().has_value());
+  EXPECT_TRUE(store_->audit().List("", "p_1", "", 0, 10).value().empty());
+  // The writer is free again.
+  EXPECT_TRUE(store_->principals().CreatePrincipal(Human("p_2", "b@x.io")).has_value());
+}
+
+// A store call that fails inside a transaction leaves nothing of itself behind, so the
+// caller may go on and commit the rest.
+TEST_F(MetastoreTest, FailedCallInsideTransactionIsUndoneAlone) {
+  ASSERT_TRUE(store_->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
+  auto txn = store_->BeginWrite().value();
+  ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_2", "b@x.io")).has_value());
+  auto dup = txn->principals().CreatePrincipal(Human("p_3", "A@x.io"));
+  EXPECT_EQ(dup.error().code, ErrorCode::kAlreadyExists);  // emails are case-blind
+  EXPECT_EQ(dup.error().Detail("reason"), "email");
+  ASSERT_TRUE(txn->Commit().has_value());
+  txn.reset();
+  EXPECT_TRUE(store_->principals().FindPrincipal(PrincipalId("p_2")).has_value());
+  EXPECT_FALSE(store_->principals().FindPrincipal(PrincipalId("p_3")).has_value());
+}
+
+// While a thread holds a transaction, a write through the metastore itself (which would
+// wait for that same thread forever) fails at once.
+TEST_F(MetastoreTest, WriteOutsideTheHeldTransactionFailsInsteadOfDeadlocking) {
+  auto txn = store_->BeginWrite().value();
+  auto r = store_->principals().CreatePrincipal(Human("p_1", "a@x.io"));
+  EXPECT_EQ(r.error().code, ErrorCode::kInternal);
+  EXPECT_EQ(store_->BeginWrite().error().code, ErrorCode::kInternal);
+}
+
+// Another thread's write waits for the transaction and then sees its effect.
+TEST_F(MetastoreTest, ConcurrentWritersWaitForTheTransaction) {
+  auto txn = store_->BeginWrite().value();
+  ASSERT_TRUE(txn->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
+  std::atomic<bool> done{false};
+  Result<void> other;
+  std::thread t([&] {
+    other = store_->orgs().CreateOrg({OrgId("o_2"), "Acme 2", "acme", 1});
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(done.load());  // blocked behind the open transaction
+  ASSERT_TRUE(txn->Commit().has_value());
+  txn.reset();
+  t.join();
+  EXPECT_EQ(other.error().code, ErrorCode::kAlreadyExists);
+  EXPECT_EQ(other.error().Detail("reason"), "handle");
+}
+
+TEST_F(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
+  auto& w = store_->warehouses();
+  ASSERT_TRUE(store_->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
+  ASSERT_TRUE(w.CreateProject({ProjectId("pr_1"), OrgId("o_1"), "main", 1}).has_value());
+  EXPECT_EQ(w.CreateProject({ProjectId("pr_2"), OrgId("o_1"), "main", 1}).error().Detail("reason"),
+            "name");
+  ASSERT_TRUE(w.CreateWarehouse({WarehouseId("w1"), ProjectId("pr_1"), OrgId("o_1"), "lake", 1, 1})
+                  .has_value());
+  ASSERT_TRUE(store_->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
+  ASSERT_TRUE(
+      w.PutGrant({WarehouseId("w1"), PrincipalId("p_1"), Level::kRead, PrincipalId("p_1"), 5})
+          .has_value());
+  ASSERT_TRUE(
+      w.PutGrant({WarehouseId("w1"), PrincipalId("p_1"), Level::kNone, PrincipalId("p_1"), 6})
+          .has_value());
+  auto grants = w.GrantsOn(WarehouseId("w1")).value();
+  ASSERT_EQ(grants.size(), 1u);
+  EXPECT_EQ(grants[0].level, Level::kNone);
+  EXPECT_EQ(grants[0].granted_ms, 6);
+  ASSERT_TRUE(w.DeleteGrant(WarehouseId("w1"), PrincipalId("p_1")).has_value());
+  EXPECT_EQ(w.DeleteGrant(WarehouseId("w1"), PrincipalId("p_1")).error().code,
+            ErrorCode::kNotFound);
+  auto& idem = store_->idempotency();
+  ASSERT_TRUE(
+      idem.PutIdempotency({PrincipalId("p_1"), "k", "POST /v1/projects", "pr_1", 1}).has_value());
+  EXPECT_EQ(idem.PutIdempotency({PrincipalId("p_1"), "k", "POST /v1/warehouses", "w1", 1})
+                .error()
+                .Detail("reason"),
+            "idempotency_key");
+  EXPECT_EQ(idem.FindIdempotency(PrincipalId("p_1"), "k").value()->endpoint, "POST /v1/projects");
+  ASSERT_TRUE(w.DeleteWarehouse(WarehouseId("w1")).has_value());
+  EXPECT_EQ(w.FindWarehouse(WarehouseId("w1")).error().code, ErrorCode::kNotFound);
+}
+
+TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {
+  for (Level l : {Level::kNone, Level::kRead, Level::kWrite}) EXPECT_EQ(ParseLevel(Name(l)), l);
+  for (Role r : {Role::kAdmin, Role::kMember}) EXPECT_EQ(ParseRole(Name(r)), r);
+  EXPECT_EQ(ParseRole("owner"), Role::kAdmin);  // the alias, never returned
+  EXPECT_FALSE(ParseLevel("Write").has_value());
+  EXPECT_FALSE(ParseRole("").has_value());
+  EXPECT_FALSE(ParsePrincipalKind("operator").has_value());
+  EXPECT_TRUE(AtLeast(Level::kWrite, Level::kRead));
+  EXPECT_FALSE(AtLeast(Level::kRead, Level::kWrite));
 }
 
 }  // namespace

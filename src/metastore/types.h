@@ -4,25 +4,46 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "common/ids.h"
 
 namespace tablemere::metastore {
 
+// Closed sets stored as text columns; Name() gives the stored and wire spelling and
+// Parse*() the reverse (nullopt for anything else, so a bad row or request is refused).
+enum class PrincipalKind { kHuman, kAgent };
+enum class Role { kAdmin, kMember };
+enum class Level { kNone, kRead, kWrite };
+
+const char* Name(PrincipalKind kind);
+const char* Name(Role role);
+const char* Name(Level level);
+std::optional<PrincipalKind> ParsePrincipalKind(std::string_view text);
+// "owner" is accepted as an alias of admin for one version (API reference), never returned.
+std::optional<Role> ParseRole(std::string_view text);
+std::optional<Level> ParseLevel(std::string_view text);
+// read < write; none below both.
+inline bool AtLeast(Level held, Level wanted) {
+  return static_cast<int>(held) >= static_cast<int>(wanted);
+}
+
 struct Principal {
-  std::string id;     // "p_…" / "a_…"
-  std::string kind;   // "human" | "agent"
+  PrincipalId id;  // "p_…" / "a_…"
+  PrincipalKind kind = PrincipalKind::kHuman;
   std::string email;  // humans
   std::string display_name;
-  std::string org_id;      // agents: the organisation that owns them
-  std::string role;        // agents: "admin" | "member"
-  std::string created_by;  // agents: creating principal
+  OrgId org_id;               // agents: the organisation that owns them
+  Role role = Role::kMember;  // agents: their organisation role
+  PrincipalId created_by;     // agents: creating principal
   int64_t created_ms = 0;
   bool suspended = false;
 };
 
 struct ApiKey {
   std::string key_id;
-  std::string principal_id;
+  PrincipalId principal_id;
   std::string secret_hash;  // hex SHA-256 of the secret; the secret is never stored
   int64_t created_ms = 0;
   bool revoked = false;
@@ -31,21 +52,21 @@ struct ApiKey {
 };
 
 struct Organization {
-  std::string id;
+  OrgId id;
   std::string name;
   std::string handle;
   int64_t created_ms = 0;
 };
 
 struct Membership {
-  std::string org_id;
-  std::string principal_id;
-  std::string role;  // "admin" | "member"
+  OrgId org_id;
+  PrincipalId principal_id;
+  Role role = Role::kMember;
 };
 
 struct Project {
-  std::string id;
-  std::string org_id;
+  ProjectId id;
+  OrgId org_id;
   std::string name;
   int64_t created_ms = 0;
 };
@@ -53,7 +74,7 @@ struct Project {
 // A POST that carried an Idempotency-Key: which resource the first call created, so a
 // replay answers with it and the key is refused on any other endpoint.
 struct IdempotencyRecord {
-  std::string principal_id;
+  PrincipalId principal_id;
   std::string key;
   std::string endpoint;  // "POST /v1/projects"
   std::string resource_id;
@@ -61,19 +82,21 @@ struct IdempotencyRecord {
 };
 
 struct Warehouse {
-  std::string id;  // uuid; buckets are w-<id> and b-<id>, identities t-<id>[-ro]
-  std::string project_id;
-  std::string org_id;
+  WarehouseId id;  // uuid; buckets are w-<id> and b-<id>, identities t-<id>[-ro]
+  ProjectId project_id;
+  OrgId org_id;
   std::string name;
   int64_t credential_generation = 1;  // bumped by rotation; old secrets/tokens die
   int64_t created_ms = 0;
 };
 
+// An explicit grant. Level kNone records a membership read an admin revoked.
 struct Grant {
-  std::string warehouse_id;
-  std::string principal_id;
-  std::string level;  // "read" | "write"
-  std::string granted_by;
+  WarehouseId warehouse_id;
+  PrincipalId principal_id;
+  Level level = Level::kRead;
+  PrincipalId granted_by;
+  int64_t granted_ms = 0;
 };
 
 struct Namespace {

@@ -181,4 +181,13 @@ class ObjectStore {
                                                       const std::string& prefix) = 0;
 };
 
+// What emptying a bucket removed.
+struct EmptiedBucket {
+  uint64_t objects = 0;
+  uint64_t bytes = 0;
+};
+// Deletes every object and open upload of `bucket`, then the bucket itself. A bucket
+// that is already gone is success (a retried deletion). Errors: kUnavailable (I/O).
+Result<EmptiedBucket> DeleteBucketWithContents(ObjectStore& store, const std::string& bucket);
+
 }  // namespace tablemere::objectstore

@@ -1,0 +1,320 @@
+// AccountService: creating and deleting warehouses (POST/DELETE /v1/warehouses) and the
+// grants on them (GET/PUT/DELETE /v1/warehouses/{id}/grants).
+#include <nlohmann/json.hpp>
+
+#include "accounts/account_service.h"
+#include "maintenance/task_runner.h"
+#include "storage/access.h"
+
+namespace tablemere::accounts {
+namespace {
+
+using metastore::Level;
+using metastore::PrincipalKind;
+using metastore::Role;
+
+constexpr char kCreateWarehouseEndpoint[] = "POST /v1/warehouses";
+
+Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
+  return Error{code, message, {}}.With("code", wire);
+}
+
+}  // namespace
+
+Result<ResolvedWarehouse> AccountService::ResolveWarehouse(const Caller& caller,
+                                                           const std::string& warehouse) {
+  TM_ASSIGN(auto access, Access(caller, warehouse, /*include_unheld=*/true));
+  TM_ASSIGN(auto role, RoleIn(caller, access.warehouse.org_id));
+  return ResolvedWarehouse{std::move(access), role.value_or(Role::kMember)};
+}
+
+Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
+                                                         const CreateWarehouseRequest& request) {
+  // ---- a replay answers with the first call's warehouse
+  auto replay = [&]() -> Result<std::optional<CreatedWarehouse>> {
+    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateWarehouseEndpoint));
+    if (!seen) return std::optional<CreatedWarehouse>();
+    TM_ASSIGN(auto w, meta_.warehouses().FindWarehouse(WarehouseId(*seen)));
+    TM_ASSIGN(auto p, meta_.warehouses().FindProject(w.project_id));
+    return std::optional<CreatedWarehouse>(
+        CreatedWarehouse{std::move(w), ProjectView{std::move(p), kProvider, kRegion}, true});
+  };
+  TM_ASSIGN(auto replayed, replay());
+  if (replayed) return std::move(*replayed);
+
+  // ---- validate and authorise
+  TM_ASSIGN(std::string name, CheckName(request.name));
+  TM_ASSIGN(auto project, ResolveProject(caller, request.project));
+  if (caller.principal.kind == PrincipalKind::kAgent && project.role != Role::kAdmin) {
+    return Fail(AdminOnly("or an admin token creates catalogs"));
+  }
+  TM_ASSIGN(auto existing, meta_.warehouses().WarehousesOfOrg(project.view.project.org_id));
+  int in_project = 0;
+  for (const auto& w : existing) {
+    if (w.project_id != project.view.project.id) continue;
+    in_project++;
+    if (w.name == name) {
+      return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
+                        "The project has a catalog named '" + name + "'")
+                      .With("field", "name")
+                      .With("warehouse_id", w.id));
+    }
+  }
+  if (in_project >= limits_.warehouses_per_project) {
+    return Fail(
+        Coded(ErrorCode::kQuotaExceeded, "limit_exceeded",
+              "The project has its " + std::to_string(limits_.warehouses_per_project) + " catalogs")
+            .With("limit_value", std::to_string(limits_.warehouses_per_project))
+            .With("current", std::to_string(in_project))
+            .With("remedy",
+                  "Delete a catalog (tablemere catalog delete) or use another "
+                  "project."));
+  }
+
+  // ---- apply: both buckets (idempotent), then the records in one transaction
+  int64_t now = clock_.NowMillis();
+  metastore::Warehouse w{WarehouseId(random_.Uuid()),
+                         project.view.project.id,
+                         project.view.project.org_id,
+                         name,
+                         1,
+                         now};
+  for (const std::string& bucket :
+       {storage::TableBucketName(w.id), storage::BlobBucketName(w.id)}) {
+    auto created = objects_.CreateBucket(bucket);
+    if (!created && created.error().code != ErrorCode::kAlreadyExists) {
+      return Fail(Coded(ErrorCode::kUnavailable, "storage_error",
+                        "The catalog's buckets could not be created")
+                      .With("remedy", "Safe to retry with the same Idempotency-Key."));
+    }
+  }
+  auto stored =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        if (!request.idempotency_key.empty()) {
+          TM_TRY(txn.idempotency().PutIdempotency(
+              {caller.principal.id, request.idempotency_key, kCreateWarehouseEndpoint, w.id, now}));
+        }
+        TM_TRY(txn.warehouses().CreateWarehouse(w));
+        // The creator holds write (listed "via creator").
+        TM_TRY(txn.warehouses().PutGrant(
+            {w.id, caller.principal.id, Level::kWrite, caller.principal.id, now}));
+        return RecordIn(
+            txn, metastore::AuditEvent{0, now, caller.principal.id, w.org_id, "warehouse.create",
+                                       "warehouse", w.id, request.request_id,
+                                       nlohmann::json{{"name", name}}.dump()});
+      });
+  if (!stored) {
+    (void)objects_.DeleteBucket(storage::TableBucketName(w.id));
+    (void)objects_.DeleteBucket(storage::BlobBucketName(w.id));
+    const Error& e = stored.error();
+    if (e.code == ErrorCode::kConflict && e.Detail("reason") == "idempotency_key") {
+      TM_ASSIGN(auto again, replay());
+      if (again) return std::move(*again);
+    }
+    if (e.code == ErrorCode::kAlreadyExists) {
+      return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
+                        "The project has a catalog named '" + name + "'")
+                      .With("field", "name"));
+    }
+    return Fail(e);
+  }
+  return CreatedWarehouse{std::move(w), std::move(project.view), false};
+}
+
+Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
+                                                         const std::string& warehouse,
+                                                         const std::string& confirm,
+                                                         const std::string& request_id) {
+  // ---- authorise, then the typed confirmation
+  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  const metastore::Warehouse& w = resolved.access.warehouse;
+  if (resolved.role != Role::kAdmin) return Fail(AdminOnly("deletes catalogs"));
+  if (confirm != w.name) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "confirmation_required",
+                      "Type the catalog's name in confirm to delete it")
+                    .With("field", "confirm")
+                    .With("confirm_with", w.name));
+  }
+  // ---- apply: the records and the buckets' deletion tasks in one transaction
+  DeletedWarehouse out{w, 0, 0, {}, "ok", true};
+  auto removed =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        TM_ASSIGN(auto grants, txn.warehouses().GrantsOn(w.id));
+        out.grants_removed = static_cast<int>(grants.size());
+        TM_ASSIGN(out.tables_dropped, txn.catalog().DeleteWarehouseEntries(w.id));
+        TM_TRY(txn.warehouses().DeleteWarehouse(w.id));
+        for (const std::string& bucket :
+             {storage::TableBucketName(w.id), storage::BlobBucketName(w.id)}) {
+          TM_TRY(txn.tasks().Enqueue(maintenance::kDeleteBucketTask,
+                                     nlohmann::json{{"bucket", bucket}}.dump()));
+        }
+        return RecordIn(
+            txn, metastore::AuditEvent{
+                     0, 0, caller.principal.id, w.org_id, "warehouse.delete", "warehouse", w.id,
+                     request_id,
+                     nlohmann::json{{"name", w.name}, {"tables", out.tables_dropped}}.dump()});
+      });
+  TM_TRY(removed);
+  // ---- the bytes: now, and by the task runner if this is interrupted or fails
+  for (const std::string& bucket :
+       {storage::TableBucketName(w.id), storage::BlobBucketName(w.id)}) {
+    auto emptied = objectstore::DeleteBucketWithContents(objects_, bucket);
+    if (emptied) {
+      out.bytes_at_deletion += emptied->bytes;
+    } else {
+      out.storage_step = "retrying";
+      out.storage_complete = false;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<GrantView>> AccountService::Grants(const Caller& caller,
+                                                      const std::string& warehouse) {
+  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  const metastore::Warehouse& w = resolved.access.warehouse;
+  TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
+  TM_ASSIGN(auto explicit_grants, meta_.warehouses().GrantsOn(w.id));
+  std::vector<GrantView> out;
+  for (const auto& m : members) {
+    TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(m.principal_id));
+    auto view = GrantFor(principal, m.role, explicit_grants);
+    if (view) out.push_back(std::move(*view));
+  }
+  return out;
+}
+
+std::optional<GrantView> AccountService::GrantFor(const metastore::Principal& p, Role role,
+                                                  const std::vector<metastore::Grant>& grants) {
+  GrantView v{p.id,
+              p.kind,
+              p.kind == PrincipalKind::kHuman ? p.email : p.display_name,
+              Level::kNone,
+              "",
+              PrincipalId(),
+              0};
+  const metastore::Grant* g = nullptr;
+  for (const auto& candidate : grants) {
+    if (candidate.principal_id == p.id) g = &candidate;
+  }
+  if (p.kind == PrincipalKind::kHuman && role == Role::kAdmin) {
+    v.level = Level::kWrite;
+    v.via = "admin";
+  } else if (g != nullptr) {
+    v.level = g->level;
+    v.via = g->granted_by == p.id ? "creator" : (g->level == Level::kNone ? "revoked" : "grant");
+    v.granted_by = g->granted_by;
+    v.granted_ms = g->granted_ms;
+  } else if (p.kind == PrincipalKind::kHuman) {
+    v.level = Level::kRead;
+    v.via = "membership";
+  } else {
+    return std::nullopt;  // an agent without a grant holds nothing here
+  }
+  return v;
+}
+
+Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::string& warehouse,
+                                           const std::string& principal_id,
+                                           const std::string& level_text,
+                                           const std::string& request_id) {
+  // ---- validate
+  auto level = metastore::ParseLevel(level_text);
+  if (!level || *level == Level::kNone) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "level must be read or write")
+                    .With("field", "level"));
+  }
+  // ---- authorise: an admin, or a human holding write granting at most their own level
+  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  const metastore::Warehouse& w = resolved.access.warehouse;
+  const bool admin = resolved.role == Role::kAdmin;
+  if (!admin) {
+    Level mine = resolved.access.level;
+    if (caller.principal.kind != PrincipalKind::kHuman || mine != Level::kWrite) {
+      return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                        "Granting on this catalog needs an admin, or a person holding write")
+                      .With("level", metastore::Name(mine))
+                      .With("can_grant", "")
+                      .With("remedy", "Ask an admin of the organisation (tablemere org members)."));
+    }
+  }
+  // ---- the grantee must be a member or an agent of this organisation
+  auto grantee = meta_.principals().FindPrincipal(PrincipalId(principal_id));
+  TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
+  std::optional<Role> grantee_role;
+  for (const auto& m : members) {
+    if (m.principal_id.str() == principal_id) grantee_role = m.role;
+  }
+  if (!grantee || !grantee_role) {
+    return Fail(Coded(ErrorCode::kNotFound, "principal_not_found",
+                      "No member or agent " + principal_id + " in this organisation")
+                    .With("remedy", "tablemere org members and tablemere agent list show them."));
+  }
+  // ---- apply
+  metastore::Grant grant{w.id, grantee->id, *level, caller.principal.id, clock_.NowMillis()};
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_TRY(txn.warehouses().PutGrant(grant));
+    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, w.org_id,
+                                               "warehouse.grant", "warehouse", w.id, request_id,
+                                               nlohmann::json{{"principal_id", principal_id},
+                                                              {"level", metastore::Name(*level)}}
+                                                   .dump()});
+  }));
+  auto view = GrantFor(*grantee, *grantee_role, {grant});
+  return view ? *view : GrantView{};
+}
+
+Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std::string& warehouse,
+                                                 const std::string& principal_id,
+                                                 const std::string& request_id) {
+  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  const metastore::Warehouse& w = resolved.access.warehouse;
+  TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
+  std::optional<Role> grantee_role;
+  for (const auto& m : members) {
+    if (m.principal_id.str() == principal_id) grantee_role = m.role;
+  }
+  auto grantee = meta_.principals().FindPrincipal(PrincipalId(principal_id));
+  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOn(w.id));
+  std::optional<GrantView> before;
+  if (grantee && grantee_role) before = GrantFor(*grantee, *grantee_role, grants);
+  if (!before || before->level == Level::kNone) {
+    return Fail(Coded(ErrorCode::kNotFound, "grant_not_found",
+                      principal_id + " holds nothing on this catalog")
+                    .With("remedy", "tablemere catalog grants lists who holds what."));
+  }
+  // ---- authorise: an admin, or the person who made the grant
+  if (resolved.role != Role::kAdmin && before->granted_by != caller.principal.id) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                      "Only an admin or the person who made the grant revokes it"));
+  }
+  if (before->via == "admin") {
+    return Fail(Coded(ErrorCode::kConflict, "implicit_grant",
+                      "An admin's write comes with the role and cannot be revoked")
+                    .With("remedy", "Change the role: tablemere org role --principal " +
+                                        principal_id + " --role member"));
+  }
+  // ---- apply: a member's implicit read becomes an explicit none; a grant goes
+  RevokedGrant out{*before, *before};
+  const bool member_human = grantee->kind == PrincipalKind::kHuman;
+  out.after.level = member_human ? Level::kNone : Level::kNone;
+  out.after.via = member_human ? "revoked" : "";
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    if (member_human) {
+      TM_TRY(txn.warehouses().PutGrant(
+          {w.id, grantee->id, Level::kNone, caller.principal.id, clock_.NowMillis()}));
+    } else {
+      TM_TRY(txn.warehouses().DeleteGrant(w.id, grantee->id));
+    }
+    return RecordIn(
+        txn, metastore::AuditEvent{0, 0, caller.principal.id, w.org_id, "warehouse.grant_revoke",
+                                   "warehouse", w.id, request_id,
+                                   nlohmann::json{{"principal_id", principal_id},
+                                                  {"level", metastore::Name(before->level)},
+                                                  {"via", before->via}}
+                                       .dump()});
+  }));
+  return out;
+}
+
+}  // namespace tablemere::accounts

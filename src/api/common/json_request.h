@@ -1,0 +1,31 @@
+// Reading JSON requests the same way in every JSON adapter: the body as an object under
+// a size limit, the query as a map, and typed fields that refuse the wrong JSON type
+// with a field error instead of reading it as absent.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "http/message.h"
+
+namespace tablemere::api {
+
+using Json = nlohmann::json;
+
+// The body as a JSON object ({} when empty). Errors: kInvalidInput (invalid_json),
+// kInvalidInput (body_too_large) beyond `max_bytes`.
+Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes);
+// The query string as a map (the first of repeated names wins).
+std::map<std::string, std::string> QueryMap(const http::Request& req);
+// A string field: "" when absent or null; kInvalidInput (invalid_value, field) when the
+// field holds another JSON type.
+Result<std::string> StringField(const Json& body, const char* name);
+// A boolean field: nullopt when absent or null.
+Result<std::optional<bool>> BoolField(const Json& body, const char* name);
+// A required string field: kInvalidInput (missing_field) when absent or empty.
+Result<std::string> RequiredString(const Json& body, const char* name);
+
+}  // namespace tablemere::api

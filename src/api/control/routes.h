@@ -1,0 +1,51 @@
+// The control API's route files share this: the binder, what every handler reaches, and
+// the renderings more than one resource returns. Each resource binds its routes in its
+// own file (api_keys.cc, projects.cc, warehouses.cc, …); control_api.cc wires them.
+#pragma once
+
+#include <functional>
+
+#include "accounts/account_service.h"
+#include "api/common/json_request.h"
+#include "api/common/route_binder.h"
+#include "api/control/control_api.h"
+
+namespace tablemere::api::control {
+
+using Binder = RouteBinder<accounts::Caller>;
+using http::PathParams;
+using http::Request;
+using http::Response;
+
+// Request bodies are limited to 1 MB (API reference).
+inline constexpr size_t kMaxBody = 1024 * 1024;
+
+struct Context {
+  accounts::AccountService& accounts;
+  ControlApiOptions options;
+};
+
+inline Result<Json> Body(Request& req) { return ParseJsonObject(req, kMaxBody); }
+inline std::string IdempotencyKey(const Request& req) {
+  return req.headers.Get("Idempotency-Key").value_or("");
+}
+// A time as the API writes it (ISO-8601 UTC), or null for 0.
+Json TimeOrNull(int64_t ms);
+// The connection recipe of GET /v1/connection (also inside signup answers).
+Json ConnectionJson(const accounts::Connection& c);
+
+void BindHealth(Binder& b, Context& ctx);
+void BindSignup(Binder& b, Context& ctx);
+void BindConnection(Binder& b, Context& ctx);
+void BindOrgs(Binder& b, Context& ctx);
+void BindAgents(Binder& b, Context& ctx);
+void BindAudit(Binder& b, Context& ctx);
+void BindApiKeys(Binder& b, Context& ctx);
+void BindProjects(Binder& b, Context& ctx);
+void BindWarehouses(Binder& b, Context& ctx);
+void BindGrants(Binder& b, Context& ctx);
+
+// The control API's one error mapping: Error → status and {"error": {…}}.
+Response ErrorResponse(const Request& req, const Error& e);
+
+}  // namespace tablemere::api::control

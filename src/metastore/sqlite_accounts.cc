@@ -1,0 +1,435 @@
+// The SQLite account stores: principals and their API keys, organisations and members,
+// projects, warehouses and grants, idempotency records, operator bucket owners.
+#include "common/strings.h"
+#include "metastore/sqlite_backend.h"
+
+namespace tablemere::metastore::sqlite_backend {
+namespace {
+
+Error Taken(const std::string& what, const std::string& reason) {
+  return Error{ErrorCode::kAlreadyExists, what, {}}.With("reason", reason);
+}
+
+// Enum columns are written by Name() and read back through Parse*(); a value outside the
+// set (a hand-edited row) reads as the least privileged member rather than failing a read.
+PrincipalKind KindColumn(const std::string& text) {
+  return ParsePrincipalKind(text).value_or(PrincipalKind::kAgent);
+}
+Role RoleColumn(const std::string& text) { return ParseRole(text).value_or(Role::kMember); }
+Level LevelColumn(const std::string& text) { return ParseLevel(text).value_or(Level::kNone); }
+
+// ------------------------------------------------------------------ principals
+class SqlitePrincipals final : public PrincipalStore {
+ public:
+  explicit SqlitePrincipals(Scope scope) : s_(scope) {}
+
+  Result<void> CreatePrincipal(const Principal& p) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(
+          db, "INSERT INTO principals VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          {p.id.str(), Name(p.kind), p.email.empty() ? sqlite::Value() : sqlite::Value(p.email),
+           p.display_name, p.org_id.str(), Name(p.role), p.created_by.str(), p.created_ms,
+           int64_t{p.suspended ? 1 : 0}},
+          p.kind == PrincipalKind::kAgent ? Taken("an agent with this name exists", "agent_name")
+                                          : Taken("an account with this email exists", "email"));
+    });
+  }
+
+  Result<Principal> FindPrincipal(const PrincipalId& id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "principal not found",
+                 Row);
+    });
+  }
+
+  Result<Principal> FindHumanByEmail(const std::string& email) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kSelect) + " WHERE kind = 'human' AND lower(email) = ?",
+                 {ToLower(email)}, "no account with this email", Row);
+    });
+  }
+
+  Result<std::vector<Principal>> AgentsOf(const OrgId& org_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(
+          db, std::string(kSelect) + " WHERE kind = 'agent' AND org_id = ? ORDER BY created_ms, id",
+          {org_id.str()}, Row);
+    });
+  }
+
+  Result<void> UpdatePrincipal(const Principal& p) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(RunUnique(
+          db, "UPDATE principals SET display_name = ?, role = ?, suspended = ? WHERE id = ?",
+          {p.display_name, Name(p.role), int64_t{p.suspended ? 1 : 0}, p.id.str()},
+          Taken("an agent with this name exists", "agent_name")));
+      if (db.Changes() == 0) return Fail(NotFound("principal not found"));
+      return {};
+    });
+  }
+
+  Result<void> CreateApiKey(const ApiKey& k) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db,
+                 "INSERT INTO api_keys(key_id, principal_id, secret_hash, created_ms, revoked, "
+                 "label, revoked_ms) VALUES(?, ?, ?, ?, 0, ?, 0)",
+                 {k.key_id, k.principal_id.str(), k.secret_hash, k.created_ms, k.label});
+    });
+  }
+
+  Result<ApiKey> FindApiKey(const std::string& key_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kKeySelect) + " WHERE key_id = ?", {key_id}, "api key not found",
+                 KeyRow);
+    });
+  }
+
+  Result<std::vector<ApiKey>> ApiKeysOf(const PrincipalId& principal_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(
+          db, std::string(kKeySelect) + " WHERE principal_id = ? ORDER BY created_ms, key_id",
+          {principal_id.str()}, KeyRow);
+    });
+  }
+
+  Result<ApiKey> RevokeApiKey(const PrincipalId& principal_id, const std::string& key_id,
+                              int64_t at_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<ApiKey> {
+      TM_TRY(Run(db,
+                 "UPDATE api_keys SET revoked = 1, revoked_ms = ? WHERE key_id = ? AND "
+                 "principal_id = ? AND revoked = 0",
+                 {at_ms, key_id, principal_id.str()}));
+      return One(db, std::string(kKeySelect) + " WHERE key_id = ? AND principal_id = ?",
+                 {key_id, principal_id.str()}, "api key not found", KeyRow);
+    });
+  }
+
+  Result<int> RevokeAllApiKeys(const PrincipalId& principal_id, int64_t at_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<int> {
+      TM_TRY(Run(db,
+                 "UPDATE api_keys SET revoked = 1, revoked_ms = ? WHERE principal_id = ? AND "
+                 "revoked = 0",
+                 {at_ms, principal_id.str()}));
+      return static_cast<int>(db.Changes());
+    });
+  }
+
+ private:
+  static constexpr char kSelect[] =
+      "SELECT id, kind, email, display_name, org_id, role, created_by, created_ms, suspended "
+      "FROM principals";
+  static Principal Row(sqlite::Statement& st) {
+    return Principal{PrincipalId(st.Text(0)),
+                     KindColumn(st.Text(1)),
+                     st.Text(2),
+                     st.Text(3),
+                     OrgId(st.Text(4)),
+                     RoleColumn(st.Text(5)),
+                     PrincipalId(st.Text(6)),
+                     st.Int(7),
+                     st.Int(8) != 0};
+  }
+  static constexpr char kKeySelect[] =
+      "SELECT key_id, principal_id, secret_hash, created_ms, revoked, label, revoked_ms FROM "
+      "api_keys";
+  static ApiKey KeyRow(sqlite::Statement& st) {
+    return ApiKey{st.Text(0), PrincipalId(st.Text(1)), st.Text(2),
+                  st.Int(3),  st.Int(4) != 0,          st.Text(5),
+                  st.Int(6)};
+  }
+  Scope s_;
+};
+
+// ------------------------------------------------------------------ organisations
+class SqliteOrgs final : public OrgStore {
+ public:
+  explicit SqliteOrgs(Scope scope) : s_(scope) {}
+
+  Result<void> CreateOrg(const Organization& o) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(db, "INSERT INTO orgs(id, name, handle, created_ms) VALUES(?, ?, ?, ?)",
+                       {o.id.str(), o.name, o.handle, o.created_ms},
+                       Taken("the handle is taken", "handle"));
+    });
+  }
+
+  Result<Organization> FindOrg(const OrgId& id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, "SELECT id, name, handle, created_ms FROM orgs WHERE id = ?", {id.str()},
+                 "organisation not found", Row);
+    });
+  }
+
+  Result<void> UpdateOrg(const Organization& o) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "UPDATE orgs SET name = ? WHERE id = ?", {o.name, o.id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("organisation not found"));
+      return {};
+    });
+  }
+
+  Result<bool> HandleTaken(const std::string& handle) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return Exists(db, "SELECT 1 FROM orgs WHERE handle = ?", {handle});
+    });
+  }
+
+  Result<void> PutMember(const Membership& m) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT OR REPLACE INTO memberships VALUES(?, ?, ?)",
+                 {m.org_id.str(), m.principal_id.str(), Name(m.role)});
+    });
+  }
+
+  Result<void> RemoveMember(const OrgId& org_id, const PrincipalId& principal_id) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "DELETE FROM memberships WHERE org_id = ? AND principal_id = ?",
+                 {org_id.str(), principal_id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("not a member"));
+      return {};
+    });
+  }
+
+  Result<std::vector<Membership>> MembersOf(const OrgId& org_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(
+          db,
+          "SELECT m.principal_id, m.role FROM memberships m JOIN principals p ON p.id = "
+          "m.principal_id WHERE m.org_id = ? ORDER BY p.created_ms, p.id",
+          {org_id.str()}, [&](sqlite::Statement& st) {
+            return Membership{org_id, PrincipalId(st.Text(0)), RoleColumn(st.Text(1))};
+          });
+    });
+  }
+
+  Result<std::vector<std::pair<Organization, Role>>> OrgsOf(
+      const PrincipalId& principal_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db,
+                           "SELECT o.id, o.name, o.handle, o.created_ms, m.role FROM orgs o "
+                           "JOIN memberships m ON m.org_id = o.id WHERE m.principal_id = ? "
+                           "ORDER BY o.created_ms",
+                           {principal_id.str()}, [](sqlite::Statement& st) {
+                             return std::pair{Row(st), RoleColumn(st.Text(4))};
+                           });
+    });
+  }
+
+ private:
+  static Organization Row(sqlite::Statement& st) {
+    return Organization{OrgId(st.Text(0)), st.Text(1), st.Text(2), st.Int(3)};
+  }
+  Scope s_;
+};
+
+// ------------------------------------------------------------------ warehouses
+class SqliteWarehouses final : public WarehouseStore {
+ public:
+  explicit SqliteWarehouses(Scope scope) : s_(scope) {}
+
+  Result<void> CreateProject(const Project& p) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(db, "INSERT INTO projects VALUES(?, ?, ?, ?)",
+                       {p.id.str(), p.org_id.str(), p.name, p.created_ms},
+                       Taken("project name in use", "name"));
+    });
+  }
+
+  Result<Project> FindProject(const ProjectId& id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kProjectSelect) + " WHERE id = ?", {id.str()}, "project not found",
+                 ProjectRow);
+    });
+  }
+
+  Result<std::vector<Project>> ProjectsOfOrg(const OrgId& org_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db,
+                           std::string(kProjectSelect) + " WHERE org_id = ? ORDER BY created_ms",
+                           {org_id.str()}, ProjectRow);
+    });
+  }
+
+  Result<void> CreateWarehouse(const Warehouse& w) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(db, "INSERT INTO warehouses VALUES(?, ?, ?, ?, ?, ?)",
+                       {w.id.str(), w.project_id.str(), w.org_id.str(), w.name,
+                        w.credential_generation, w.created_ms},
+                       Taken("warehouse name in use", "name"));
+    });
+  }
+
+  // Every catalog request checks its warehouse's credential generation: memoised.
+  Result<Warehouse> FindWarehouse(const WarehouseId& id) override {
+    if (s_.InTransaction()) return ReadWarehouse(id);
+    return s_.core.warehouse_memo.Get(id.str(), [&] { return ReadWarehouse(id); });
+  }
+
+  Result<std::vector<Warehouse>> WarehousesOfOrg(const OrgId& org_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db, std::string(kSelect) + " WHERE org_id = ? ORDER BY created_ms",
+                           {org_id.str()}, Row);
+    });
+  }
+
+  Result<Warehouse> RotateWarehouse(const WarehouseId& id) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
+      TM_TRY(Run(db, "UPDATE warehouses SET generation = generation + 1 WHERE id = ?", {id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
+      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
+                 Row);
+    });
+  }
+
+  Result<void> DeleteWarehouse(const WarehouseId& id) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "DELETE FROM grants WHERE warehouse_id = ?", {id.str()}));
+      TM_TRY(Run(db, "DELETE FROM warehouses WHERE id = ?", {id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
+      return {};
+    });
+  }
+
+  Result<void> PutGrant(const Grant& g) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db,
+                 "INSERT OR REPLACE INTO grants(warehouse_id, principal_id, level, granted_by, "
+                 "granted_ms) VALUES(?, ?, ?, ?, ?)",
+                 {g.warehouse_id.str(), g.principal_id.str(), Name(g.level), g.granted_by.str(),
+                  g.granted_ms});
+    });
+  }
+
+  Result<void> DeleteGrant(const WarehouseId& warehouse_id,
+                           const PrincipalId& principal_id) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "DELETE FROM grants WHERE warehouse_id = ? AND principal_id = ?",
+                 {warehouse_id.str(), principal_id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("grant not found"));
+      return {};
+    });
+  }
+
+  Result<std::vector<Grant>> GrantsOf(const PrincipalId& principal_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db, std::string(kGrantSelect) + " WHERE principal_id = ?",
+                           {principal_id.str()}, GrantRow);
+    });
+  }
+
+  Result<std::vector<Grant>> GrantsOn(const WarehouseId& warehouse_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(
+          db, std::string(kGrantSelect) + " WHERE warehouse_id = ? ORDER BY granted_ms",
+          {warehouse_id.str()}, GrantRow);
+    });
+  }
+
+ private:
+  Result<Warehouse> ReadWarehouse(const WarehouseId& id) {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
+                 Row);
+    });
+  }
+  static constexpr char kSelect[] =
+      "SELECT id, project_id, org_id, name, generation, created_ms FROM warehouses";
+  static Warehouse Row(sqlite::Statement& st) {
+    return Warehouse{WarehouseId(st.Text(0)),
+                     ProjectId(st.Text(1)),
+                     OrgId(st.Text(2)),
+                     st.Text(3),
+                     st.Int(4),
+                     st.Int(5)};
+  }
+  static constexpr char kProjectSelect[] = "SELECT id, org_id, name, created_ms FROM projects";
+  static Project ProjectRow(sqlite::Statement& st) {
+    return Project{ProjectId(st.Text(0)), OrgId(st.Text(1)), st.Text(2), st.Int(3)};
+  }
+  static constexpr char kGrantSelect[] =
+      "SELECT warehouse_id, principal_id, level, granted_by, granted_ms FROM grants";
+  static Grant GrantRow(sqlite::Statement& st) {
+    return Grant{WarehouseId(st.Text(0)), PrincipalId(st.Text(1)), LevelColumn(st.Text(2)),
+                 PrincipalId(st.Text(3)), st.Int(4)};
+  }
+  Scope s_;
+};
+
+// ------------------------------------------------------------------ idempotency
+class SqliteIdempotency final : public IdempotencyStore {
+ public:
+  explicit SqliteIdempotency(Scope scope) : s_(scope) {}
+
+  Result<void> PutIdempotency(const IdempotencyRecord& r) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(db, "INSERT INTO idempotency_keys VALUES(?, ?, ?, ?, ?)",
+                       {r.principal_id.str(), r.key, r.endpoint, r.resource_id, r.created_ms},
+                       Error{ErrorCode::kConflict, "idempotency key used before", {}}.With(
+                           "reason", "idempotency_key"));
+    });
+  }
+
+  Result<std::optional<IdempotencyRecord>> FindIdempotency(const PrincipalId& principal_id,
+                                                           const std::string& key) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::optional<IdempotencyRecord>> {
+      TM_ASSIGN(
+          auto rows,
+          sqlite::Query(
+              db,
+              "SELECT endpoint, resource_id, created_ms FROM "
+              "idempotency_keys WHERE principal_id = ? AND key = ?",
+              {principal_id.str(), key}, [&](sqlite::Statement& st) {
+                return IdempotencyRecord{principal_id, key, st.Text(0), st.Text(1), st.Int(2)};
+              }));
+      if (rows.empty()) return std::optional<IdempotencyRecord>();
+      return std::optional<IdempotencyRecord>(rows.front());
+    });
+  }
+
+ private:
+  Scope s_;
+};
+
+// ------------------------------------------------------------------ bucket owners
+class SqliteBucketOwners final : public BucketOwnerStore {
+ public:
+  explicit SqliteBucketOwners(Scope scope) : s_(scope) {}
+
+  Result<void> SetBucketOwner(const std::string& bucket, const std::string& owner) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT OR REPLACE INTO bucket_owners VALUES(?, ?)", {bucket, owner});
+    });
+  }
+  Result<std::string> BucketOwner(const std::string& bucket) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, "SELECT owner FROM bucket_owners WHERE bucket = ?", {bucket},
+                 "no owner recorded", [](sqlite::Statement& st) { return st.Text(0); });
+    });
+  }
+  Result<void> ClearBucketOwner(const std::string& bucket) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "DELETE FROM bucket_owners WHERE bucket = ?", {bucket});
+    });
+  }
+
+ private:
+  Scope s_;
+};
+
+}  // namespace
+
+std::unique_ptr<PrincipalStore> NewPrincipalStore(Scope scope) {
+  return std::make_unique<SqlitePrincipals>(scope);
+}
+std::unique_ptr<OrgStore> NewOrgStore(Scope scope) { return std::make_unique<SqliteOrgs>(scope); }
+std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope) {
+  return std::make_unique<SqliteWarehouses>(scope);
+}
+std::unique_ptr<IdempotencyStore> NewIdempotencyStore(Scope scope) {
+  return std::make_unique<SqliteIdempotency>(scope);
+}
+std::unique_ptr<BucketOwnerStore> NewBucketOwnerStore(Scope scope) {
+  return std::make_unique<SqliteBucketOwners>(scope);
+}
+
+}  // namespace tablemere::metastore::sqlite_backend

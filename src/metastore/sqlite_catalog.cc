@@ -1,0 +1,273 @@
+// The SQLite CatalogStore: namespaces and the entries (tables, views, generic tables)
+// whose metadata pointers commits compare-and-swap.
+#include <algorithm>
+
+#include "metastore/sqlite_backend.h"
+
+namespace tablemere::metastore::sqlite_backend {
+namespace {
+
+class SqliteCatalog final : public CatalogStore {
+ public:
+  explicit SqliteCatalog(Scope scope) : s_(scope) {}
+
+  Result<void> CreateNamespace(const Namespace& ns) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      auto r = Run(db, "INSERT INTO namespaces VALUES(?, ?, ?)",
+                   {ns.warehouse_id, JoinNs(ns.levels), ns.properties_json});
+      if (!r && r.error().code == ErrorCode::kConflict) {
+        return Fail(ErrorCode::kAlreadyExists, "Namespace already exists");
+      }
+      return r;
+    });
+  }
+
+  Result<Namespace> GetNamespace(const std::string& warehouse_id,
+                                 const std::vector<std::string>& levels) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<Namespace> {
+      return GetNamespaceIn(db, warehouse_id, levels);
+    });
+  }
+
+  Result<std::vector<Namespace>> ListNamespaces(const std::string& warehouse_id,
+                                                const std::vector<std::string>& parent) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<Namespace>> {
+      TM_ASSIGN(auto* st,
+                db.Prepare("SELECT name, properties FROM namespaces WHERE warehouse_id = ? "
+                           "ORDER BY name"));
+      st->Bind({warehouse_id});
+      std::vector<Namespace> out;
+      while (true) {
+        TM_ASSIGN(bool row, st->Step());
+        if (!row) break;
+        auto levels = SplitNs(st->Text(0));
+        if (levels.size() != parent.size() + 1) continue;
+        if (!std::equal(parent.begin(), parent.end(), levels.begin())) continue;
+        out.push_back(Namespace{warehouse_id, levels, st->Text(1)});
+      }
+      return out;
+    });
+  }
+
+  Result<void> UpdateNamespaceProperties(const std::string& warehouse_id,
+                                         const std::vector<std::string>& levels,
+                                         const std::string& properties_json) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "UPDATE namespaces SET properties = ? WHERE warehouse_id = ? AND name = ?",
+                 {properties_json, warehouse_id, JoinNs(levels)}));
+      if (db.Changes() == 0) return Fail(NotFound("namespace not found"));
+      return {};
+    });
+  }
+
+  Result<void> DropNamespace(const std::string& warehouse_id,
+                             const std::vector<std::string>& levels) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      std::string name = JoinNs(levels);
+      TM_TRY(GetNamespaceIn(db, warehouse_id, levels));
+      TM_ASSIGN(
+          auto* e,
+          db.Prepare("SELECT 1 FROM entries WHERE warehouse_id = ? AND namespace = ? LIMIT 1"));
+      TM_ASSIGN(bool has_entries, e->Bind({warehouse_id, name}).Step());
+      e->Bind({});
+      TM_ASSIGN(auto* c,
+                db.Prepare("SELECT 1 FROM namespaces WHERE warehouse_id = ? AND name > ? AND "
+                           "name < ? LIMIT 1"));
+      TM_ASSIGN(bool has_children, c->Bind({warehouse_id, name + "\x1f", name + "\x20"}).Step());
+      c->Bind({});
+      if (has_entries || has_children) {
+        return Fail(ErrorCode::kConflict, "Namespace is not empty");
+      }
+      return Run(db, "DELETE FROM namespaces WHERE warehouse_id = ? AND name = ?",
+                 {warehouse_id, name});
+    });
+  }
+
+  Result<TableEntry> GetEntry(const std::string& warehouse_id, const std::vector<std::string>& ns,
+                              const std::string& name) override {
+    return s_.Read([&](sqlite::Db& db) { return GetEntryIn(db, warehouse_id, ns, name); });
+  }
+
+  Result<std::vector<TableEntry>> ListEntries(const std::string& warehouse_id,
+                                              const std::vector<std::string>& ns,
+                                              const std::string& kind) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
+      return sqlite::Query(
+          db,
+          std::string(kEntrySelect) +
+              " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name",
+          {warehouse_id, JoinNs(ns), kind}, [&](sqlite::Statement& st) { return EntryRow(st); });
+    });
+  }
+
+  Result<TableEntry> GetEntryHead(const std::string& warehouse_id,
+                                  const std::vector<std::string>& ns,
+                                  const std::string& name) override {
+    // loadTable's one read: memoised (the metadata text itself is cached by location).
+    if (s_.InTransaction()) return ReadEntryHead(warehouse_id, ns, name);
+    std::string key = MemoKey({warehouse_id, JoinNs(ns), name});
+    return s_.core.entry_head_memo.Get(key, [&] { return ReadEntryHead(warehouse_id, ns, name); });
+  }
+
+  Result<TableEntry> ReadEntryHead(const std::string& warehouse_id,
+                                   const std::vector<std::string>& ns, const std::string& name) {
+    return s_.Read([&](sqlite::Db& db) -> Result<TableEntry> {
+      TM_ASSIGN(auto* st, db.Prepare("SELECT warehouse_id, namespace, name, kind, uuid, location, "
+                                     "metadata_location, '', created_ms, updated_ms FROM entries "
+                                     "WHERE warehouse_id = ? AND namespace = ? AND name = ?"));
+      TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(ns), name}).Step());
+      if (!row) {
+        return Fail(Error{ErrorCode::kNotFound, "not found: " + JoinDots(ns) + "." + name, {}}.With(
+            "missing", "entry"));
+      }
+      TableEntry e = EntryRow(*st);
+      st->Bind({});
+      return e;
+    });
+  }
+
+  Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
+                                                    const std::string& kind) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
+      return sqlite::Query(db,
+                           std::string(kEntrySelect) +
+                               " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name",
+                           {warehouse_id, kind},
+                           [&](sqlite::Statement& st) { return EntryRow(st); });
+    });
+  }
+
+  Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      for (const MetadataSwap& s : swaps) {
+        auto existing = GetEntryIn(db, s.warehouse_id, s.namespace_levels, s.name);
+        const TableEntry& r = s.replacement;
+        if (s.expected_metadata_location.empty()) {
+          if (existing) {
+            return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With(
+                "existing_kind", existing->kind));
+          }
+          if (existing.error().code != ErrorCode::kNotFound) return Fail(existing.error());
+          TM_TRY(GetNamespaceIn(db, s.warehouse_id, s.namespace_levels));
+          TM_TRY(
+              Run(db, "INSERT INTO entries VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  {r.warehouse_id, JoinNs(r.namespace_levels), r.name, r.kind, r.uuid, r.location,
+                   r.metadata_location, r.metadata_json, r.created_ms, r.updated_ms}));
+          continue;
+        }
+        if (!existing) return Fail(existing.error());
+        if (existing->metadata_location != s.expected_metadata_location) {
+          return Fail(StalePointer());
+        }
+        TM_TRY(Run(db,
+                   "UPDATE entries SET metadata_location = ?, metadata = ?, location = ?, "
+                   "updated_ms = ? WHERE warehouse_id = ? AND namespace = ? AND name = ? AND "
+                   "metadata_location = ?",
+                   {r.metadata_location, r.metadata_json, r.location, r.updated_ms, s.warehouse_id,
+                    JoinNs(s.namespace_levels), s.name, s.expected_metadata_location}));
+        if (db.Changes() != 1) return Fail(StalePointer());
+      }
+      return {};
+    });
+  }
+
+  Result<TableEntry> DropEntry(const std::string& warehouse_id, const std::vector<std::string>& ns,
+                               const std::string& name, const std::string& kind,
+                               const DropFollowUp& follow_up) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<TableEntry> {
+      TM_ASSIGN(TableEntry e, GetEntryIn(db, warehouse_id, ns, name));
+      if (e.kind != kind) return Fail(NotFound("no " + kind + " with that name"));
+      TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ? AND namespace = ? AND name = ?",
+                 {warehouse_id, JoinNs(ns), name}));
+      if (follow_up) {
+        if (std::optional<NewTask> task = follow_up(e))
+          TM_TRY(InsertTask(db, s_.core.clock, *task));
+      }
+      return e;
+    });
+  }
+
+  Result<int> DeleteWarehouseEntries(const std::string& warehouse_id) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<int> {
+      TM_ASSIGN(
+          auto* st,
+          db.Prepare("SELECT count(*) FROM entries WHERE warehouse_id = ? AND kind = 'table'"));
+      TM_ASSIGN(bool row, st->Bind({warehouse_id}).Step());
+      int tables = row ? static_cast<int>(st->Int(0)) : 0;
+      st->Bind({});
+      TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ?", {warehouse_id}));
+      TM_TRY(Run(db, "DELETE FROM namespaces WHERE warehouse_id = ?", {warehouse_id}));
+      return tables;
+    });
+  }
+
+  Result<void> RenameEntry(const std::string& warehouse_id, const std::vector<std::string>& from_ns,
+                           const std::string& from_name, const std::vector<std::string>& to_ns,
+                           const std::string& to_name, const std::string& kind) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_ASSIGN(TableEntry e, GetEntryIn(db, warehouse_id, from_ns, from_name));
+      if (e.kind != kind) return Fail(NotFound("no " + kind + " with that name"));
+      TM_TRY(GetNamespaceIn(db, warehouse_id, to_ns));
+      auto target = GetEntryIn(db, warehouse_id, to_ns, to_name);
+      if (target) {
+        return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With("existing_kind",
+                                                                                target->kind));
+      }
+      return Run(db,
+                 "UPDATE entries SET namespace = ?, name = ?, updated_ms = ? WHERE "
+                 "warehouse_id = ? AND namespace = ? AND name = ?",
+                 {JoinNs(to_ns), to_name, s_.core.clock.NowMillis(), warehouse_id, JoinNs(from_ns),
+                  from_name});
+    });
+  }
+
+ private:
+  static constexpr char kEntrySelect[] =
+      "SELECT warehouse_id, namespace, name, kind, uuid, location, metadata_location, metadata, "
+      "created_ms, updated_ms FROM entries";
+
+  static TableEntry EntryRow(sqlite::Statement& st) {
+    return TableEntry{st.Text(0), SplitNs(st.Text(1)), st.Text(2), st.Text(3), st.Text(4),
+                      st.Text(5), st.Text(6),          st.Text(7), st.Int(8),  st.Int(9)};
+  }
+
+  static Result<Namespace> GetNamespaceIn(sqlite::Db& db, const std::string& warehouse_id,
+                                          const std::vector<std::string>& levels) {
+    TM_ASSIGN(auto* st,
+              db.Prepare("SELECT properties FROM namespaces WHERE warehouse_id = ? AND name = ?"));
+    TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(levels)}).Step());
+    if (!row) {
+      return Fail(
+          Error{ErrorCode::kNotFound, "Namespace does not exist: " + JoinDots(levels), {}}.With(
+              "missing", "namespace"));
+    }
+    Namespace ns{warehouse_id, levels, st->Text(0)};
+    st->Bind({});
+    return ns;
+  }
+
+  static Result<TableEntry> GetEntryIn(sqlite::Db& db, const std::string& warehouse_id,
+                                       const std::vector<std::string>& ns,
+                                       const std::string& name) {
+    TM_ASSIGN(auto* st, db.Prepare(std::string(kEntrySelect) +
+                                   " WHERE warehouse_id = ? AND namespace = ? AND name = ?"));
+    TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(ns), name}).Step());
+    if (!row) {
+      return Fail(Error{ErrorCode::kNotFound, "not found: " + JoinDots(ns) + "." + name, {}}.With(
+          "missing", "entry"));
+    }
+    TableEntry e = EntryRow(*st);
+    st->Bind({});
+    return e;
+  }
+
+  Scope s_;
+};
+
+}  // namespace
+
+std::unique_ptr<CatalogStore> NewCatalogStore(Scope scope) {
+  return std::make_unique<SqliteCatalog>(scope);
+}
+
+}  // namespace tablemere::metastore::sqlite_backend

@@ -1,0 +1,105 @@
+// The SQLite TaskStore (a durable queue with leases) and AuditStore (who did what).
+#include "metastore/sqlite_backend.h"
+
+namespace tablemere::metastore::sqlite_backend {
+namespace {
+
+class SqliteTasks final : public TaskStore {
+ public:
+  explicit SqliteTasks(Scope scope) : s_(scope) {}
+
+  Result<void> Enqueue(const std::string& kind, const std::string& payload_json) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return InsertTask(db, s_.core.clock, NewTask{kind, payload_json});
+    });
+  }
+
+  Result<std::optional<Task>> Claim(int64_t lease_ms) override {
+    int64_t now = s_.core.clock.NowMillis();
+    return s_.Write([&](sqlite::Db& db) -> Result<std::optional<Task>> {
+      TM_ASSIGN(auto* st, db.Prepare("SELECT id, kind, payload, attempts FROM tasks WHERE "
+                                     "run_after_ms <= ? ORDER BY id LIMIT 1"));
+      TM_ASSIGN(bool row, st->Bind({now}).Step());
+      if (!row) return std::optional<Task>();
+      Task t{st->Int(0), st->Text(1), st->Text(2), static_cast<int>(st->Int(3))};
+      st->Bind({});
+      TM_TRY(Run(db, "UPDATE tasks SET run_after_ms = ?, attempts = attempts + 1 WHERE id = ?",
+                 {now + lease_ms, t.id}));
+      return std::optional<Task>(t);
+    });
+  }
+
+  Result<void> Complete(int64_t task_id) override {
+    return s_.Write(
+        [&](sqlite::Db& db) { return Run(db, "DELETE FROM tasks WHERE id = ?", {task_id}); });
+  }
+
+  Result<void> Retry(int64_t task_id, int64_t delay_ms) override {
+    int64_t at = s_.core.clock.NowMillis() + delay_ms;
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "UPDATE tasks SET run_after_ms = ? WHERE id = ?", {at, task_id});
+    });
+  }
+
+  Result<std::vector<Task>> ListOfKind(const std::string& kind) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<Task>> {
+      return sqlite::Query(
+          db, "SELECT id, kind, payload, attempts FROM tasks WHERE kind = ? ORDER BY id", {kind},
+          [](sqlite::Statement& st) {
+            return Task{st.Int(0), st.Text(1), st.Text(2), static_cast<int>(st.Int(3))};
+          });
+    });
+  }
+
+ private:
+  Scope s_;
+};
+
+class SqliteAudit final : public AuditStore {
+ public:
+  explicit SqliteAudit(Scope scope) : s_(scope) {}
+
+  Result<void> Record(const AuditEvent& e) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db,
+                 "INSERT INTO audit_events(at_ms, principal_id, org_id, action, target_type, "
+                 "target_id, request_id, detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                 {e.at_ms, e.principal_id, e.org_id, e.action, e.target_type, e.target_id,
+                  e.request_id, e.detail_json});
+    });
+  }
+
+  Result<std::vector<AuditEvent>> List(const std::string& org_id, const std::string& principal_id,
+                                       const std::string& action_prefix, int64_t since_ms,
+                                       int limit) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<AuditEvent>> {
+      std::string sql =
+          "SELECT id, at_ms, principal_id, org_id, action, target_type, target_id, request_id, "
+          "detail FROM audit_events WHERE ";
+      sql += org_id.empty() ? "principal_id = ?" : "org_id = ?";
+      sql += " AND at_ms >= ? AND substr(action, 1, ?) = ? ORDER BY at_ms DESC, id DESC LIMIT ?";
+      return sqlite::Query(
+          db, sql,
+          {org_id.empty() ? principal_id : org_id, since_ms,
+           static_cast<int64_t>(action_prefix.size()), action_prefix, int64_t{limit}},
+          [&](sqlite::Statement& st) {
+            return AuditEvent{st.Int(0),  st.Int(1),  st.Text(2), st.Text(3), st.Text(4),
+                              st.Text(5), st.Text(6), st.Text(7), st.Text(8)};
+          });
+    });
+  }
+
+ private:
+  Scope s_;
+};
+
+}  // namespace
+
+std::unique_ptr<TaskStore> NewTaskStore(Scope scope) {
+  return std::make_unique<SqliteTasks>(scope);
+}
+std::unique_ptr<AuditStore> NewAuditStore(Scope scope) {
+  return std::make_unique<SqliteAudit>(scope);
+}
+
+}  // namespace tablemere::metastore::sqlite_backend
