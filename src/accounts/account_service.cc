@@ -18,12 +18,6 @@ Error Coded(ErrorCode code, const std::string& wire_code, const std::string& mes
   return Error{code, message, {}}.With("code", wire_code);
 }
 
-bool ValidEmail(const std::string& email) {
-  size_t at = email.find('@');
-  return at != std::string::npos && at > 0 && email.find('.', at) != std::string::npos &&
-         email.size() <= 254 && email.find(' ') == std::string::npos;
-}
-
 // The engines GET /v1/connection has a recipe for.
 Result<void> CheckEngine(const std::string& engine) {
   static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark"};
@@ -39,6 +33,13 @@ std::string HostPort(const std::string& url) {
 }
 
 }  // namespace
+
+bool ValidEmail(const std::string& email) {
+  size_t at = email.find('@');
+  return at != std::string::npos && at > 0 && email.find('.', at) != std::string::npos &&
+         email.size() <= 254 && email.find_first_of(" <>\r\n,;") == std::string::npos &&
+         email.find('@', at + 1) == std::string::npos;
+}
 
 AccountService::AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects,
                                const Clock& clock, Random& random, const IdentitySecrets& secrets,
@@ -113,11 +114,16 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
         TM_TRY(txn.principals().CreatePrincipal(r.principal));
         TM_TRY(txn.principals().CreateApiKey(key));
         TM_TRY(txn.orgs().CreateOrg(r.org));
-        TM_TRY(txn.orgs().PutMember({r.org.id, r.principal.id, metastore::Role::kAdmin}));
+        TM_TRY(txn.orgs().PutMember(
+            {r.org.id, r.principal.id, metastore::Role::kAdmin, now, "signup"}));
         TM_TRY(txn.warehouses().CreateProject(r.project));
         TM_TRY(txn.warehouses().CreateWarehouse(r.warehouse));
         TM_TRY(txn.warehouses().PutGrant(
             {r.warehouse.id, r.principal.id, metastore::Level::kWrite, r.principal.id, now}));
+        TM_TRY(txn.memberships().AcceptTerms({r.principal.id, kTermsVersion, now, "signup"}));
+        // Invitations to the address are applied on signup.
+        TM_ASSIGN(auto invitations, txn.memberships().OpenInvitationsFor(r.principal.email, now));
+        for (const auto& inv : invitations) TM_TRY(ApplyInvitation(txn, r.principal.id, inv));
         return RecordIn(txn,
                         metastore::AuditEvent{0, now, r.principal.id, r.org.id, "signup.complete",
                                               "principal", r.principal.id, "", "{}"});
@@ -340,91 +346,6 @@ Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                                        "warehouse.rotate", "warehouse", rotated.id, "", "{}"}));
         return rotated;
       });
-}
-
-Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
-                                                const std::string& name, const std::string& role,
-                                                const std::vector<AgentGrantRequest>& grants) {
-  // ---- validate
-  if (name.empty() || name.size() > 100) {
-    return Fail(
-        Coded(ErrorCode::kInvalidInput, "invalid_value", "name is required (1-100 characters)")
-            .With("field", "name"));
-  }
-  // Agents take the two roles by name (the "owner" alias is for member-role changes).
-  auto agent_role = role.empty()      ? std::optional(metastore::Role::kMember)
-                    : role == "owner" ? std::nullopt
-                                      : metastore::ParseRole(role);
-  if (!agent_role) {
-    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "role must be admin or member")
-                    .With("field", "role"));
-  }
-  // ---- authorise
-  TM_ASSIGN(auto my_role, RoleIn(caller, org_id));
-  if (!my_role) return Fail(OrgNotFound(org_id));
-  const bool admin = *my_role == metastore::Role::kAdmin;
-  if (!admin && *agent_role == metastore::Role::kAdmin) {
-    return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
-                      "Only an admin can create an admin token."));
-  }
-  AgentResult result;
-  int64_t now = clock_.NowMillis();
-  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
-  OrgId org;
-  for (const auto& [o, r] : orgs) {
-    if (o.id.str() == org_id || o.handle == org_id) org = o.id;
-  }
-  result.agent = metastore::Principal{.id = PrincipalId("a_" + crypto::HexEncode(random_.Bytes(8))),
-                                      .kind = metastore::PrincipalKind::kAgent,
-                                      .display_name = name,
-                                      .org_id = org,
-                                      .role = *agent_role,
-                                      .created_by = caller.principal.id,
-                                      .created_ms = now};
-  std::vector<metastore::Grant> records;
-  for (const auto& g : grants) {
-    auto level = metastore::ParseLevel(g.level);
-    if (!level || *level == metastore::Level::kNone) {
-      return Fail(
-          Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
-              .With("field", "grants"));
-    }
-    auto access = Access(caller, g.warehouse);
-    if (!access || access->warehouse.org_id != org) {
-      return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
-                        "Warehouse " + g.warehouse + " is not in this organisation.")
-                      .With("remedy", "tablemere catalog list shows the organisation's catalogs."));
-    }
-    if (!admin && !metastore::AtLeast(access->level, *level)) {
-      return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
-                        "You cannot grant a level above your own.")
-                      .With("your_level", metastore::Name(access->level))
-                      .With("requested", metastore::Name(*level)));
-    }
-    metastore::Grant grant{access->warehouse.id, result.agent.id, *level, caller.principal.id, now};
-    records.push_back(grant);
-    result.grants.emplace_back(grant, access->warehouse.name);
-  }
-  // ---- apply: the agent, its key, membership, grants and the audit event together
-  metastore::ApiKey key;
-  result.api_key = NewApiKey(result.agent.id, &key);
-  auto stored =
-      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
-        TM_TRY(txn.principals().CreatePrincipal(result.agent));
-        TM_TRY(txn.principals().CreateApiKey(key));
-        TM_TRY(txn.orgs().PutMember({org, result.agent.id, *agent_role}));
-        for (const auto& g : records) TM_TRY(txn.warehouses().PutGrant(g));
-        return RecordIn(txn, metastore::AuditEvent{0, now, caller.principal.id, org, "agent.create",
-                                                   "agent", result.agent.id, "", "{}"});
-      });
-  if (!stored) {
-    if (stored.error().code == ErrorCode::kAlreadyExists) {
-      return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
-                        "An agent named '" + name + "' exists in this organisation."));
-    }
-    return Fail(stored.error());
-  }
-  return result;
 }
 
 Error OrgNotFound(const std::string& org) {

@@ -55,6 +55,12 @@ inline constexpr char kRegion[] = "local";
 // The free plan's guard on catalogs per project (tablemere-reference.md, "Limits").
 inline constexpr int kWarehousesPerProject = 3;
 
+// The Terms version in force (GET /v1/terms); signups accept it.
+inline constexpr char kTermsVersion[] = "2026-11-01";
+
+// A plausible address: one @, a dot after it, no spaces or separators, at most 254 bytes.
+bool ValidEmail(const std::string& email);
+
 // The 403 of an organisation route that only admins may call.
 Error AdminOnly(const std::string& what);
 // The 404 for an organisation the caller does not belong to (or that does not exist).
@@ -154,6 +160,77 @@ struct Limits {
 // Errors: kInvalidInput (missing_field / invalid_value, field name).
 Result<std::string> CheckName(const std::string& raw);
 
+// An organisation the caller belongs to, with its role there.
+struct MyOrg {
+  metastore::Organization org;
+  metastore::Role role = metastore::Role::kMember;
+};
+
+struct OrgView {
+  metastore::Organization org;
+  metastore::Role role = metastore::Role::kMember;  // the caller's
+  std::vector<metastore::OrgDomain> domains;
+  int members = 0;
+};
+
+struct OrgUpdate {
+  std::optional<std::string> name;
+  std::optional<bool> domain_join;
+};
+
+struct MemberView {
+  metastore::Membership membership;
+  metastore::Principal principal;
+};
+
+struct RemovedMember {
+  OrgId org_id;
+  PrincipalId principal_id;
+  bool left = false;  // the caller removed itself
+};
+
+struct IssuedInvitation {
+  metastore::Invitation invitation;
+  std::string token;  // shown once
+};
+
+struct AgentGrantRequest {
+  std::string warehouse;  // id or name
+  std::string level;
+};
+
+struct AgentView {
+  metastore::Principal agent;
+  std::vector<std::pair<metastore::Grant, std::string>> grants;  // with warehouse name
+  std::string created_by_display;
+};
+
+// PATCH of an agent: absent fields stay; `grants` replaces the list.
+struct AgentUpdate {
+  std::optional<std::string> name;
+  std::optional<std::string> role;
+  std::optional<std::vector<AgentGrantRequest>> grants;
+};
+
+// An agent the caller may edit, and the caller's standing in its organisation.
+struct MyAgent {
+  MyOrg mine;
+  metastore::Principal agent;
+};
+
+struct TermsView {
+  std::string current_version;
+  bool accepted_current = false;
+  std::vector<metastore::TermsAcceptance> history;
+};
+
+struct DeletedAccount {
+  PrincipalId principal_id;
+  int keys_revoked = 0;
+  std::vector<std::string> orgs_left_empty;
+  std::vector<std::string> warehouses_to_purge;
+};
+
 struct Connection {
   std::string engine;
   WarehouseAccess access;
@@ -164,11 +241,6 @@ struct Connection {
   std::string python;                       // pyiceberg
   std::map<std::string, std::string> conf;  // spark
   std::vector<std::string> notes;
-};
-
-struct AgentGrantRequest {
-  std::string warehouse;  // id or name
-  std::string level;
 };
 
 struct AgentResult {
@@ -276,11 +348,71 @@ class AccountService {
   Result<RevokedGrant> RevokeGrant(const Caller& caller, const std::string& warehouse,
                                    const std::string& principal_id, const std::string& request_id);
   const Limits& limits() const { return limits_; }
+  // ---- organisations, domains, members, invitations (orgs.cc). Errors: kNotFound
+  // (org_not_found), kPermissionDenied (insufficient_role) on admin-only calls.
+  Result<MyOrg> ResolveOrg(const Caller& caller, const std::string& org);
+  Result<std::vector<OrgView>> OrgViews(const Caller& caller);
+  // Errors: kInvalidInput (no_domain, invalid_value name).
+  Result<OrgView> UpdateOrg(const Caller& caller, const std::string& org, const OrgUpdate& update,
+                            const std::string& request_id);
+  // Errors: kInvalidInput (public_mail_domain), kPermissionDenied (domain_not_yours),
+  // kConflict (domain_claimed).
+  Result<OrgView> ClaimDomain(const Caller& caller, const std::string& org,
+                              const std::string& domain, const std::string& request_id);
+  // Errors: kNotFound (domain_not_found).
+  Result<OrgView> ReleaseDomain(const Caller& caller, const std::string& org,
+                                const std::string& domain, const std::string& request_id);
+  Result<std::vector<MemberView>> Members(const Caller& caller, const std::string& org);
+  // Errors: kNotFound (member_not_found), kConflict (last_admin).
+  Result<MemberView> SetMemberRole(const Caller& caller, const std::string& org,
+                                   const std::string& member_id, const std::string& role,
+                                   const std::string& request_id);
+  Result<RemovedMember> RemoveMember(const Caller& caller, const std::string& org,
+                                     const std::string& member_id, const std::string& request_id);
+  Result<IssuedInvitation> Invite(const Caller& caller, const std::string& org,
+                                  const std::string& email, const std::string& role,
+                                  const std::string& request_id);
+  // Errors: kNotFound (invitation_not_found; invitation_expired as 410),
+  // kPermissionDenied (invitation_for_someone_else).
+  Result<OrgView> AcceptInvitation(const Caller& caller, const std::string& token,
+                                   const std::string& request_id);
+  // ---- agents (agents.cc)
+  Result<std::vector<AgentView>> Agents(const Caller& caller, const std::string& org);
+  // Errors: kInvalidInput (missing_field), kPermissionDenied (forbidden, insufficient_role),
+  // kNotFound (agent_not_found), kAlreadyExists (already_exists).
+  Result<AgentView> UpdateAgent(const Caller& caller, const std::string& org,
+                                const std::string& agent_id, const AgentUpdate& update,
+                                const std::string& request_id);
+  // Every key of the agent revoked and the agent suspended. Errors: kNotFound.
+  Result<metastore::Principal> RevokeAgent(const Caller& caller, const std::string& org,
+                                           const std::string& agent_id,
+                                           const std::string& request_id);
+  // ---- Terms and account deletion (terms.cc)
+  Result<TermsView> Terms(const Caller& caller);
+  // Errors: kConflict (terms_version_mismatch).
+  Result<TermsView> AcceptTerms(const Caller& caller, const std::string& version,
+                                const std::string& request_id);
+  // Errors: kInvalidInput (confirmation_required), kConflict (last_admin).
+  Result<DeletedAccount> DeleteAccount(const Caller& caller, const std::string& confirm,
+                                       const std::string& request_id);
   // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
   Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);
 
  private:
   std::string NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record);
+  Result<OrgView> ViewOf(MyOrg mine);
+  Result<AgentView> ViewOfAgent(const metastore::Principal& agent);
+  Result<MyAgent> EditableAgent(const Caller& caller, const std::string& org,
+                                const std::string& agent_id);
+  // Grants an agent is given, each checked against the caller's own level.
+  Result<std::vector<std::pair<metastore::Grant, std::string>>> CheckedGrants(
+      const Caller& caller, const MyOrg& mine, const PrincipalId& agent_id,
+      const std::vector<AgentGrantRequest>& grants);
+  // Human admins of an organisation (agents never count for last-admin protection).
+  static Result<int> HumanAdmins(metastore::Stores& stores, const OrgId& org);
+  // Joins `who` to the invitation's organisation and marks it accepted.
+  Result<void> ApplyInvitation(metastore::Stores& stores, const PrincipalId& who,
+                               const metastore::Invitation& invitation);
   // The caller's role in an organisation named by id or handle; nullopt when it is not a
   // member.
   Result<std::optional<metastore::Role>> RoleIn(const Caller& caller, const std::string& org);

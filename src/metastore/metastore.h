@@ -28,8 +28,8 @@ class PrincipalStore {
   virtual Result<Principal> FindHumanByEmail(const std::string& email) = 0;
   // The agents an organisation owns, oldest first.
   virtual Result<std::vector<Principal>> AgentsOf(const OrgId& org_id) = 0;
-  // Replaces the mutable fields (display_name, role, suspended); kNotFound, kAlreadyExists
-  // (an agent name in use).
+  // Replaces the mutable fields (display_name, role, suspended, email: "" forgets it);
+  // kNotFound, kAlreadyExists (an agent name or an email in use).
   virtual Result<void> UpdatePrincipal(const Principal& principal) = 0;
   virtual Result<void> CreateApiKey(const ApiKey& key) = 0;
   virtual Result<ApiKey> FindApiKey(const std::string& key_id) = 0;
@@ -50,6 +50,7 @@ class OrgStore {
   // kAlreadyExists (reason "handle").
   virtual Result<void> CreateOrg(const Organization& org) = 0;
   virtual Result<Organization> FindOrg(const OrgId& id) = 0;
+  // Replaces name, status and domain_join.
   virtual Result<void> UpdateOrg(const Organization& org) = 0;
   // Whether an organisation holds this handle.
   virtual Result<bool> HandleTaken(const std::string& handle) = 0;
@@ -61,6 +62,28 @@ class OrgStore {
   // Organisations the principal belongs to, with its role, oldest first.
   virtual Result<std::vector<std::pair<Organization, Role>>> OrgsOf(
       const PrincipalId& principal_id) = 0;
+};
+
+// Claimed email domains, invitations and Terms acceptances: the membership paperwork.
+class MembershipStore {
+ public:
+  virtual ~MembershipStore() = default;
+  // kAlreadyExists (reason "domain") when any organisation holds the domain.
+  virtual Result<void> ClaimDomain(const OrgDomain& domain) = 0;
+  // kNotFound when the organisation does not hold it.
+  virtual Result<void> ReleaseDomain(const OrgId& org_id, const std::string& domain) = 0;
+  virtual Result<std::vector<OrgDomain>> DomainsOf(const OrgId& org_id) = 0;
+  virtual Result<void> CreateInvitation(const Invitation& invitation) = 0;
+  // kNotFound when no invitation has this token hash.
+  virtual Result<Invitation> FindInvitation(const std::string& token_hash) = 0;
+  // Marks it accepted; kConflict when it was accepted already (a concurrent accept).
+  virtual Result<void> AcceptInvitation(const std::string& token_hash, int64_t at_ms) = 0;
+  // Open, unexpired invitations for an address, oldest first.
+  virtual Result<std::vector<Invitation>> OpenInvitationsFor(const std::string& email,
+                                                             int64_t now_ms) = 0;
+  // Records an acceptance (accepting a version again keeps the first time).
+  virtual Result<void> AcceptTerms(const TermsAcceptance& acceptance) = 0;
+  virtual Result<std::vector<TermsAcceptance>> TermsHistory(const PrincipalId& principal_id) = 0;
 };
 
 // Projects, their warehouses, and the grants on warehouses.
@@ -207,6 +230,7 @@ class Stores {
   virtual ~Stores() = default;
   virtual PrincipalStore& principals() = 0;
   virtual OrgStore& orgs() = 0;
+  virtual MembershipStore& memberships() = 0;
   virtual WarehouseStore& warehouses() = 0;
   virtual IdempotencyStore& idempotency() = 0;
   virtual BucketOwnerStore& bucket_owners() = 0;

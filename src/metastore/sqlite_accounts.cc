@@ -60,8 +60,10 @@ class SqlitePrincipals final : public PrincipalStore {
   Result<void> UpdatePrincipal(const Principal& p) override {
     return s_.Write([&](sqlite::Db& db) -> Result<void> {
       TM_TRY(RunUnique(
-          db, "UPDATE principals SET display_name = ?, role = ?, suspended = ? WHERE id = ?",
-          {p.display_name, Name(p.role), int64_t{p.suspended ? 1 : 0}, p.id.str()},
+          db,
+          "UPDATE principals SET display_name = ?, role = ?, suspended = ?, email = ? WHERE id = ?",
+          {p.display_name, Name(p.role), int64_t{p.suspended ? 1 : 0},
+           p.email.empty() ? sqlite::Value() : sqlite::Value(p.email), p.id.str()},
           Taken("an agent with this name exists", "agent_name")));
       if (db.Changes() == 0) return Fail(NotFound("principal not found"));
       return {};
@@ -147,22 +149,26 @@ class SqliteOrgs final : public OrgStore {
 
   Result<void> CreateOrg(const Organization& o) override {
     return s_.Write([&](sqlite::Db& db) {
-      return RunUnique(db, "INSERT INTO orgs(id, name, handle, created_ms) VALUES(?, ?, ?, ?)",
-                       {o.id.str(), o.name, o.handle, o.created_ms},
-                       Taken("the handle is taken", "handle"));
+      return RunUnique(
+          db,
+          "INSERT INTO orgs(id, name, handle, created_ms, status, domain_join) "
+          "VALUES(?, ?, ?, ?, ?, ?)",
+          {o.id.str(), o.name, o.handle, o.created_ms, o.status, int64_t{o.domain_join ? 1 : 0}},
+          Taken("the handle is taken", "handle"));
     });
   }
 
   Result<Organization> FindOrg(const OrgId& id) override {
     return s_.Read([&](sqlite::Db& db) {
-      return One(db, "SELECT id, name, handle, created_ms FROM orgs WHERE id = ?", {id.str()},
-                 "organisation not found", Row);
+      return One(db, std::string(kSelect) + " WHERE o.id = ?", {id.str()}, "organisation not found",
+                 Row);
     });
   }
 
   Result<void> UpdateOrg(const Organization& o) override {
     return s_.Write([&](sqlite::Db& db) -> Result<void> {
-      TM_TRY(Run(db, "UPDATE orgs SET name = ? WHERE id = ?", {o.name, o.id.str()}));
+      TM_TRY(Run(db, "UPDATE orgs SET name = ?, status = ?, domain_join = ? WHERE id = ?",
+                 {o.name, o.status, int64_t{o.domain_join ? 1 : 0}, o.id.str()}));
       if (db.Changes() == 0) return Fail(NotFound("organisation not found"));
       return {};
     });
@@ -176,8 +182,12 @@ class SqliteOrgs final : public OrgStore {
 
   Result<void> PutMember(const Membership& m) override {
     return s_.Write([&](sqlite::Db& db) {
-      return Run(db, "INSERT OR REPLACE INTO memberships VALUES(?, ?, ?)",
-                 {m.org_id.str(), m.principal_id.str(), Name(m.role)});
+      // A role change keeps when and how the member joined.
+      return Run(db,
+                 "INSERT INTO memberships(org_id, principal_id, role, created_ms, joined_via) "
+                 "VALUES(?, ?, ?, ?, ?) ON CONFLICT(org_id, principal_id) DO UPDATE SET "
+                 "role = excluded.role",
+                 {m.org_id.str(), m.principal_id.str(), Name(m.role), m.created_ms, m.joined_via});
     });
   }
 
@@ -194,10 +204,11 @@ class SqliteOrgs final : public OrgStore {
     return s_.Read([&](sqlite::Db& db) {
       return sqlite::Query(
           db,
-          "SELECT m.principal_id, m.role FROM memberships m JOIN principals p ON p.id = "
-          "m.principal_id WHERE m.org_id = ? ORDER BY p.created_ms, p.id",
+          "SELECT m.principal_id, m.role, m.created_ms, m.joined_via FROM memberships m JOIN "
+          "principals p ON p.id = m.principal_id WHERE m.org_id = ? ORDER BY p.created_ms, p.id",
           {org_id.str()}, [&](sqlite::Statement& st) {
-            return Membership{org_id, PrincipalId(st.Text(0)), RoleColumn(st.Text(1))};
+            return Membership{org_id, PrincipalId(st.Text(0)), RoleColumn(st.Text(1)), st.Int(2),
+                              st.Text(3)};
           });
     });
   }
@@ -206,18 +217,123 @@ class SqliteOrgs final : public OrgStore {
       const PrincipalId& principal_id) override {
     return s_.Read([&](sqlite::Db& db) {
       return sqlite::Query(db,
-                           "SELECT o.id, o.name, o.handle, o.created_ms, m.role FROM orgs o "
-                           "JOIN memberships m ON m.org_id = o.id WHERE m.principal_id = ? "
-                           "ORDER BY o.created_ms",
+                           std::string(kColumns) +
+                               ", m.role FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE "
+                               "m.principal_id = ? ORDER BY o.created_ms",
                            {principal_id.str()}, [](sqlite::Statement& st) {
-                             return std::pair{Row(st), RoleColumn(st.Text(4))};
+                             return std::pair{Row(st), RoleColumn(st.Text(6))};
                            });
     });
   }
 
  private:
+  static constexpr char kColumns[] =
+      "SELECT o.id, o.name, o.handle, o.created_ms, o.status, o.domain_join";
+  static constexpr char kSelect[] =
+      "SELECT o.id, o.name, o.handle, o.created_ms, o.status, o.domain_join FROM orgs o";
   static Organization Row(sqlite::Statement& st) {
-    return Organization{OrgId(st.Text(0)), st.Text(1), st.Text(2), st.Int(3)};
+    return Organization{OrgId(st.Text(0)), st.Text(1), st.Text(2),
+                        st.Int(3),         st.Text(4), st.Int(5) != 0};
+  }
+  Scope s_;
+};
+
+// ------------------------------------------------------------------ memberships
+class SqliteMemberships final : public MembershipStore {
+ public:
+  explicit SqliteMemberships(Scope scope) : s_(scope) {}
+
+  Result<void> ClaimDomain(const OrgDomain& d) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(db, "INSERT INTO org_domains VALUES(?, ?, ?, ?)",
+                       {d.domain, d.org_id.str(), d.verified_via, d.created_ms},
+                       Taken("the domain is claimed", "domain"));
+    });
+  }
+
+  Result<void> ReleaseDomain(const OrgId& org_id, const std::string& domain) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "DELETE FROM org_domains WHERE domain = ? AND org_id = ?",
+                 {domain, org_id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("domain not claimed by this organisation"));
+      return {};
+    });
+  }
+
+  Result<std::vector<OrgDomain>> DomainsOf(const OrgId& org_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db,
+                           "SELECT domain, org_id, verified_via, created_ms FROM org_domains "
+                           "WHERE org_id = ? ORDER BY domain",
+                           {org_id.str()}, [](sqlite::Statement& st) {
+                             return OrgDomain{st.Text(0), OrgId(st.Text(1)), st.Text(2), st.Int(3)};
+                           });
+    });
+  }
+
+  Result<void> CreateInvitation(const Invitation& i) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT INTO invitations VALUES(?, ?, ?, ?, ?, ?, ?, 0)",
+                 {i.token_hash, i.org_id.str(), i.email, Name(i.role), i.invited_by.str(),
+                  i.created_ms, i.expires_ms});
+    });
+  }
+
+  Result<Invitation> FindInvitation(const std::string& token_hash) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kInvitationSelect) + " WHERE token_hash = ?", {token_hash},
+                 "invitation not found", InvitationRow);
+    });
+  }
+
+  Result<void> AcceptInvitation(const std::string& token_hash, int64_t at_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db,
+                 "UPDATE invitations SET accepted_ms = ? WHERE token_hash = ? AND accepted_ms = 0",
+                 {at_ms, token_hash}));
+      if (db.Changes() == 0) return Fail(ErrorCode::kConflict, "invitation already accepted");
+      return {};
+    });
+  }
+
+  Result<std::vector<Invitation>> OpenInvitationsFor(const std::string& email,
+                                                     int64_t now_ms) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db,
+                           std::string(kInvitationSelect) +
+                               " WHERE email = ? AND accepted_ms = 0 AND expires_ms > ? "
+                               "ORDER BY created_ms",
+                           {ToLower(email), now_ms}, InvitationRow);
+    });
+  }
+
+  Result<void> AcceptTerms(const TermsAcceptance& a) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT OR IGNORE INTO terms_acceptances VALUES(?, ?, ?, ?)",
+                 {a.principal_id.str(), a.version, a.accepted_ms, a.via});
+    });
+  }
+
+  Result<std::vector<TermsAcceptance>> TermsHistory(const PrincipalId& principal_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(
+          db,
+          "SELECT version, accepted_ms, via FROM terms_acceptances WHERE "
+          "principal_id = ? ORDER BY accepted_ms",
+          {principal_id.str()}, [&](sqlite::Statement& st) {
+            return TermsAcceptance{principal_id, st.Text(0), st.Int(1), st.Text(2)};
+          });
+    });
+  }
+
+ private:
+  static constexpr char kInvitationSelect[] =
+      "SELECT token_hash, org_id, email, role, invited_by, created_ms, expires_ms, accepted_ms "
+      "FROM invitations";
+  static Invitation InvitationRow(sqlite::Statement& st) {
+    return Invitation{
+        st.Text(0), OrgId(st.Text(1)), st.Text(2), RoleColumn(st.Text(3)), PrincipalId(st.Text(4)),
+        st.Int(5),  st.Int(6),         st.Int(7)};
   }
   Scope s_;
 };
@@ -422,6 +538,9 @@ std::unique_ptr<PrincipalStore> NewPrincipalStore(Scope scope) {
   return std::make_unique<SqlitePrincipals>(scope);
 }
 std::unique_ptr<OrgStore> NewOrgStore(Scope scope) { return std::make_unique<SqliteOrgs>(scope); }
+std::unique_ptr<MembershipStore> NewMembershipStore(Scope scope) {
+  return std::make_unique<SqliteMemberships>(scope);
+}
 std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope) {
   return std::make_unique<SqliteWarehouses>(scope);
 }

@@ -120,6 +120,21 @@ CREATE TABLE idempotency_keys (principal_id TEXT NOT NULL, key TEXT NOT NULL, en
 ALTER TABLE grants ADD COLUMN granted_ms INTEGER NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX principals_email_lower ON principals(lower(email)) WHERE email IS NOT NULL AND email != '';
 )sql",
+    // 6: organisations' status and domain join, claimed domains, invitations, Terms
+    R"sql(
+ALTER TABLE orgs ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
+ALTER TABLE orgs ADD COLUMN domain_join INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memberships ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE memberships ADD COLUMN joined_via TEXT NOT NULL DEFAULT '';
+CREATE TABLE org_domains (domain TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id),
+  verified_via TEXT NOT NULL, created_ms INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE invitations (token_hash TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id),
+  email TEXT NOT NULL, role TEXT NOT NULL, invited_by TEXT NOT NULL, created_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL, accepted_ms INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE INDEX invitations_by_email ON invitations(email, created_ms);
+CREATE TABLE terms_acceptances (principal_id TEXT NOT NULL, version TEXT NOT NULL,
+  accepted_ms INTEGER NOT NULL, via TEXT NOT NULL, PRIMARY KEY (principal_id, version)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -131,6 +146,7 @@ class ScopedStores {
   explicit ScopedStores(Scope scope)
       : principals_(sqlite_backend::NewPrincipalStore(scope)),
         orgs_(sqlite_backend::NewOrgStore(scope)),
+        memberships_(sqlite_backend::NewMembershipStore(scope)),
         warehouses_(sqlite_backend::NewWarehouseStore(scope)),
         idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
@@ -140,6 +156,7 @@ class ScopedStores {
 
   std::unique_ptr<PrincipalStore> principals_;
   std::unique_ptr<OrgStore> orgs_;
+  std::unique_ptr<MembershipStore> memberships_;
   std::unique_ptr<WarehouseStore> warehouses_;
   std::unique_ptr<IdempotencyStore> idempotency_;
   std::unique_ptr<BucketOwnerStore> bucket_owners_;
@@ -151,6 +168,7 @@ class ScopedStores {
 #define TM_SCOPED_STORE_ACCESSORS(stores)                                       \
   PrincipalStore& principals() override { return *stores.principals_; }         \
   OrgStore& orgs() override { return *stores.orgs_; }                           \
+  MembershipStore& memberships() override { return *stores.memberships_; }      \
   WarehouseStore& warehouses() override { return *stores.warehouses_; }         \
   IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \

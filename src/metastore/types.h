@@ -56,12 +56,44 @@ struct Organization {
   std::string name;
   std::string handle;
   int64_t created_ms = 0;
+  std::string status = "active";  // "pending" until a form signup is verified
+  bool domain_join = false;       // people on a claimed domain may join
 };
 
 struct Membership {
   OrgId org_id;
   PrincipalId principal_id;
   Role role = Role::kMember;
+  int64_t created_ms = 0;
+  std::string joined_via;  // "signup" | "invitation" | "domain" | "agent" | …
+};
+
+// An email domain an organisation claimed; one organisation per domain.
+struct OrgDomain {
+  std::string domain;  // lowercase
+  OrgId org_id;
+  std::string verified_via;  // "email:<the claimer's address>"
+  int64_t created_ms = 0;
+};
+
+// An invitation to join an organisation. Only the hash of its token is kept.
+struct Invitation {
+  std::string token_hash;
+  OrgId org_id;
+  std::string email;  // lowercase
+  Role role = Role::kMember;
+  PrincipalId invited_by;
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;
+  int64_t accepted_ms = 0;  // 0 while open
+};
+
+// One acceptance of a Terms version.
+struct TermsAcceptance {
+  PrincipalId principal_id;
+  std::string version;
+  int64_t accepted_ms = 0;
+  std::string via;  // "signup" | "accept"
 };
 
 struct Project {

@@ -24,6 +24,8 @@ struct ControlApi::Impl {
     BindProjects(binder, ctx);
     BindWarehouses(binder, ctx);
     BindGrants(binder, ctx);
+    BindMembers(binder, ctx);
+    BindTerms(binder, ctx);
   }
 
   Result<accounts::Caller> Authenticate(const Request& req) {

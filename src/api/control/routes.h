@@ -44,6 +44,11 @@ void BindApiKeys(Binder& b, Context& ctx);
 void BindProjects(Binder& b, Context& ctx);
 void BindWarehouses(Binder& b, Context& ctx);
 void BindGrants(Binder& b, Context& ctx);
+void BindMembers(Binder& b, Context& ctx);
+void BindTerms(Binder& b, Context& ctx);
+
+// An organisation as GET /v1/orgs lists it (also the answer of the routes that change one).
+Json OrgJson(const accounts::OrgView& v);
 
 // The control API's one error mapping: Error → status and {"error": {…}}.
 Response ErrorResponse(const Request& req, const Error& e);

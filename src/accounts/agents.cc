@@ -1,0 +1,232 @@
+// AccountService: agents (tokens) of an organisation — create, list, update, revoke. An
+// agent is a principal with its own API key, an organisation role and exactly the grants
+// given to it; a member creating or editing one is capped by its own grants and role.
+#include <nlohmann/json.hpp>
+
+#include "accounts/account_service.h"
+#include "common/crypto.h"
+
+namespace tablemere::accounts {
+namespace {
+
+using metastore::Level;
+using metastore::PrincipalKind;
+using metastore::Role;
+
+// An agent's name is read in lists and typed on command lines.
+constexpr size_t kMaxAgentName = 100;
+
+Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
+  return Error{code, message, {}}.With("code", wire);
+}
+
+Error AgentNotFound(const std::string& id) {
+  return Coded(ErrorCode::kNotFound, "agent_not_found", "No agent " + id + " in this organisation")
+      .With("remedy", "tablemere agent list shows the organisation's agents.");
+}
+
+Result<Role> AgentRole(const std::string& role) {
+  // Agents take the two roles by name (the "owner" alias is for member-role changes).
+  if (role.empty() || role == "member") return Role::kMember;
+  if (role == "admin") return Role::kAdmin;
+  return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "role must be admin or member")
+                  .With("field", "role"));
+}
+
+Result<std::string> AgentName(const std::string& name) {
+  if (name.empty() || name.size() > kMaxAgentName) {
+    return Fail(
+        Coded(ErrorCode::kInvalidInput, "invalid_value", "name is required (1-100 characters)")
+            .With("field", "name"));
+  }
+  return name;
+}
+
+}  // namespace
+
+Result<std::vector<std::pair<metastore::Grant, std::string>>> AccountService::CheckedGrants(
+    const Caller& caller, const MyOrg& mine, const PrincipalId& agent_id,
+    const std::vector<AgentGrantRequest>& grants) {
+  const bool admin = mine.role == Role::kAdmin;
+  int64_t now = clock_.NowMillis();
+  std::vector<std::pair<metastore::Grant, std::string>> out;
+  for (const auto& g : grants) {
+    auto level = metastore::ParseLevel(g.level);
+    if (!level || *level == Level::kNone) {
+      return Fail(
+          Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
+              .With("field", "grants"));
+    }
+    auto access = Access(caller, g.warehouse, /*include_unheld=*/admin);
+    if (!access || access->warehouse.org_id != mine.org.id) {
+      return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
+                        "Warehouse " + g.warehouse + " is not in this organisation.")
+                      .With("remedy", "tablemere catalog list shows the organisation's catalogs."));
+    }
+    if (!admin && !metastore::AtLeast(access->level, *level)) {
+      return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                        "You cannot grant a level above your own.")
+                      .With("your_level", metastore::Name(access->level))
+                      .With("requested", metastore::Name(*level)));
+    }
+    out.emplace_back(
+        metastore::Grant{access->warehouse.id, agent_id, *level, caller.principal.id, now},
+        access->warehouse.name);
+  }
+  return out;
+}
+
+Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
+                                                const std::string& name_text,
+                                                const std::string& role_text,
+                                                const std::vector<AgentGrantRequest>& grants) {
+  // ---- validate and authorise
+  TM_ASSIGN(std::string name, AgentName(name_text));
+  TM_ASSIGN(Role agent_role, AgentRole(role_text));
+  TM_ASSIGN(auto mine, ResolveOrg(caller, org_id));
+  if (mine.role != Role::kAdmin && agent_role == Role::kAdmin) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
+                      "Only an admin can create an admin token."));
+  }
+  AgentResult result;
+  int64_t now = clock_.NowMillis();
+  result.agent = metastore::Principal{.id = PrincipalId("a_" + crypto::HexEncode(random_.Bytes(8))),
+                                      .kind = PrincipalKind::kAgent,
+                                      .display_name = name,
+                                      .org_id = mine.org.id,
+                                      .role = agent_role,
+                                      .created_by = caller.principal.id,
+                                      .created_ms = now};
+  TM_ASSIGN(result.grants, CheckedGrants(caller, mine, result.agent.id, grants));
+  // ---- apply: the agent, its key, membership, grants and the audit event together
+  metastore::ApiKey key;
+  result.api_key = NewApiKey(result.agent.id, &key);
+  auto stored =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        TM_TRY(txn.principals().CreatePrincipal(result.agent));
+        TM_TRY(txn.principals().CreateApiKey(key));
+        TM_TRY(txn.orgs().PutMember({mine.org.id, result.agent.id, agent_role, now, "agent"}));
+        for (const auto& [g, wname] : result.grants) TM_TRY(txn.warehouses().PutGrant(g));
+        return RecordIn(
+            txn, metastore::AuditEvent{0, now, caller.principal.id, mine.org.id, "agent.create",
+                                       "agent", result.agent.id, "", "{}"});
+      });
+  if (!stored) {
+    if (stored.error().code == ErrorCode::kAlreadyExists) {
+      return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
+                        "An agent named '" + name + "' exists in this organisation."));
+    }
+    return Fail(stored.error());
+  }
+  return result;
+}
+
+Result<AgentView> AccountService::ViewOfAgent(const metastore::Principal& agent) {
+  AgentView v{agent, {}, ""};
+  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOf(agent.id));
+  for (const auto& g : grants) {
+    if (g.level == Level::kNone) continue;
+    TM_ASSIGN(auto w, meta_.warehouses().FindWarehouse(g.warehouse_id));
+    v.grants.emplace_back(g, w.name);
+  }
+  auto creator = meta_.principals().FindPrincipal(agent.created_by);
+  if (creator) v.created_by_display = creator->display_name;
+  return v;
+}
+
+Result<std::vector<AgentView>> AccountService::Agents(const Caller& caller,
+                                                      const std::string& org) {
+  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto agents, meta_.principals().AgentsOf(mine.org.id));
+  std::vector<AgentView> out;
+  for (const auto& a : agents) {
+    TM_ASSIGN(auto v, ViewOfAgent(a));
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+Result<MyAgent> AccountService::EditableAgent(const Caller& caller, const std::string& org,
+                                              const std::string& agent_id) {
+  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  auto agent = meta_.principals().FindPrincipal(PrincipalId(agent_id));
+  if (!agent || agent->kind != PrincipalKind::kAgent || agent->org_id != mine.org.id) {
+    return Fail(AgentNotFound(agent_id));
+  }
+  // An admin, or the member who created it; a token never edits itself unless an admin.
+  const bool admin = mine.role == Role::kAdmin;
+  if (!admin && agent->created_by != caller.principal.id) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                      "Only an admin or the member who created this agent changes it"));
+  }
+  return MyAgent{std::move(mine), std::move(*agent)};
+}
+
+Result<AgentView> AccountService::UpdateAgent(const Caller& caller, const std::string& org,
+                                              const std::string& agent_id,
+                                              const AgentUpdate& update,
+                                              const std::string& request_id) {
+  if (!update.name && !update.role && !update.grants) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "missing_field",
+                      "Send at least one of name, role, grants"));
+  }
+  TM_ASSIGN(auto target, EditableAgent(caller, org, agent_id));
+  metastore::Principal next = target.agent;
+  const Role previous_role = next.role;
+  if (update.name) {
+    TM_ASSIGN(next.display_name, AgentName(*update.name));
+  }
+  if (update.role) {
+    TM_ASSIGN(next.role, AgentRole(*update.role));
+    if (next.role == Role::kAdmin && target.mine.role != Role::kAdmin) {
+      return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
+                        "Only an admin can make an admin token."));
+    }
+  }
+  std::optional<std::vector<std::pair<metastore::Grant, std::string>>> grants;
+  if (update.grants) {
+    TM_ASSIGN(grants, CheckedGrants(caller, target.mine, next.id, *update.grants));
+  }
+  auto stored =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        TM_TRY(txn.principals().UpdatePrincipal(next));
+        TM_TRY(txn.orgs().PutMember({target.mine.org.id, next.id, next.role, 0, "agent"}));
+        if (grants) {
+          // The list replaces the agent's grants.
+          TM_ASSIGN(auto current, txn.warehouses().GrantsOf(next.id));
+          for (const auto& g : current)
+            TM_TRY(txn.warehouses().DeleteGrant(g.warehouse_id, next.id));
+          for (const auto& [g, wname] : *grants) TM_TRY(txn.warehouses().PutGrant(g));
+        }
+        return RecordIn(txn, metastore::AuditEvent{
+                                 0, 0, caller.principal.id, target.mine.org.id, "agent.update",
+                                 "agent", next.id, request_id,
+                                 nlohmann::json{{"previous_role", metastore::Name(previous_role)},
+                                                {"role", metastore::Name(next.role)}}
+                                     .dump()});
+      });
+  if (!stored && stored.error().code == ErrorCode::kAlreadyExists) {
+    return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
+                      "An agent named '" + next.display_name + "' exists in this organisation."));
+  }
+  TM_TRY(stored);
+  return ViewOfAgent(next);
+}
+
+Result<metastore::Principal> AccountService::RevokeAgent(const Caller& caller,
+                                                         const std::string& org,
+                                                         const std::string& agent_id,
+                                                         const std::string& request_id) {
+  TM_ASSIGN(auto target, EditableAgent(caller, org, agent_id));
+  metastore::Principal next = target.agent;
+  next.suspended = true;
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_TRY(txn.principals().UpdatePrincipal(next));
+    TM_TRY(txn.principals().RevokeAllApiKeys(next.id, clock_.NowMillis()));
+    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, target.mine.org.id,
+                                               "agent.revoke", "agent", next.id, request_id, "{}"});
+  }));
+  return next;
+}
+
+}  // namespace tablemere::accounts
