@@ -348,6 +348,16 @@ class AccountService {
   Result<RevokedGrant> RevokeGrant(const Caller& caller, const std::string& warehouse,
                                    const std::string& principal_id, const std::string& request_id);
   const Limits& limits() const { return limits_; }
+  // Idempotency keys of routes served outside this service (POST /v1/tables): what the
+  // first call with `key` on `endpoint` recorded (nullopt when new or empty); kConflict
+  // (idempotency_key_reused) for another endpoint's key.
+  Result<std::optional<std::string>> Replay(const Caller& caller, const std::string& key,
+                                            const std::string& endpoint) {
+    return ReplayOf(caller, key, endpoint);
+  }
+  // Records `resource` (there: the first answer) under `key`; nothing for an empty key.
+  Result<void> RememberIdempotency(const Caller& caller, const std::string& key,
+                                   const std::string& endpoint, const std::string& resource);
   // ---- organisations, domains, members, invitations (orgs.cc). Errors: kNotFound
   // (org_not_found), kPermissionDenied (insufficient_role) on admin-only calls.
   Result<MyOrg> ResolveOrg(const Caller& caller, const std::string& org);

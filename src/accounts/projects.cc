@@ -185,6 +185,17 @@ Result<std::string> CheckName(const std::string& raw) {
   return name;
 }
 
+Result<void> AccountService::RememberIdempotency(const Caller& caller, const std::string& key,
+                                                 const std::string& endpoint,
+                                                 const std::string& resource) {
+  if (key.empty()) return {};
+  auto put = meta_.idempotency().PutIdempotency(
+      {caller.principal.id, key, endpoint, resource, clock_.NowMillis()});
+  // A concurrent call with the same key recorded its answer first: it stands.
+  if (!put && put.error().Detail("reason") == "idempotency_key") return {};
+  return put;
+}
+
 Error AdminOnly(const std::string& what) {
   return Error{ErrorCode::kPermissionDenied, "Only an admin of the organisation " + what, {}}
       .With("code", "insufficient_role")

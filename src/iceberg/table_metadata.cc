@@ -154,9 +154,29 @@ Result<void> IndexStructFields(const Json& fields, SchemaIndex& index, int depth
   return {};
 }
 
+// Iceberg's primitive type names (Types.fromPrimitiveString), v1 to v3: an unknown name
+// would store a table no engine can read.
+bool KnownPrimitive(const std::string& t) {
+  static const std::set<std::string> kNames = {
+      "boolean", "int",       "long",        "float",        "double",         "date",
+      "time",    "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns", "string",
+      "uuid",    "binary",    "variant",     "unknown",      "geometry",       "geography"};
+  if (kNames.count(t)) return true;
+  auto bracketed = [&](std::string_view prefix, char open, char close) {
+    return t.size() > prefix.size() + 2 && t.starts_with(prefix) && t[prefix.size()] == open &&
+           t.back() == close;
+  };
+  return bracketed("fixed", '[', ']') || bracketed("decimal", '(', ')') ||
+         bracketed("geometry", '(', ')') || bracketed("geography", '(', ')');
+}
+
 Result<void> IndexType(const Json& type, SchemaIndex& index, int depth) {
   if (depth > kMaxTypeDepth) return Invalid("Invalid schema: types are nested too deeply");
-  if (type.is_string()) return {};  // primitive
+  if (type.is_string()) {
+    const std::string name = type.get<std::string>();
+    if (!KnownPrimitive(name)) return Invalid("Cannot parse type string to primitive: " + name);
+    return {};
+  }
   if (!type.is_object()) return Invalid("Invalid schema: a type must be a string or an object");
   TM_ASSIGN(std::string kind, RequireString(type, "type", "schema type"));
   if (kind == "struct") {

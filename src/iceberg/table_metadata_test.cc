@@ -277,6 +277,20 @@ TEST(NewTableMetadataTest, RejectsBadRequests) {
             {{"id", 1}, {"name", "b"}, {"required", false}, {"type", "int"}}}}}}},
        "s3://b/t",
        "duplicate field id 1"},
+      {"unknown primitive",
+       {{"name", "t"},
+        {"schema",
+         {{"type", "struct"},
+          {"fields", {{{"id", 1}, {"name", "a"}, {"required", false}, {"type", "integr"}}}}}}},
+       "s3://b/t",
+       "Cannot parse type string to primitive: integr"},
+      {"decimal without its precision",
+       {{"name", "t"},
+        {"schema",
+         {{"type", "struct"},
+          {"fields", {{{"id", 1}, {"name", "a"}, {"required", false}, {"type", "decimal"}}}}}}},
+       "s3://b/t",
+       "Cannot parse type string to primitive: decimal"},
   };
   for (const Case& c : cases) {
     Result<Json> r = NewTableMetadata(c.request, c.location, kUuid, kNow);
@@ -284,6 +298,22 @@ TEST(NewTableMetadataTest, RejectsBadRequests) {
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidInput) << c.name;
     EXPECT_NE(r.error().message.find(c.message_part), std::string::npos)
         << c.name << ": " << r.error().message;
+  }
+}
+
+TEST(NewTableMetadataTest, EveryIcebergPrimitiveIsAccepted) {
+  for (const char* type :
+       {"boolean",     "int",          "long",           "float",
+        "double",      "date",         "time",           "timestamp",
+        "timestamptz", "timestamp_ns", "timestamptz_ns", "string",
+        "uuid",        "binary",       "fixed[16]",      "decimal(38, 10)",
+        "variant",     "unknown",      "geometry",       "geography(OGC:CRS84)"}) {
+    Json request = {
+        {"name", "t"},
+        {"schema",
+         {{"type", "struct"},
+          {"fields", {{{"id", 1}, {"name", "a"}, {"required", false}, {"type", type}}}}}}};
+    EXPECT_TRUE(NewTableMetadata(request, "s3://b/t", kUuid, kNow).has_value()) << type;
   }
 }
 

@@ -96,9 +96,11 @@ class AppImpl final : public App {
         catalog::CatalogOptions{urls.s3, config.session_seconds, 4});
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
+    control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
     control_api_ = std::make_unique<api::control::ControlApi>(
-        *accounts_, api::control::ControlApiOptions{[this] { return meta_->Ping().has_value(); },
-                                                    [this] { return meta_->Ping().has_value(); }});
+        *accounts_, *control_tables_,
+        api::control::ControlApiOptions{[this] { return meta_->Ping().has_value(); },
+                                        [this] { return meta_->Ping().has_value(); }});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
@@ -178,6 +180,7 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::ViewService> views_;
   std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
+  std::unique_ptr<catalog::ControlTables> control_tables_;
   std::unique_ptr<api::control::ControlApi> control_api_;
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
   std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;

@@ -11,8 +11,8 @@ struct ControlApi::Impl {
   Context ctx;
   Binder binder;
 
-  Impl(accounts::AccountService& a, ControlApiOptions o)
-      : ctx{a, std::move(o)},
+  Impl(accounts::AccountService& a, catalog::ControlTables& t, ControlApiOptions o)
+      : ctx{a, t, std::move(o)},
         binder([this](const Request& req) { return Authenticate(req); }, ErrorResponse) {
     BindHealth(binder, ctx);
     BindSignup(binder, ctx);
@@ -26,6 +26,7 @@ struct ControlApi::Impl {
     BindGrants(binder, ctx);
     BindMembers(binder, ctx);
     BindTerms(binder, ctx);
+    BindTables(binder, ctx);
   }
 
   Result<accounts::Caller> Authenticate(const Request& req) {
@@ -40,8 +41,9 @@ struct ControlApi::Impl {
   }
 };
 
-ControlApi::ControlApi(accounts::AccountService& accounts, ControlApiOptions options)
-    : impl_(std::make_unique<Impl>(accounts, std::move(options))) {}
+ControlApi::ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
+                       ControlApiOptions options)
+    : impl_(std::make_unique<Impl>(accounts, tables, std::move(options))) {}
 ControlApi::~ControlApi() = default;
 http::Response ControlApi::Handle(http::Request& request) {
   return impl_->binder.Dispatch(request);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "accounts/account_service.h"
+#include "catalog/control_tables.h"
 #include "http/message.h"
 
 namespace tablemere::api::control {
@@ -18,7 +19,8 @@ struct ControlApiOptions {
 
 class ControlApi {
  public:
-  ControlApi(accounts::AccountService& accounts, ControlApiOptions options);
+  ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
+             ControlApiOptions options);
   ~ControlApi();
   http::Response Handle(http::Request& request);
 

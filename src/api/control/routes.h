@@ -9,6 +9,7 @@
 #include "api/common/json_request.h"
 #include "api/common/route_binder.h"
 #include "api/control/control_api.h"
+#include "catalog/control_tables.h"
 
 namespace tablemere::api::control {
 
@@ -22,6 +23,7 @@ inline constexpr size_t kMaxBody = 1024 * 1024;
 
 struct Context {
   accounts::AccountService& accounts;
+  catalog::ControlTables& tables;
   ControlApiOptions options;
 };
 
@@ -46,6 +48,7 @@ void BindWarehouses(Binder& b, Context& ctx);
 void BindGrants(Binder& b, Context& ctx);
 void BindMembers(Binder& b, Context& ctx);
 void BindTerms(Binder& b, Context& ctx);
+void BindTables(Binder& b, Context& ctx);
 
 // An organisation as GET /v1/orgs lists it (also the answer of the routes that change one).
 Json OrgJson(const accounts::OrgView& v);
