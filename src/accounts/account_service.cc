@@ -18,6 +18,13 @@ Error Coded(ErrorCode code, const std::string& wire_code, const std::string& mes
   return Error{code, message, {}}.With("code", wire_code);
 }
 
+std::string HostPort(const std::string& url) {
+  size_t p = url.find("://");
+  return p == std::string::npos ? url : url.substr(p + 3);
+}
+
+}  // namespace
+
 // The engines GET /v1/connection has a recipe for.
 Result<void> CheckEngine(const std::string& engine) {
   static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark"};
@@ -26,13 +33,6 @@ Result<void> CheckEngine(const std::string& engine) {
                     "engine must be one of duckdb, pyiceberg, spark")
                   .With("available", "duckdb,pyiceberg,spark"));
 }
-
-std::string HostPort(const std::string& url) {
-  size_t p = url.find("://");
-  return p == std::string::npos ? url : url.substr(p + 3);
-}
-
-}  // namespace
 
 bool ValidEmail(const std::string& email) {
   size_t at = email.find('@');
@@ -84,42 +84,65 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
   std::string workspace = request.workspace.empty()
                               ? request.email.substr(0, request.email.find('@'))
                               : request.workspace;
-  // ---- build
+  return CreateAccount(NewAccount{ToLower(request.email), workspace, workspace, {}, {}});
+}
+
+Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
+  // ---- build: the person and its key; an organisation (a new one, the form's reserved
+  // one, or a claimed domain's to join); in its own organisation a project and `lake`
   int64_t now = clock_.NowMillis();
   SignupResult r;
   r.principal = metastore::Principal{.id = PrincipalId("p_" + crypto::HexEncode(random_.Bytes(8))),
                                      .kind = metastore::PrincipalKind::kHuman,
-                                     .email = ToLower(request.email),
-                                     .display_name = workspace,
+                                     .email = a.email,
+                                     .display_name = a.display_name,
                                      .created_ms = now};
   metastore::ApiKey key;
   r.api_key = NewApiKey(r.principal.id, &key);
-  r.org =
-      metastore::Organization{OrgId("o_" + crypto::HexEncode(random_.Bytes(8))), workspace,
-                              SlugFor(workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
-  r.project = metastore::Project{ProjectId("pr_" + crypto::HexEncode(random_.Bytes(8))), r.org.id,
-                                 workspace, now};
-  r.warehouse =
-      metastore::Warehouse{WarehouseId(random_.Uuid()), r.project.id, r.org.id, "lake", 1, now};
-  // ---- apply: buckets first (idempotent names), then the records in one transaction
-  for (const std::string& bucket :
-       {storage::TableBucketName(r.warehouse.id), storage::BlobBucketName(r.warehouse.id)}) {
-    auto created = objects_.CreateBucket(bucket);
-    if (!created && created.error().code != ErrorCode::kAlreadyExists) return Fail(created.error());
+  const bool joining = a.join_org.has_value();
+  if (a.pending_org || a.join_org) {
+    TM_ASSIGN(r.org, meta_.orgs().FindOrg(a.pending_org ? *a.pending_org : *a.join_org));
+    r.joined_via = joining ? "domain" : "signup-form";
+  } else {
+    r.org = metastore::Organization{
+        OrgId("o_" + crypto::HexEncode(random_.Bytes(8))), a.workspace,
+        SlugFor(a.workspace) + "-" + crypto::HexEncode(random_.Bytes(2)), now};
+    r.joined_via = "signup";
+  }
+  r.role = joining ? metastore::Role::kMember : metastore::Role::kAdmin;
+  if (!joining) {
+    r.project = metastore::Project{ProjectId("pr_" + crypto::HexEncode(random_.Bytes(8))), r.org.id,
+                                   a.workspace, now};
+    r.warehouse =
+        metastore::Warehouse{WarehouseId(random_.Uuid()), r.project->id, r.org.id, "lake", 1, now};
+    // ---- apply: buckets first (idempotent names), then the records in one transaction
+    for (const std::string& bucket :
+         {storage::TableBucketName(r.warehouse->id), storage::BlobBucketName(r.warehouse->id)}) {
+      auto created = objects_.CreateBucket(bucket);
+      if (!created && created.error().code != ErrorCode::kAlreadyExists) {
+        return Fail(created.error());
+      }
+    }
   }
   // One transaction: the person, the key, the organisation and membership, the project,
-  // the warehouse with its write grant, and the audit event.
+  // the warehouse with its write grant, the Terms, invitations, and the audit event.
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.principals().CreatePrincipal(r.principal));
         TM_TRY(txn.principals().CreateApiKey(key));
-        TM_TRY(txn.orgs().CreateOrg(r.org));
-        TM_TRY(txn.orgs().PutMember(
-            {r.org.id, r.principal.id, metastore::Role::kAdmin, now, "signup"}));
-        TM_TRY(txn.warehouses().CreateProject(r.project));
-        TM_TRY(txn.warehouses().CreateWarehouse(r.warehouse));
-        TM_TRY(txn.warehouses().PutGrant(
-            {r.warehouse.id, r.principal.id, metastore::Level::kWrite, r.principal.id, now}));
+        if (a.pending_org) {
+          r.org.status = "active";
+          TM_TRY(txn.orgs().UpdateOrg(r.org));
+        } else if (!joining) {
+          TM_TRY(txn.orgs().CreateOrg(r.org));
+        }
+        TM_TRY(txn.orgs().PutMember({r.org.id, r.principal.id, r.role, now, r.joined_via}));
+        if (r.project) {
+          TM_TRY(txn.warehouses().CreateProject(*r.project));
+          TM_TRY(txn.warehouses().CreateWarehouse(*r.warehouse));
+          TM_TRY(txn.warehouses().PutGrant(
+              {r.warehouse->id, r.principal.id, metastore::Level::kWrite, r.principal.id, now}));
+        }
         TM_TRY(txn.memberships().AcceptTerms({r.principal.id, kTermsVersion, now, "signup"}));
         // Invitations to the address are applied on signup.
         TM_ASSIGN(auto invitations, txn.memberships().OpenInvitationsFor(r.principal.email, now));
@@ -129,15 +152,25 @@ Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
                                               "principal", r.principal.id, "", "{}"});
       });
   if (!stored) {
-    (void)objects_.DeleteBucket(storage::TableBucketName(r.warehouse.id));
-    (void)objects_.DeleteBucket(storage::BlobBucketName(r.warehouse.id));
+    if (r.warehouse) {
+      (void)objects_.DeleteBucket(storage::TableBucketName(r.warehouse->id));
+      (void)objects_.DeleteBucket(storage::BlobBucketName(r.warehouse->id));
+    }
     if (stored.error().code == ErrorCode::kAlreadyExists) {
       return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
-                        "An account with this email exists; recover its key instead."));
+                        "An account with this email exists; recover its key instead.")
+                      .With("remedy", "tablemere recover --email <address>"));
     }
     return Fail(stored.error());
   }
   return r;
+}
+
+IssuedApiKey AccountService::MintKey(const PrincipalId& principal, const std::string& label) {
+  IssuedApiKey issued;
+  issued.api_key = NewApiKey(principal, &issued.record);
+  issued.record.label = label;
+  return issued;
 }
 
 Result<Caller> AccountService::Authenticate(const std::string& bearer) {

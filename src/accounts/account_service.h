@@ -38,8 +38,21 @@ struct SignupResult {
   std::string api_key;  // shown once
   metastore::Principal principal;
   metastore::Organization org;
-  metastore::Project project;
-  metastore::Warehouse warehouse;
+  metastore::Role role = metastore::Role::kAdmin;
+  std::string joined_via;  // "signup" | "signup-form" | "domain"
+  // In the person's own organisation: its first project and warehouse `lake`. Absent
+  // when the signup joined a claimed domain's organisation.
+  std::optional<metastore::Project> project;
+  std::optional<metastore::Warehouse> warehouse;
+};
+
+// An account to create (after the one-call signup's checks, or a verified code).
+struct NewAccount {
+  std::string email;  // lowercase, validated
+  std::string workspace;
+  std::string display_name;
+  std::optional<OrgId> pending_org;  // the signup form's reserved organisation: activated
+  std::optional<OrgId> join_org;     // a claimed open domain's organisation: joined
 };
 
 struct WarehouseAccess {
@@ -60,6 +73,9 @@ inline constexpr char kTermsVersion[] = "2026-11-01";
 
 // A plausible address: one @, a dot after it, no spaces or separators, at most 254 bytes.
 bool ValidEmail(const std::string& email);
+// The engines GET /v1/connection has a recipe for. Errors: kInvalidInput
+// (unsupported_engine, available).
+Result<void> CheckEngine(const std::string& engine);
 
 // The 403 of an organisation route that only admins may call.
 Error AdminOnly(const std::string& what);
@@ -271,6 +287,18 @@ class AccountService {
   // Errors: kPermissionDenied (detail code verification_required) when the one-call
   // signup is not allowed; kInvalidInput (field); kAlreadyExists.
   Result<SignupResult> Signup(const SignupRequest& request);
+  // Creates the person, its key, organisation membership and (in its own organisation)
+  // a project and warehouse `lake`, in one transaction. Errors: kAlreadyExists.
+  Result<SignupResult> CreateAccount(const NewAccount& account);
+  // A new key for `principal`, not yet stored (the caller stores it in its transaction).
+  IssuedApiKey MintKey(const PrincipalId& principal, const std::string& label);
+  metastore::Metastore& metastore() { return meta_; }
+  // ---- operator (internal routes). Errors: kNotFound.
+  Result<metastore::Principal> SetSuspended(const PrincipalId& principal, bool suspended,
+                                            const std::string& request_id);
+  Result<metastore::ApiKey> RevokeAnyKey(const std::string& key_id, const std::string& request_id);
+  const Clock& clock() const { return clock_; }
+  Random& random() { return random_; }
   // Errors: kUnauthenticated (code invalid_api_key / api_key_revoked), kPermissionDenied
   // (principal_suspended).
   Result<Caller> Authenticate(const std::string& bearer);

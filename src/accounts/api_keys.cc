@@ -68,6 +68,44 @@ Result<metastore::ApiKey> AccountService::RevokeApiKey(const Caller& caller,
   return revoked;
 }
 
+Result<metastore::Principal> AccountService::SetSuspended(const PrincipalId& principal_id,
+                                                          bool suspended,
+                                                          const std::string& request_id) {
+  return metastore::InTransaction(
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::Principal> {
+        auto p = txn.principals().FindPrincipal(principal_id);
+        if (!p) {
+          if (p.error().code != ErrorCode::kNotFound) return Fail(p.error());
+          return Fail(Error{ErrorCode::kNotFound, "No principal " + principal_id.str(), {}}.With(
+              "code", "principal_not_found"));
+        }
+        p->suspended = suspended;
+        TM_TRY(txn.principals().UpdatePrincipal(*p));
+        TM_TRY(RecordIn(
+            txn, metastore::AuditEvent{0, 0, "operator", p->org_id,
+                                       suspended ? "principal.suspend" : "principal.unsuspend",
+                                       "principal", p->id, request_id, "{}"}));
+        return *p;
+      });
+}
+
+Result<metastore::ApiKey> AccountService::RevokeAnyKey(const std::string& key_id,
+                                                       const std::string& request_id) {
+  auto key = meta_.principals().FindApiKey(key_id);
+  if (!key) {
+    if (key.error().code == ErrorCode::kNotFound) return Fail(KeyNotFound(key_id));
+    return Fail(key.error());
+  }
+  return metastore::InTransaction(
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::ApiKey> {
+        TM_ASSIGN(auto revoked,
+                  txn.principals().RevokeApiKey(key->principal_id, key_id, clock_.NowMillis()));
+        TM_TRY(RecordIn(txn, metastore::AuditEvent{0, 0, "operator", "", "api_key.revoke",
+                                                   "api_key", key_id, request_id, "{}"}));
+        return revoked;
+      });
+}
+
 Result<HandleAvailability> AccountService::CheckHandleAvailable(const std::string& handle) {
   HandleAvailability out;
   out.handle = handle;

@@ -87,7 +87,7 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
       });
   if (!created) {
     const Error& e = created.error();
-    if (e.code == ErrorCode::kConflict && e.Detail("reason") == "idempotency_key") {
+    if (e.code == ErrorCode::kConflict && e.Detail("conflict") == "idempotency_key") {
       // A concurrent call with the same key won the race: answer as its replay.
       TM_ASSIGN(auto again, replay());
       if (again) return std::move(*again);
@@ -192,7 +192,7 @@ Result<void> AccountService::RememberIdempotency(const Caller& caller, const std
   auto put = meta_.idempotency().PutIdempotency(
       {caller.principal.id, key, endpoint, resource, clock_.NowMillis()});
   // A concurrent call with the same key recorded its answer first: it stands.
-  if (!put && put.error().Detail("reason") == "idempotency_key") return {};
+  if (!put && put.error().Detail("conflict") == "idempotency_key") return {};
   return put;
 }
 

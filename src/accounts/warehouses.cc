@@ -107,7 +107,7 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
     (void)objects_.DeleteBucket(storage::TableBucketName(w.id));
     (void)objects_.DeleteBucket(storage::BlobBucketName(w.id));
     const Error& e = stored.error();
-    if (e.code == ErrorCode::kConflict && e.Detail("reason") == "idempotency_key") {
+    if (e.code == ErrorCode::kConflict && e.Detail("conflict") == "idempotency_key") {
       TM_ASSIGN(auto again, replay());
       if (again) return std::move(*again);
     }

@@ -91,4 +91,12 @@ int64_t ParseHttpDate(const std::string& text) {
   return static_cast<int64_t>(timegm(&tm)) * 1000;
 }
 
+int64_t AdjustableClock::NowMillis() const {
+  return system_.NowMillis() + offset_ms_.load(std::memory_order_relaxed);
+}
+
+void AdjustableClock::Advance(int64_t millis) {
+  if (millis > 0) offset_ms_.fetch_add(millis, std::memory_order_relaxed);
+}
+
 }  // namespace tablemere

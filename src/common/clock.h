@@ -1,6 +1,7 @@
 // Time and randomness are injected, never read from globals, so tests can control them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -16,6 +17,19 @@ class Clock {
 class SystemClock final : public Clock {
  public:
   int64_t NowMillis() const override;
+};
+
+// The system clock moved by an offset that only grows. A test server (the environment's
+// TABLEMERE_TEST_CLOCK=1) advances it through an operator route, so code expiry and
+// rate-limit windows are tested without sleeping; otherwise the offset stays 0.
+class AdjustableClock final : public Clock {
+ public:
+  int64_t NowMillis() const override;
+  void Advance(int64_t millis);
+
+ private:
+  SystemClock system_;
+  std::atomic<int64_t> offset_ms_{0};
 };
 
 class Random {

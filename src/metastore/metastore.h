@@ -73,6 +73,8 @@ class MembershipStore {
   // kNotFound when the organisation does not hold it.
   virtual Result<void> ReleaseDomain(const OrgId& org_id, const std::string& domain) = 0;
   virtual Result<std::vector<OrgDomain>> DomainsOf(const OrgId& org_id) = 0;
+  // Who holds a domain, if anyone.
+  virtual Result<std::optional<OrgDomain>> DomainOwner(const std::string& domain) = 0;
   virtual Result<void> CreateInvitation(const Invitation& invitation) = 0;
   // kNotFound when no invitation has this token hash.
   virtual Result<Invitation> FindInvitation(const std::string& token_hash) = 0;
@@ -84,6 +86,30 @@ class MembershipStore {
   // Records an acceptance (accepting a version again keeps the first time).
   virtual Result<void> AcceptTerms(const TermsAcceptance& acceptance) = 0;
   virtual Result<std::vector<TermsAcceptance>> TermsHistory(const PrincipalId& principal_id) = 0;
+};
+
+// Codes mailed to addresses, and the sliding-window counters of rate limits. Both live in
+// the metastore so every replica sees the same codes and the same counts.
+class VerificationStore {
+ public:
+  virtual ~VerificationStore() = default;
+  // Replaces the address's pending code of that purpose.
+  virtual Result<void> PutCode(const PendingCode& code) = 0;
+  // kNotFound when there is none.
+  virtual Result<PendingCode> FindCode(const std::string& purpose, const std::string& email) = 0;
+  // Counts one wrong attempt; returns the attempts so far.
+  virtual Result<int> AddCodeAttempt(const std::string& purpose, const std::string& email) = 0;
+  virtual Result<void> DeleteCode(const std::string& purpose, const std::string& email) = 0;
+  // A sliding window of `window_ms` ending at `now_ms`: when `bucket` has fewer than
+  // `limit` events in it, records one more and allows; otherwise refuses (recording
+  // nothing) with the time until the oldest event leaves the window.
+  virtual Result<RateDecision> TakeRate(const std::string& bucket, int limit, int64_t window_ms,
+                                        int64_t now_ms) = 0;
+  // The same decision without recording anything.
+  virtual Result<RateDecision> PeekRate(const std::string& bucket, int limit, int64_t window_ms,
+                                        int64_t now_ms) = 0;
+  // Records an event (a failure that counts toward a limit checked with PeekRate).
+  virtual Result<void> RecordRate(const std::string& bucket, int64_t now_ms) = 0;
 };
 
 // Projects, their warehouses, and the grants on warehouses.
@@ -135,11 +161,11 @@ class BucketOwnerStore {
 // moved pointer (retry) from other conflicts without reading messages.
 inline constexpr char kStalePointer[] = "stale_pointer";
 inline Error StalePointer() {
-  return Error{ErrorCode::kConflict, "the table was changed concurrently", {}}.With("reason",
+  return Error{ErrorCode::kConflict, "the table was changed concurrently", {}}.With("conflict",
                                                                                     kStalePointer);
 }
 inline bool IsStalePointer(const Error& e) {
-  return e.code == ErrorCode::kConflict && e.Detail("reason") == kStalePointer;
+  return e.code == ErrorCode::kConflict && e.Detail("conflict") == kStalePointer;
 }
 
 class CatalogStore {
@@ -231,6 +257,7 @@ class Stores {
   virtual PrincipalStore& principals() = 0;
   virtual OrgStore& orgs() = 0;
   virtual MembershipStore& memberships() = 0;
+  virtual VerificationStore& verification() = 0;
   virtual WarehouseStore& warehouses() = 0;
   virtual IdempotencyStore& idempotency() = 0;
   virtual BucketOwnerStore& bucket_owners() = 0;

@@ -263,7 +263,7 @@ TEST_F(MetastoreTest, FailedCallInsideTransactionIsUndoneAlone) {
   ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_2", "b@x.io")).has_value());
   auto dup = txn->principals().CreatePrincipal(Human("p_3", "A@x.io"));
   EXPECT_EQ(dup.error().code, ErrorCode::kAlreadyExists);  // emails are case-blind
-  EXPECT_EQ(dup.error().Detail("reason"), "email");
+  EXPECT_EQ(dup.error().Detail("conflict"), "email");
   ASSERT_TRUE(txn->Commit().has_value());
   txn.reset();
   EXPECT_TRUE(store_->principals().FindPrincipal(PrincipalId("p_2")).has_value());
@@ -295,15 +295,16 @@ TEST_F(MetastoreTest, ConcurrentWritersWaitForTheTransaction) {
   txn.reset();
   t.join();
   EXPECT_EQ(other.error().code, ErrorCode::kAlreadyExists);
-  EXPECT_EQ(other.error().Detail("reason"), "handle");
+  EXPECT_EQ(other.error().Detail("conflict"), "handle");
 }
 
 TEST_F(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
   auto& w = store_->warehouses();
   ASSERT_TRUE(store_->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
   ASSERT_TRUE(w.CreateProject({ProjectId("pr_1"), OrgId("o_1"), "main", 1}).has_value());
-  EXPECT_EQ(w.CreateProject({ProjectId("pr_2"), OrgId("o_1"), "main", 1}).error().Detail("reason"),
-            "name");
+  EXPECT_EQ(
+      w.CreateProject({ProjectId("pr_2"), OrgId("o_1"), "main", 1}).error().Detail("conflict"),
+      "name");
   ASSERT_TRUE(w.CreateWarehouse({WarehouseId("w1"), ProjectId("pr_1"), OrgId("o_1"), "lake", 1, 1})
                   .has_value());
   ASSERT_TRUE(store_->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
@@ -325,7 +326,7 @@ TEST_F(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
       idem.PutIdempotency({PrincipalId("p_1"), "k", "POST /v1/projects", "pr_1", 1}).has_value());
   EXPECT_EQ(idem.PutIdempotency({PrincipalId("p_1"), "k", "POST /v1/warehouses", "w1", 1})
                 .error()
-                .Detail("reason"),
+                .Detail("conflict"),
             "idempotency_key");
   EXPECT_EQ(idem.FindIdempotency(PrincipalId("p_1"), "k").value()->endpoint, "POST /v1/projects");
   ASSERT_TRUE(w.DeleteWarehouse(WarehouseId("w1")).has_value());

@@ -7,7 +7,7 @@ namespace tablemere::metastore::sqlite_backend {
 namespace {
 
 Error Taken(const std::string& what, const std::string& reason) {
-  return Error{ErrorCode::kAlreadyExists, what, {}}.With("reason", reason);
+  return Error{ErrorCode::kAlreadyExists, what, {}}.With("conflict", reason);
 }
 
 // Enum columns are written by Name() and read back through Parse*(); a value outside the
@@ -271,6 +271,21 @@ class SqliteMemberships final : public MembershipStore {
     });
   }
 
+  Result<std::optional<OrgDomain>> DomainOwner(const std::string& domain) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::optional<OrgDomain>> {
+      TM_ASSIGN(
+          auto rows,
+          sqlite::Query(db,
+                        "SELECT domain, org_id, verified_via, created_ms FROM "
+                        "org_domains WHERE domain = ?",
+                        {domain}, [](sqlite::Statement& st) {
+                          return OrgDomain{st.Text(0), OrgId(st.Text(1)), st.Text(2), st.Int(3)};
+                        }));
+      if (rows.empty()) return std::optional<OrgDomain>();
+      return std::optional<OrgDomain>(rows.front());
+    });
+  }
+
   Result<void> CreateInvitation(const Invitation& i) override {
     return s_.Write([&](sqlite::Db& db) {
       return Run(db, "INSERT INTO invitations VALUES(?, ?, ?, ?, ?, ?, ?, 0)",
@@ -481,7 +496,7 @@ class SqliteIdempotency final : public IdempotencyStore {
       return RunUnique(db, "INSERT INTO idempotency_keys VALUES(?, ?, ?, ?, ?)",
                        {r.principal_id.str(), r.key, r.endpoint, r.resource_id, r.created_ms},
                        Error{ErrorCode::kConflict, "idempotency key used before", {}}.With(
-                           "reason", "idempotency_key"));
+                           "conflict", "idempotency_key"));
     });
   }
 

@@ -137,6 +137,7 @@ auto One(sqlite::Db& db, const std::string& sql, const std::vector<sqlite::Value
 std::unique_ptr<PrincipalStore> NewPrincipalStore(Scope scope);
 std::unique_ptr<OrgStore> NewOrgStore(Scope scope);
 std::unique_ptr<MembershipStore> NewMembershipStore(Scope scope);
+std::unique_ptr<VerificationStore> NewVerificationStore(Scope scope);
 std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope);
 std::unique_ptr<IdempotencyStore> NewIdempotencyStore(Scope scope);
 std::unique_ptr<BucketOwnerStore> NewBucketOwnerStore(Scope scope);

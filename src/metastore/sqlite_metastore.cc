@@ -135,6 +135,15 @@ CREATE INDEX invitations_by_email ON invitations(email, created_ms);
 CREATE TABLE terms_acceptances (principal_id TEXT NOT NULL, version TEXT NOT NULL,
   accepted_ms INTEGER NOT NULL, via TEXT NOT NULL, PRIMARY KEY (principal_id, version)) WITHOUT ROWID;
 )sql",
+    // 7: mailed codes and rate-limit windows
+    R"sql(
+CREATE TABLE pending_codes (purpose TEXT NOT NULL, email TEXT NOT NULL, code_hash TEXT NOT NULL,
+  sealed_code TEXT NOT NULL, payload TEXT NOT NULL, created_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (purpose, email)) WITHOUT ROWID;
+CREATE TABLE rate_events (bucket TEXT NOT NULL, at_ms INTEGER NOT NULL);
+CREATE INDEX rate_events_by_bucket ON rate_events(bucket, at_ms);
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -147,6 +156,7 @@ class ScopedStores {
       : principals_(sqlite_backend::NewPrincipalStore(scope)),
         orgs_(sqlite_backend::NewOrgStore(scope)),
         memberships_(sqlite_backend::NewMembershipStore(scope)),
+        verification_(sqlite_backend::NewVerificationStore(scope)),
         warehouses_(sqlite_backend::NewWarehouseStore(scope)),
         idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
@@ -157,6 +167,7 @@ class ScopedStores {
   std::unique_ptr<PrincipalStore> principals_;
   std::unique_ptr<OrgStore> orgs_;
   std::unique_ptr<MembershipStore> memberships_;
+  std::unique_ptr<VerificationStore> verification_;
   std::unique_ptr<WarehouseStore> warehouses_;
   std::unique_ptr<IdempotencyStore> idempotency_;
   std::unique_ptr<BucketOwnerStore> bucket_owners_;
@@ -169,6 +180,7 @@ class ScopedStores {
   PrincipalStore& principals() override { return *stores.principals_; }         \
   OrgStore& orgs() override { return *stores.orgs_; }                           \
   MembershipStore& memberships() override { return *stores.memberships_; }      \
+  VerificationStore& verification() override { return *stores.verification_; }  \
   WarehouseStore& warehouses() override { return *stores.warehouses_; }         \
   IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \

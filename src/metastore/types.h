@@ -88,6 +88,27 @@ struct Invitation {
   int64_t accepted_ms = 0;  // 0 while open
 };
 
+// A code mailed to an address (signup, recovery), kept as a keyed hash; `sealed_code`
+// holds it encrypted only on development stacks without mail (the internal route reads
+// it). `payload_json` carries what the start call asked for (workspace, form fields).
+struct PendingCode {
+  std::string purpose;  // "signup" | "recover"
+  std::string email;    // lowercase
+  std::string code_hash;
+  std::string sealed_code;
+  std::string payload_json = "{}";
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;
+  int attempts = 0;  // wrong codes so far
+};
+
+// What a rate limit decided.
+struct RateDecision {
+  bool allowed = true;
+  int count = 0;               // events in the window, this one included when allowed
+  int64_t retry_after_ms = 0;  // when refused: until the oldest event leaves the window
+};
+
 // One acceptance of a Terms version.
 struct TermsAcceptance {
   PrincipalId principal_id;

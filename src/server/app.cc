@@ -1,5 +1,7 @@
 #include "server/app.h"
 
+#include <cstdlib>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +28,12 @@
 
 namespace tablemere::server {
 namespace {
+
+// Test servers move their clock forward through POST /internal/clock.
+bool TestClockEnabled() {
+  const char* v = std::getenv("TABLEMERE_TEST_CLOCK");
+  return v != nullptr && std::string(v) == "1";
+}
 
 bool IsLoopback(const std::string& addr) {
   return addr.starts_with("127.") || addr.starts_with("localhost:") || addr.starts_with("[::1]");
@@ -97,10 +105,17 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
+    verification_ = std::make_unique<accounts::Verification>(
+        *accounts_, accounts::VerificationOptions{nullptr, keys_->Derive("signup-code"),
+                                                  keys_->Derive("code-seal")});
     control_api_ = std::make_unique<api::control::ControlApi>(
-        *accounts_, *control_tables_,
-        api::control::ControlApiOptions{[this] { return meta_->Ping().has_value(); },
-                                        [this] { return meta_->Ping().has_value(); }});
+        *accounts_, *control_tables_, *verification_,
+        api::control::ControlApiOptions{
+            [this] { return meta_->Ping().has_value(); },
+            [this] { return meta_->Ping().has_value(); }, config.bootstrap_secret,
+            TestClockEnabled()
+                ? std::function<void(int64_t)>([this](int64_t ms) { clock_.Advance(ms); })
+                : nullptr});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
@@ -167,7 +182,7 @@ class AppImpl final : public App {
     }
   }
 
-  SystemClock clock_;
+  AdjustableClock clock_;
   SystemRandom random_;
   std::unique_ptr<KeyRing> keys_;
   std::unique_ptr<metastore::Metastore> meta_;
@@ -181,6 +196,7 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;
+  std::unique_ptr<accounts::Verification> verification_;
   std::unique_ptr<api::control::ControlApi> control_api_;
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
   std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;

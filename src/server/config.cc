@@ -1,5 +1,8 @@
 #include "server/config.h"
 
+#include <fstream>
+#include <sstream>
+
 #include <cstdlib>
 #include <functional>
 #include <vector>
@@ -123,6 +126,27 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
         return Fail(ErrorCode::kInvalidInput, "TABLEMERE_S3_USERS must be 'access:secret,…'");
       }
       config.s3_users[p.substr(0, colon)] = p.substr(colon + 1);
+    }
+  }
+  const char* secret = std::getenv("TABLEMERE_BOOTSTRAP_SECRET");
+  const char* secret_file = std::getenv("TABLEMERE_BOOTSTRAP_SECRET_FILE");
+  if (secret && *secret && secret_file && *secret_file) {
+    return Fail(ErrorCode::kInvalidInput,
+                "set TABLEMERE_BOOTSTRAP_SECRET or TABLEMERE_BOOTSTRAP_SECRET_FILE, not both");
+  }
+  if (secret && *secret) config.bootstrap_secret = secret;
+  if (secret_file && *secret_file) {
+    std::ifstream in(secret_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in.good() && !in.eof()) {
+      return Fail(ErrorCode::kInvalidInput,
+                  std::string("cannot read TABLEMERE_BOOTSTRAP_SECRET_FILE ") + secret_file);
+    }
+    config.bootstrap_secret = Trim(text.str());
+    if (config.bootstrap_secret.empty()) {
+      return Fail(ErrorCode::kInvalidInput,
+                  std::string("TABLEMERE_BOOTSTRAP_SECRET_FILE ") + secret_file + " is empty");
     }
   }
   for (int i = 1; i < argc; i++) {

@@ -31,6 +31,9 @@ struct Config {
   int64_t max_request_threads = 1024;
   // Operator S3 users "access:secret,…" — from the environment only, never a flag.
   std::map<std::string, std::string> s3_users;
+  // The operator's secret for the /internal/ routes, from TABLEMERE_BOOTSTRAP_SECRET or the
+  // file named by TABLEMERE_BOOTSTRAP_SECRET_FILE (never a flag); empty: routes off.
+  std::string bootstrap_secret;
 };
 
 enum class ParseOutcome { kRun, kExitOk };

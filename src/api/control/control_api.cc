@@ -11,8 +11,9 @@ struct ControlApi::Impl {
   Context ctx;
   Binder binder;
 
-  Impl(accounts::AccountService& a, catalog::ControlTables& t, ControlApiOptions o)
-      : ctx{a, t, std::move(o)},
+  Impl(accounts::AccountService& a, catalog::ControlTables& t, accounts::Verification& v,
+       ControlApiOptions o)
+      : ctx{a, t, v, std::move(o)},
         binder([this](const Request& req) { return Authenticate(req); }, ErrorResponse) {
     BindHealth(binder, ctx);
     BindSignup(binder, ctx);
@@ -27,6 +28,8 @@ struct ControlApi::Impl {
     BindMembers(binder, ctx);
     BindTerms(binder, ctx);
     BindTables(binder, ctx);
+    BindVerification(binder, ctx);
+    BindInternal(binder, ctx);
   }
 
   Result<accounts::Caller> Authenticate(const Request& req) {
@@ -42,8 +45,8 @@ struct ControlApi::Impl {
 };
 
 ControlApi::ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
-                       ControlApiOptions options)
-    : impl_(std::make_unique<Impl>(accounts, tables, std::move(options))) {}
+                       accounts::Verification& verification, ControlApiOptions options)
+    : impl_(std::make_unique<Impl>(accounts, tables, verification, std::move(options))) {}
 ControlApi::~ControlApi() = default;
 http::Response ControlApi::Handle(http::Request& request) {
   return impl_->binder.Dispatch(request);

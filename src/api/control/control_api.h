@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "accounts/account_service.h"
+#include "accounts/verification.h"
 #include "catalog/control_tables.h"
 #include "http/message.h"
 
@@ -15,12 +16,17 @@ struct ControlApiOptions {
   // Whether the catalog answers (for /healthz); returns false when it does not.
   std::function<bool()> catalog_ok;
   std::function<bool()> state_ok;
+  // The operator's secret for /internal/… (X-Bootstrap-Secret); empty: those routes off.
+  std::string bootstrap_secret;
+  // Test servers only (TABLEMERE_TEST_CLOCK=1): moves the server's clock forward,
+  // behind the bootstrap secret (POST /internal/clock).
+  std::function<void(int64_t)> advance_clock;
 };
 
 class ControlApi {
  public:
   ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
-             ControlApiOptions options);
+             accounts::Verification& verification, ControlApiOptions options);
   ~ControlApi();
   http::Response Handle(http::Request& request);
 

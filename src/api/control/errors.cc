@@ -78,7 +78,7 @@ bool IsNumber(const std::string& key) {
 }
 // Detail keys for this process only, never sent.
 bool IsInternal(const std::string& key) {
-  return key == "code" || key == "http_status" || key == "reason" || key == "missing" ||
+  return key == "code" || key == "http_status" || key == "conflict" || key == "missing" ||
          key == "store_failure" || key == "existing_kind";
 }
 

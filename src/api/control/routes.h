@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "accounts/account_service.h"
+#include "accounts/verification.h"
 #include "api/common/json_request.h"
 #include "api/common/route_binder.h"
 #include "api/control/control_api.h"
@@ -24,6 +25,7 @@ inline constexpr size_t kMaxBody = 1024 * 1024;
 struct Context {
   accounts::AccountService& accounts;
   catalog::ControlTables& tables;
+  accounts::Verification& verification;
   ControlApiOptions options;
 };
 
@@ -35,6 +37,9 @@ inline std::string IdempotencyKey(const Request& req) {
 Json TimeOrNull(int64_t ms);
 // The connection recipe of GET /v1/connection (also inside signup answers).
 Json ConnectionJson(const accounts::Connection& c);
+// The answer of a completed signup (POST /v1/signup, /v1/signup/verify).
+Result<Json> SignupJson(Context& ctx, const accounts::SignupResult& result,
+                        const std::string& engine);
 
 void BindHealth(Binder& b, Context& ctx);
 void BindSignup(Binder& b, Context& ctx);
@@ -49,6 +54,8 @@ void BindGrants(Binder& b, Context& ctx);
 void BindMembers(Binder& b, Context& ctx);
 void BindTerms(Binder& b, Context& ctx);
 void BindTables(Binder& b, Context& ctx);
+void BindVerification(Binder& b, Context& ctx);
+void BindInternal(Binder& b, Context& ctx);
 
 // An organisation as GET /v1/orgs lists it (also the answer of the routes that change one).
 Json OrgJson(const accounts::OrgView& v);

@@ -5,6 +5,40 @@
 
 namespace tablemere::api::control {
 
+Result<Json> SignupJson(Context& ctx, const accounts::SignupResult& result,
+                        const std::string& engine) {
+  Json connection = nullptr;
+  if (result.warehouse) {
+    accounts::WarehouseAccess access{*result.warehouse, metastore::Level::kWrite, "admin"};
+    TM_ASSIGN(auto recipe, ctx.accounts.BuildConnection(access, engine));
+    connection = ConnectionJson(recipe);
+  } else {
+    accounts::Caller caller{result.principal, ""};
+    if (auto access = ctx.accounts.DefaultWarehouse(caller)) {
+      TM_ASSIGN(auto recipe, ctx.accounts.BuildConnection(*access, engine));
+      connection = ConnectionJson(recipe);
+    }
+  }
+  return Json{
+      {"api_key", result.api_key},
+      {"api_key_note", "Shown once. Only its hash is stored; keep it somewhere safe."},
+      {"principal_id", result.principal.id.str()},
+      {"project_id", result.project ? Json(result.project->id.str()) : Json(nullptr)},
+      {"warehouse_id", connection.is_object() ? connection["warehouse_id"] : Json(nullptr)},
+      {"organization",
+       {{"org_id", result.org.id.str()},
+        {"role", metastore::Name(result.role)},
+        {"joined_via", result.joined_via}}},
+      {"connection", connection},
+      {"next", Json::array({"Run the connection recipe in your engine",
+                            "GET /v1/connection?engine=pyiceberg for another engine"})},
+      {"terms",
+       {{"version", accounts::kTermsVersion},
+        {"accepted", true},
+        {"url", ctx.accounts.urls().api + "/terms"}}},
+  };
+}
+
 void BindSignup(Binder& b, Context& ctx) {
   b.Open("POST", "/v1/signup", [&ctx](Request& req, const PathParams&) -> Result<Response> {
     TM_ASSIGN(Json body, Body(req));
@@ -16,22 +50,7 @@ void BindSignup(Binder& b, Context& ctx) {
     auto terms = body.find("accept_terms");
     r.accept_terms = terms != body.end() && terms->is_boolean() && terms->get<bool>();
     TM_ASSIGN(auto result, ctx.accounts.Signup(r));
-    accounts::WarehouseAccess access{result.warehouse, metastore::Level::kWrite, "admin"};
-    TM_ASSIGN(auto connection, ctx.accounts.BuildConnection(access, r.engine));
-    Json out = {
-        {"api_key", result.api_key},
-        {"api_key_note", "Shown once. Only its hash is stored; keep it somewhere safe."},
-        {"principal_id", result.principal.id.str()},
-        {"project_id", result.project.id.str()},
-        {"warehouse_id", result.warehouse.id.str()},
-        {"organization",
-         {{"org_id", result.org.id.str()}, {"role", "admin"}, {"joined_via", "signup"}}},
-        {"connection", ConnectionJson(connection)},
-        {"next", Json::array({"Run the connection recipe in your engine",
-                              "GET /v1/connection?engine=pyiceberg for another engine"})},
-        {"terms",
-         {{"version", "local"}, {"accepted", true}, {"url", ctx.accounts.urls().api + "/terms"}}},
-    };
+    TM_ASSIGN(Json out, SignupJson(ctx, result, r.engine));
     return Response::Json(201, out.dump());
   });
 

@@ -1,0 +1,137 @@
+// Operator routes under /internal/, behind the deployment's bootstrap secret
+// (X-Bootstrap-Secret). Without the secret, with a wrong one, or when the deployment has
+// none configured, every /internal/ path answers exactly as an unknown route does.
+#include "accounts/verification.h"
+#include "api/control/routes.h"
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "storage/access.h"
+
+namespace tablemere::api::control {
+namespace {
+
+Error Hidden(const Request& req) {
+  return Error{ErrorCode::kNotFound, "No route " + req.path, {}}.With("code", "route_not_found");
+}
+
+Result<void> RequireBootstrap(const Context& ctx, const Request& req) {
+  if (ctx.options.bootstrap_secret.empty()) return Fail(Hidden(req));
+  auto sent = req.headers.Get("X-Bootstrap-Secret");
+  if (!sent || !crypto::ConstantTimeEquals(*sent, ctx.options.bootstrap_secret)) {
+    return Fail(Hidden(req));
+  }
+  return {};
+}
+
+using Handler = std::function<Result<Response>(Request&, const PathParams&)>;
+
+// An operator route: the secret first, then the handler.
+void Internal(Binder& b, Context& ctx, const char* method, const char* pattern, Handler h) {
+  b.Open(method, pattern,
+         [&ctx, h = std::move(h)](Request& req, const PathParams& p) -> Result<Response> {
+           TM_TRY(RequireBootstrap(ctx, req));
+           return h(req, p);
+         });
+}
+
+}  // namespace
+
+void BindInternal(Binder& b, Context& ctx) {
+  Internal(b, ctx, "GET", "/internal/signup-codes/{email}",
+           [&ctx](Request&, const PathParams& p) -> Result<Response> {
+             TM_ASSIGN(auto codes, ctx.verification.Codes(p.at("email")));
+             if (!codes.signup && !codes.recover) {
+               return Fail(Error{
+                   ErrorCode::kNotFound,
+                   "No readable code is pending for this address (codes are "
+                   "readable only when no mail sender is configured)",
+                   {}}.With("code", "no_pending_code"));
+             }
+             Json out = {{"email", ToLower(p.at("email"))},
+                         {"signup_code", codes.signup ? Json(*codes.signup) : Json(nullptr)},
+                         {"recover_code", codes.recover ? Json(*codes.recover) : Json(nullptr)},
+                         {"expires_at", FormatIso8601(codes.expires_ms)}};
+             return Response::Json(200, out.dump());
+           });
+
+  Internal(b, ctx, "POST", "/internal/principals",
+           [&ctx](Request& req, const PathParams&) -> Result<Response> {
+             TM_ASSIGN(Json body, Body(req));
+             TM_ASSIGN(std::string email, RequiredString(body, "email"));
+             TM_ASSIGN(std::string workspace, StringField(body, "workspace"));
+             if (!accounts::ValidEmail(email)) {
+               return Fail(Error{ErrorCode::kInvalidInput, "email is not a valid address", {}}
+                               .With("code", "invalid_value")
+                               .With("field", "email"));
+             }
+             if (workspace.empty()) workspace = email.substr(0, email.find('@'));
+             TM_ASSIGN(auto r,
+                       ctx.accounts.CreateAccount({ToLower(email), workspace, workspace, {}, {}}));
+             Json out = {
+                 {"principal_id", r.principal.id.str()},
+                 {"api_key", r.api_key},
+                 {"org_id", r.org.id.str()},
+                 {"warehouse_id", r.warehouse ? Json(r.warehouse->id.str()) : Json(nullptr)}};
+             return Response::Json(200, out.dump());
+           });
+
+  Internal(
+      b, ctx, "POST", "/internal/principals/{principal_id}/suspend",
+      [&ctx](Request& req, const PathParams& p) -> Result<Response> {
+        TM_ASSIGN(Json body, Body(req));
+        TM_ASSIGN(auto suspended, BoolField(body, "suspended"));
+        TM_ASSIGN(auto principal,
+                  ctx.accounts.SetSuspended(PrincipalId(p.at("principal_id")),
+                                            suspended.value_or(true), req.request_id));
+        return Response::Json(
+            200,
+            Json{{"principal_id", principal.id.str()}, {"suspended", principal.suspended}}.dump());
+      });
+
+  Internal(b, ctx, "POST", "/internal/api-keys/{key_id}/revoke",
+           [&ctx](Request& req, const PathParams& p) -> Result<Response> {
+             TM_ASSIGN(auto key, ctx.accounts.RevokeAnyKey(p.at("key_id"), req.request_id));
+             return Response::Json(200, Json{{"key_id", key.key_id},
+                                             {"principal_id", key.principal_id.str()},
+                                             {"revoked", true}}
+                                            .dump());
+           });
+
+  Internal(
+      b, ctx, "POST", "/internal/clock",
+      [&ctx](Request& req, const PathParams&) -> Result<Response> {
+        if (!ctx.options.advance_clock) return Fail(Hidden(req));
+        TM_ASSIGN(Json body, Body(req));
+        auto seconds = body.find("advance_seconds");
+        if (seconds == body.end() || !seconds->is_number_integer() || seconds->get<int64_t>() < 0) {
+          return Fail(Error{ErrorCode::kInvalidInput, "advance_seconds: a whole number >= 0", {}}
+                          .With("code", "invalid_value")
+                          .With("field", "advance_seconds"));
+        }
+        ctx.options.advance_clock(seconds->get<int64_t>() * 1000);
+        return Response::Json(200, Json{{"advanced_seconds", seconds->get<int64_t>()}}.dump());
+      });
+
+  Internal(b, ctx, "POST", "/internal/selftest/error",
+           [](Request&, const PathParams&) -> Result<Response> {
+             // On purpose: the unexpected-failure path end to end (500, request id, no
+             // internal text).
+             return Fail(ErrorCode::kInternal, "selftest: an unhandled error raised on purpose");
+           });
+
+  Internal(b, ctx, "GET", "/internal/tls-ask",
+           [&ctx](Request& req, const PathParams&) -> Result<Response> {
+             // 200 only for "<bucket>.<host>" where the bucket is an existing warehouse's.
+             std::string domain = ToLower(QueryMap(req)["domain"]);
+             std::string bucket = domain.substr(0, domain.find('.'));
+             if (bucket.starts_with("w-") || bucket.starts_with("b-")) {
+               auto w = ctx.accounts.metastore().warehouses().FindWarehouse(
+                   WarehouseId(bucket.substr(2)));
+               if (w) return Response::Json(200, Json{{"ok", true}, {"bucket", bucket}}.dump());
+             }
+             return Fail(Error{ErrorCode::kNotFound, "not a warehouse bucket", {}}.With(
+                 "code", "not_found"));
+           });
+}
+
+}  // namespace tablemere::api::control

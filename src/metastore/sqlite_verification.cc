@@ -1,0 +1,100 @@
+// The SQLite VerificationStore: mailed codes and rate-limit windows.
+#include "metastore/sqlite_backend.h"
+
+namespace tablemere::metastore::sqlite_backend {
+namespace {
+
+class SqliteVerification final : public VerificationStore {
+ public:
+  explicit SqliteVerification(Scope scope) : s_(scope) {}
+
+  Result<void> PutCode(const PendingCode& c) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT OR REPLACE INTO pending_codes VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                 {c.purpose, c.email, c.code_hash, c.sealed_code, c.payload_json, c.created_ms,
+                  c.expires_ms, int64_t{c.attempts}});
+    });
+  }
+
+  Result<PendingCode> FindCode(const std::string& purpose, const std::string& email) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db,
+                 "SELECT purpose, email, code_hash, sealed_code, payload, created_ms, expires_ms, "
+                 "attempts FROM pending_codes WHERE purpose = ? AND email = ?",
+                 {purpose, email}, "no pending code", [](sqlite::Statement& st) {
+                   return PendingCode{
+                       st.Text(0), st.Text(1), st.Text(2), st.Text(3),
+                       st.Text(4), st.Int(5),  st.Int(6),  static_cast<int>(st.Int(7))};
+                 });
+    });
+  }
+
+  Result<int> AddCodeAttempt(const std::string& purpose, const std::string& email) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<int> {
+      TM_TRY(Run(db,
+                 "UPDATE pending_codes SET attempts = attempts + 1 WHERE purpose = ? AND email = ?",
+                 {purpose, email}));
+      if (db.Changes() == 0) return Fail(NotFound("no pending code"));
+      return One(db, "SELECT attempts FROM pending_codes WHERE purpose = ? AND email = ?",
+                 {purpose, email}, "no pending code",
+                 [](sqlite::Statement& st) { return static_cast<int>(st.Int(0)); });
+    });
+  }
+
+  Result<void> DeleteCode(const std::string& purpose, const std::string& email) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "DELETE FROM pending_codes WHERE purpose = ? AND email = ?", {purpose, email});
+    });
+  }
+
+  Result<RateDecision> TakeRate(const std::string& bucket, int limit, int64_t window_ms,
+                                int64_t now_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<RateDecision> {
+      // Events that left the window are dropped as the bucket is used.
+      TM_TRY(Run(db, "DELETE FROM rate_events WHERE bucket = ? AND at_ms <= ?",
+                 {bucket, now_ms - window_ms}));
+      TM_ASSIGN(RateDecision d, Decide(db, bucket, limit, window_ms, now_ms));
+      if (!d.allowed) return d;
+      TM_TRY(Run(db, "INSERT INTO rate_events VALUES(?, ?)", {bucket, now_ms}));
+      d.count++;
+      return d;
+    });
+  }
+
+  Result<RateDecision> PeekRate(const std::string& bucket, int limit, int64_t window_ms,
+                                int64_t now_ms) override {
+    return s_.Read([&](sqlite::Db& db) { return Decide(db, bucket, limit, window_ms, now_ms); });
+  }
+
+  Result<void> RecordRate(const std::string& bucket, int64_t now_ms) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT INTO rate_events VALUES(?, ?)", {bucket, now_ms});
+    });
+  }
+
+ private:
+  static Result<RateDecision> Decide(sqlite::Db& db, const std::string& bucket, int limit,
+                                     int64_t window_ms, int64_t now_ms) {
+    TM_ASSIGN(auto row,
+              One(db,
+                  "SELECT count(*), COALESCE(min(at_ms), 0) FROM rate_events WHERE bucket = ? "
+                  "AND at_ms > ?",
+                  {bucket, now_ms - window_ms}, "", [](sqlite::Statement& st) {
+                    return std::pair{st.Int(0), st.Int(1)};
+                  }));
+    RateDecision d;
+    d.count = static_cast<int>(row.first);
+    d.allowed = d.count < limit;
+    if (!d.allowed) d.retry_after_ms = std::max<int64_t>(1, row.second + window_ms - now_ms);
+    return d;
+  }
+  Scope s_;
+};
+
+}  // namespace
+
+std::unique_ptr<VerificationStore> NewVerificationStore(Scope scope) {
+  return std::make_unique<SqliteVerification>(scope);
+}
+
+}  // namespace tablemere::metastore::sqlite_backend
