@@ -43,14 +43,16 @@ bool ValidEmail(const std::string& email) {
 
 AccountService::AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects,
                                const Clock& clock, Random& random, const IdentitySecrets& secrets,
-                               PublicUrls urls, bool unverified_signup_allowed)
+                               PublicUrls urls, bool unverified_signup_allowed,
+                               identity::SigningKeys* signing_keys)
     : meta_(meta),
       objects_(objects),
       clock_(clock),
       random_(random),
       secrets_(secrets),
       urls_(std::move(urls)),
-      unverified_signup_allowed_(unverified_signup_allowed) {}
+      unverified_signup_allowed_(unverified_signup_allowed),
+      signing_keys_(signing_keys) {}
 
 std::string AccountService::NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record) {
   std::string key_id = crypto::HexEncode(random_.Bytes(8));
@@ -171,31 +173,6 @@ IssuedApiKey AccountService::MintKey(const PrincipalId& principal, const std::st
   issued.api_key = NewApiKey(principal, &issued.record);
   issued.record.label = label;
   return issued;
-}
-
-Result<Caller> AccountService::Authenticate(const std::string& bearer) {
-  auto invalid = [] {
-    return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_api_key",
-                      "The API key is missing or wrong. Send Authorization: Bearer al_live_…"));
-  };
-  auto parsed = ParseApiKey(bearer);
-  if (!parsed) return invalid();
-  auto key = meta_.principals().FindApiKey(parsed->key_id);
-  if (!key) {
-    if (key.error().code == ErrorCode::kNotFound) return invalid();
-    return Fail(key.error());
-  }
-  if (!crypto::ConstantTimeEquals(key->secret_hash, HashApiSecret(parsed->secret)))
-    return invalid();
-  if (key->revoked) {
-    return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked", "This API key was revoked."));
-  }
-  TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(key->principal_id));
-  if (principal.suspended) {
-    return Fail(
-        Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
-  }
-  return Caller{std::move(principal), key->key_id};
 }
 
 Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> AccountService::Orgs(

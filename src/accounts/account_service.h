@@ -11,6 +11,7 @@
 #include "accounts/credentials.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "identity/signing_keys.h"
 #include "metastore/metastore.h"
 #include "objectstore/object_store.h"
 
@@ -270,6 +271,12 @@ struct IssuedApiKey {
   metastore::ApiKey record;
 };
 
+struct IssuedToken {
+  std::string access_token;
+  int64_t expires_in_s = 0;
+  PrincipalId principal_id;
+};
+
 struct HandleAvailability {
   std::string handle;
   bool valid = false;
@@ -282,7 +289,7 @@ class AccountService {
  public:
   AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects, const Clock& clock,
                  Random& random, const IdentitySecrets& secrets, PublicUrls urls,
-                 bool unverified_signup_allowed);
+                 bool unverified_signup_allowed, identity::SigningKeys* signing_keys = nullptr);
 
   // Errors: kPermissionDenied (detail code verification_required) when the one-call
   // signup is not allowed; kInvalidInput (field); kAlreadyExists.
@@ -301,7 +308,15 @@ class AccountService {
   Random& random() { return random_; }
   // Errors: kUnauthenticated (code invalid_api_key / api_key_revoked), kPermissionDenied
   // (principal_suspended).
-  Result<Caller> Authenticate(const std::string& bearer);
+  // An API key (al_live_…) or an access token from POST /v1/tokens, presented from
+  // `address`. Errors: kUnauthenticated (invalid_api_key, api_key_revoked,
+  // invalid_token), kPermissionDenied (principal_suspended), kRateLimited (10 wrong
+  // secrets for one key id from one address within 10 minutes).
+  Result<Caller> Authenticate(const std::string& bearer, const std::string& address);
+  // An RS256 access token for the API, 900 s (tokens.cc). Same errors as Authenticate.
+  Result<IssuedToken> IssueToken(const std::string& api_key, const std::string& address);
+  // The signing keys (null when tokens are not served).
+  identity::SigningKeys* signing_keys() { return signing_keys_; }
   Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> Orgs(
       const Caller& caller);
   // The caller's level on a warehouse named by id or name; kNotFound when the caller
@@ -478,6 +493,7 @@ class AccountService {
   PublicUrls urls_;
   bool unverified_signup_allowed_;
   Limits limits_;
+  identity::SigningKeys* signing_keys_;
 };
 
 }  // namespace tablemere::accounts

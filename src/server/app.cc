@@ -97,8 +97,9 @@ class AppImpl final : public App {
         std::make_unique<catalog::CatalogTokens>(*keys_, clock_, config.catalog_token_seconds);
     // The one-call unverified signup is for local stacks only: loopback API, no mailer.
     bool local = IsLoopback(server_->BoundAddress("api"));
-    accounts_ = std::make_unique<accounts::AccountService>(*meta_, *objects_, clock_, random_,
-                                                           *secrets_, urls, local);
+    TM_ASSIGN(signing_keys_, identity::SigningKeys::Open(config.data_dir + "/jwt", clock_));
+    accounts_ = std::make_unique<accounts::AccountService>(
+        *meta_, *objects_, clock_, random_, *secrets_, urls, local, signing_keys_.get());
     catalog_ = std::make_unique<catalog::CatalogService>(
         *meta_, *objects_, clock_, random_, *sealer_, *secrets_, *tokens_,
         catalog::CatalogOptions{urls.s3, config.session_seconds, 4});
@@ -190,6 +191,7 @@ class AppImpl final : public App {
   std::unique_ptr<accounts::IdentitySecrets> secrets_;
   std::unique_ptr<storage::SessionSealer> sealer_;
   std::unique_ptr<catalog::CatalogTokens> tokens_;
+  std::unique_ptr<identity::SigningKeys> signing_keys_;
   std::unique_ptr<accounts::AccountService> accounts_;
   std::unique_ptr<catalog::CatalogService> catalog_;
   std::unique_ptr<catalog::ViewService> views_;

@@ -30,6 +30,7 @@ struct ControlApi::Impl {
     BindTables(binder, ctx);
     BindVerification(binder, ctx);
     BindInternal(binder, ctx);
+    BindIdentity(binder, ctx);
   }
 
   Result<accounts::Caller> Authenticate(const Request& req) {
@@ -40,7 +41,7 @@ struct ControlApi::Impl {
               .With("code", "invalid_api_key")
               .With("remedy", "tablemere signup, or tablemere login, gives you a key"));
     }
-    return ctx.accounts.Authenticate(Trim(auth->substr(7)));
+    return ctx.accounts.Authenticate(Trim(auth->substr(7)), req.remote_address);
   }
 };
 

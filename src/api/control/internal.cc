@@ -112,6 +112,16 @@ void BindInternal(Binder& b, Context& ctx) {
         return Response::Json(200, Json{{"advanced_seconds", seconds->get<int64_t>()}}.dump());
       });
 
+  Internal(b, ctx, "POST", "/internal/signing-keys/rotate",
+           [&ctx](Request&, const PathParams&) -> Result<Response> {
+             auto* keys = ctx.accounts.signing_keys();
+             if (keys == nullptr) return Fail(ErrorCode::kNotImplemented, "no signing keys");
+             // The previous key stays published until the tokens it signed expire.
+             constexpr int64_t kKeepPreviousMs = (900 + 60) * 1000;
+             TM_TRY(keys->Rotate(kKeepPreviousMs));
+             return Response::Json(200, Json{{"kid", keys->CurrentKid()}}.dump());
+           });
+
   Internal(b, ctx, "POST", "/internal/selftest/error",
            [](Request&, const PathParams&) -> Result<Response> {
              // On purpose: the unexpected-failure path end to end (500, request id, no

@@ -56,6 +56,7 @@ void BindTerms(Binder& b, Context& ctx);
 void BindTables(Binder& b, Context& ctx);
 void BindVerification(Binder& b, Context& ctx);
 void BindInternal(Binder& b, Context& ctx);
+void BindIdentity(Binder& b, Context& ctx);
 
 // An organisation as GET /v1/orgs lists it (also the answer of the routes that change one).
 Json OrgJson(const accounts::OrgView& v);

@@ -1,0 +1,106 @@
+// AccountService: authenticating the control API's callers (an API key, or an access
+// token from POST /v1/tokens) and issuing those tokens.
+#include "accounts/account_service.h"
+#include "common/crypto.h"
+#include "common/strings.h"
+
+namespace tablemere::accounts {
+namespace {
+
+// Access tokens live 900 s (API reference); a revoked key or a suspended principal is
+// refused at once all the same, because every token use checks both.
+constexpr int64_t kTokenSeconds = 900;
+// Ten wrong secrets for one key id from one address within ten minutes (API reference).
+constexpr int kWrongSecrets = 10;
+constexpr int64_t kWrongSecretWindowMs = 10 * 60 * 1000;
+
+Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
+  return Error{code, message, {}}.With("code", wire);
+}
+
+Error InvalidKey() {
+  return Coded(ErrorCode::kUnauthenticated, "invalid_api_key",
+               "The API key is missing or wrong. Send Authorization: Bearer al_live_…")
+      .With("remedy", "tablemere login, or tablemere recover, gives you a key.");
+}
+
+}  // namespace
+
+Result<Caller> AccountService::Authenticate(const std::string& bearer, const std::string& address) {
+  if (!bearer.starts_with("al_live_") && signing_keys_ != nullptr &&
+      std::count(bearer.begin(), bearer.end(), '.') == 2) {
+    // ---- an access token: signature, expiry, then the key and principal still live
+    auto claims = signing_keys_->Verify(bearer, urls_.api);
+    if (!claims) {
+      // The reference has one code for a credential that does not open the API.
+      return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_api_key", claims.error().message)
+                      .With("remedy", "Exchange your API key for a new token: POST /v1/tokens."));
+    }
+    auto key = meta_.principals().FindApiKey(claims->extra["akid"]);
+    if (!key || key->principal_id != claims->subject) return Fail(InvalidKey());
+    if (key->revoked) {
+      return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked",
+                        "The API key this token came from was revoked."));
+    }
+    TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(key->principal_id));
+    if (principal.suspended) {
+      return Fail(Coded(ErrorCode::kPermissionDenied, "principal_suspended",
+                        "This principal is suspended."));
+    }
+    return Caller{std::move(principal), key->key_id};
+  }
+
+  // ---- an API key: its id finds the hash, compared in constant time
+  auto parsed = ParseApiKey(bearer);
+  if (!parsed) return Fail(InvalidKey());
+  const int64_t now = clock_.NowMillis();
+  const std::string bucket = "bad-secret:" + parsed->key_id + ":" + address;
+  TM_ASSIGN(auto decision,
+            meta_.verification().PeekRate(bucket, kWrongSecrets, kWrongSecretWindowMs, now));
+  if (!decision.allowed) {
+    return Fail(
+        Coded(ErrorCode::kRateLimited, "rate_limited",
+              "Too many wrong secrets for this key from your address; wait.")
+            .With("retry_after_seconds", std::to_string((decision.retry_after_ms + 999) / 1000)));
+  }
+  auto key = meta_.principals().FindApiKey(parsed->key_id);
+  if (!key) {
+    if (key.error().code == ErrorCode::kNotFound) return Fail(InvalidKey());
+    return Fail(key.error());
+  }
+  if (!crypto::ConstantTimeEquals(key->secret_hash, HashApiSecret(parsed->secret))) {
+    TM_TRY(meta_.verification().RecordRate(bucket, now));
+    return Fail(InvalidKey());
+  }
+  if (key->revoked) {
+    return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked", "This API key was revoked."));
+  }
+  TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(key->principal_id));
+  if (principal.suspended) {
+    return Fail(
+        Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
+  }
+  return Caller{std::move(principal), key->key_id};
+}
+
+Result<IssuedToken> AccountService::IssueToken(const std::string& api_key,
+                                               const std::string& address) {
+  if (signing_keys_ == nullptr) {
+    return Fail(ErrorCode::kNotImplemented, "this deployment issues no access tokens");
+  }
+  // The exchange takes an API key, never a token (a token cannot extend itself).
+  if (!api_key.starts_with("al_live_")) return Fail(InvalidKey());
+  TM_ASSIGN(auto caller, Authenticate(api_key, address));
+  int64_t now_s = clock_.NowMillis() / 1000;
+  identity::Claims claims{
+      urls_.api,
+      caller.principal.id,
+      now_s,
+      now_s + kTokenSeconds,
+      {{"kind", metastore::Name(caller.principal.kind)}, {"akid", caller.key_id}}};
+  if (!caller.principal.email.empty()) claims.extra["email"] = caller.principal.email;
+  TM_ASSIGN(std::string token, signing_keys_->Issue(claims));
+  return IssuedToken{std::move(token), kTokenSeconds, caller.principal.id};
+}
+
+}  // namespace tablemere::accounts

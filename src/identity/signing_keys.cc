@@ -1,0 +1,311 @@
+#include "identity/signing_keys.h"
+
+#include <fcntl.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/crypto.h"
+
+namespace tablemere::identity {
+namespace {
+
+using Json = nlohmann::json;
+
+// RSA-2048: what RS256 verifiers (PyJWT, jose, Java) accept everywhere.
+constexpr int kRsaBits = 2048;
+// Clocks of the issuer and the verifier disagree a little.
+constexpr int64_t kLeewayS = 30;
+
+Error Unavailable(const std::string& what) { return Error{ErrorCode::kUnavailable, what, {}}; }
+
+Error Refused(const std::string& reason, const std::string& message) {
+  return Error{ErrorCode::kUnauthenticated, message, {}}
+      .With("code", "invalid_token")
+      .With("reason", reason);
+}
+
+struct PkeyFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+};
+using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+
+std::string BigEndian(const EVP_PKEY* key, const char* param) {
+  BIGNUM* bn = nullptr;
+  if (EVP_PKEY_get_bn_param(key, param, &bn) != 1) return {};
+  std::string out(BN_num_bytes(bn), '\0');
+  BN_bn2bin(bn, reinterpret_cast<unsigned char*>(out.data()));
+  BN_free(bn);
+  return out;
+}
+
+// Writes `text` to `path` atomically with mode 0600: a temporary file, fsync, rename,
+// then the directory's fsync. Every step's failure is reported.
+Result<void> WriteSecretFile(const std::string& dir, const std::string& name,
+                             const std::string& text) {
+  const std::string path = dir + "/" + name;
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Fail(Unavailable("cannot create " + tmp + ": " + std::strerror(errno)));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      return Fail(Unavailable("cannot write " + tmp + ": " + std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    return Fail(Unavailable("cannot sync " + tmp + ": " + std::strerror(errno)));
+  }
+  if (::close(fd) != 0) return Fail(Unavailable("cannot close " + tmp));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Fail(Unavailable("cannot rename " + tmp + ": " + std::strerror(errno)));
+  }
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return Fail(Unavailable("cannot open " + dir));
+  int synced = ::fsync(dfd);
+  ::close(dfd);
+  if (synced != 0) return Fail(Unavailable("cannot sync " + dir));
+  return {};
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Fail(Error{ErrorCode::kNotFound, path, {}});
+  std::stringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return Fail(Unavailable("cannot read " + path));
+  return s.str();
+}
+
+}  // namespace
+
+struct SigningKeys::Key {
+  Pkey pkey;
+  std::string kid;
+  std::string pem;  // private key, PKCS#8
+
+  static Result<std::shared_ptr<Key>> Generate() {
+    Pkey p(EVP_RSA_gen(kRsaBits));
+    if (!p) return Fail(Unavailable("RSA key generation failed"));
+    return FromPkey(std::move(p));
+  }
+  static Result<std::shared_ptr<Key>> FromPem(const std::string& pem, const std::string& path) {
+    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    Pkey p(PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr));
+    BIO_free(bio);
+    if (!p || EVP_PKEY_get_base_id(p.get()) != EVP_PKEY_RSA) {
+      return Fail(Unavailable(path + " is not an RSA private key"));
+    }
+    return FromPkey(std::move(p));
+  }
+  static Result<std::shared_ptr<Key>> FromPkey(Pkey p) {
+    auto k = std::make_shared<Key>();
+    BIO* bio = BIO_new(BIO_s_mem());
+    if (PEM_write_bio_PrivateKey(bio, p.get(), nullptr, nullptr, 0, nullptr, nullptr) != 1) {
+      BIO_free(bio);
+      return Fail(Unavailable("cannot encode the signing key"));
+    }
+    char* data = nullptr;
+    long len = BIO_get_mem_data(bio, &data);
+    k->pem.assign(data, static_cast<size_t>(len));
+    BIO_free(bio);
+    // kid: the first 12 bytes of SHA-256 over n || e, base64url.
+    k->kid = crypto::Base64UrlEncode(crypto::Sha256(BigEndian(p.get(), OSSL_PKEY_PARAM_RSA_N) +
+                                                    BigEndian(p.get(), OSSL_PKEY_PARAM_RSA_E))
+                                         .substr(0, 12));
+    k->pkey = std::move(p);
+    return k;
+  }
+
+  std::string Sign(std::string_view input) const {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    size_t len = 0;
+    std::string sig;
+    if (EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, pkey.get()) == 1 &&
+        EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()),
+                       input.size()) == 1) {
+      sig.resize(len);
+      if (EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
+                         reinterpret_cast<const unsigned char*>(input.data()), input.size()) != 1) {
+        sig.clear();
+      }
+      sig.resize(len);
+    }
+    EVP_MD_CTX_free(ctx);
+    return sig;
+  }
+
+  bool VerifySignature(std::string_view input, std::string_view sig) const {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    bool ok =
+        EVP_DigestVerifyInit(ctx, nullptr, EVP_sha256(), nullptr, pkey.get()) == 1 &&
+        EVP_DigestVerify(ctx, reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                         reinterpret_cast<const unsigned char*>(input.data()), input.size()) == 1;
+    EVP_MD_CTX_free(ctx);
+    return ok;
+  }
+
+  Json Jwk() const {
+    return {{"kty", "RSA"},
+            {"use", "sig"},
+            {"alg", "RS256"},
+            {"kid", kid},
+            {"n", crypto::Base64UrlEncode(BigEndian(pkey.get(), OSSL_PKEY_PARAM_RSA_N))},
+            {"e", crypto::Base64UrlEncode(BigEndian(pkey.get(), OSSL_PKEY_PARAM_RSA_E))}};
+  }
+};
+
+SigningKeys::SigningKeys(std::string dir, const Clock& clock)
+    : dir_(std::move(dir)), clock_(clock) {}
+SigningKeys::~SigningKeys() = default;
+
+Result<std::unique_ptr<SigningKeys>> SigningKeys::Open(const std::string& dir, const Clock& clock) {
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Fail(Unavailable("cannot create " + dir + ": " + std::strerror(errno)));
+  }
+  std::unique_ptr<SigningKeys> keys(new SigningKeys(dir, clock));
+  TM_TRY(keys->Load());
+  return keys;
+}
+
+Result<void> SigningKeys::Load() {
+  std::unique_lock lock(mu_);
+  auto current = ReadFile(dir_ + "/current.pem");
+  if (!current) {
+    if (current.error().code != ErrorCode::kNotFound) return Fail(current.error());
+    TM_ASSIGN(current_, Key::Generate());
+    return Save();
+  }
+  TM_ASSIGN(current_, Key::FromPem(*current, dir_ + "/current.pem"));
+  auto index = ReadFile(dir_ + "/keys.json");
+  if (index) {
+    Json j = Json::parse(*index, nullptr, false);
+    previous_until_ms_ = j.is_object() ? j.value("previous_until_ms", int64_t{0}) : 0;
+  }
+  auto previous = ReadFile(dir_ + "/previous.pem");
+  if (previous && previous_until_ms_ > clock_.NowMillis()) {
+    TM_ASSIGN(previous_, Key::FromPem(*previous, dir_ + "/previous.pem"));
+  }
+  return {};
+}
+
+// Requires mu_ held.
+Result<void> SigningKeys::Save() const {
+  if (previous_) TM_TRY(WriteSecretFile(dir_, "previous.pem", previous_->pem));
+  TM_TRY(WriteSecretFile(dir_, "keys.json",
+                         Json{{"current_kid", current_->kid},
+                              {"previous_kid", previous_ ? previous_->kid : ""},
+                              {"previous_until_ms", previous_until_ms_}}
+                             .dump()));
+  return WriteSecretFile(dir_, "current.pem", current_->pem);
+}
+
+Result<void> SigningKeys::Rotate(int64_t keep_previous_ms) {
+  TM_ASSIGN(auto fresh, Key::Generate());
+  std::unique_lock lock(mu_);
+  previous_ = current_;
+  previous_until_ms_ = clock_.NowMillis() + keep_previous_ms;
+  current_ = std::move(fresh);
+  return Save();
+}
+
+const SigningKeys::Key* SigningKeys::Find(std::string_view kid) const {
+  if (current_ && current_->kid == kid) return current_.get();
+  if (previous_ && previous_->kid == kid && previous_until_ms_ > clock_.NowMillis()) {
+    return previous_.get();
+  }
+  return nullptr;
+}
+
+std::string SigningKeys::CurrentKid() const {
+  std::shared_lock lock(mu_);
+  return current_->kid;
+}
+
+std::string SigningKeys::JwksJson() const {
+  std::shared_lock lock(mu_);
+  Json keys = Json::array({current_->Jwk()});
+  if (previous_ && previous_until_ms_ > clock_.NowMillis()) keys.push_back(previous_->Jwk());
+  return Json{{"keys", keys}}.dump();
+}
+
+Result<std::string> SigningKeys::Issue(const Claims& claims) const {
+  std::shared_ptr<Key> key;
+  {
+    std::shared_lock lock(mu_);
+    key = current_;
+  }
+  Json payload = {{"iss", claims.issuer},
+                  {"sub", claims.subject},
+                  {"iat", claims.issued_at_s},
+                  {"exp", claims.expires_at_s}};
+  for (const auto& [k, v] : claims.extra) payload[k] = v;
+  std::string input =
+      crypto::Base64UrlEncode(Json{{"alg", "RS256"}, {"typ", "JWT"}, {"kid", key->kid}}.dump()) +
+      "." + crypto::Base64UrlEncode(payload.dump());
+  std::string sig = key->Sign(input);
+  if (sig.empty()) return Fail(ErrorCode::kInternal, "signing a token failed");
+  return input + "." + crypto::Base64UrlEncode(sig);
+}
+
+Result<Claims> SigningKeys::Verify(std::string_view token, std::string_view issuer) const {
+  size_t dot1 = token.find('.');
+  size_t dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) {
+    return Fail(Refused("malformed", "The token is not a JWT"));
+  }
+  auto header_text = crypto::Base64UrlDecode(token.substr(0, dot1));
+  auto payload_text = crypto::Base64UrlDecode(token.substr(dot1 + 1, dot2 - dot1 - 1));
+  auto sig = crypto::Base64UrlDecode(token.substr(dot2 + 1));
+  if (!header_text || !payload_text || !sig) {
+    return Fail(Refused("malformed", "The token is not a JWT"));
+  }
+  Json header = Json::parse(*header_text, nullptr, false);
+  Json payload = Json::parse(*payload_text, nullptr, false);
+  if (!header.is_object() || !payload.is_object()) {
+    return Fail(Refused("malformed", "The token is not a JWT"));
+  }
+  // Only RS256: "none" and HMAC algorithms are refused whatever else the token says.
+  if (header.value("alg", "") != "RS256") {
+    return Fail(Refused("malformed", "The token's algorithm is not RS256"));
+  }
+  {
+    std::shared_lock lock(mu_);
+    const Key* key = Find(header.value("kid", ""));
+    if (key == nullptr) return Fail(Refused("unknown_kid", "The token's signing key is unknown"));
+    if (!key->VerifySignature(token.substr(0, dot2), *sig)) {
+      return Fail(Refused("bad_signature", "The token's signature is wrong"));
+    }
+  }
+  Claims c;
+  c.issuer = payload.value("iss", "");
+  c.subject = payload.value("sub", "");
+  c.issued_at_s = payload.value("iat", int64_t{0});
+  c.expires_at_s = payload.value("exp", int64_t{0});
+  for (const auto& [k, v] : payload.items()) {
+    if (v.is_string() && k != "iss" && k != "sub") c.extra[k] = v.get<std::string>();
+  }
+  if (c.expires_at_s + kLeewayS < clock_.NowMillis() / 1000) {
+    return Fail(Refused("expired", "The token has expired; ask for a new one (POST /v1/tokens)"));
+  }
+  if (c.issuer != issuer) return Fail(Refused("wrong_issuer", "The token is from another issuer"));
+  return c;
+}
+
+}  // namespace tablemere::identity
