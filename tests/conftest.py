@@ -115,3 +115,25 @@ def catalog_token(server, client_id, client_secret):
                             "client_secret": client_secret, "scope": "catalog"})
     assert r.status_code == 200, r.text
     return r.json()["access_token"]
+
+
+BOOTSTRAP_SECRET = "test-bootstrap-secret"  # a test server on loopback
+
+
+@pytest.fixture(scope="module")
+def clocked_server():
+    """A server of the module's own with the operator routes on (BOOTSTRAP_SECRET) and a
+    clock the tests move forward (advance_clock), so expiry and rate-limit windows are
+    tested without sleeping and without disturbing the shared server."""
+    s = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
+                          "TABLEMERE_TEST_CLOCK": "1"})
+    yield s
+    s.cleanup()
+
+
+def advance_clock(server, seconds):
+    r = requests.post(server.api + "/internal/clock",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"advance_seconds": seconds})
+    assert r.status_code == 200, r.text
+

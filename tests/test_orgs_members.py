@@ -255,3 +255,20 @@ def signup_email(server, account):
         f"{server.api}/v1/orgs/{account['organization']['org_id']}/members",
         headers=auth(account["api_key"])).json()["members"]
     return next(m["email"] for m in members_ if m["principal_id"] == account["principal_id"])
+
+
+
+def test_onboard_is_idempotent_and_auth_config_tells_how_to_log_in(server):
+    account = new_account(server)
+    key = account["api_key"]
+    r = requests.post(server.api + "/v1/onboard", headers=auth(key), json={"engine": "spark"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["created"] is False and body["warehouse_id"] == account["warehouse_id"]
+    assert body["connection"]["engine"] == "spark"
+    assert body["organization"]["org_id"] == account["organization"]["org_id"]
+    assert_api_error(requests.post(server.api + "/v1/onboard", headers=auth(key),
+                                   json={"engine": "excel"}), 400, "unsupported_engine")
+    cfg = requests.get(server.api + "/v1/auth/config").json()
+    assert cfg["issuer"] == server.api and cfg["password_login"] is False
+    assert cfg["api_key_exchange"]["token_endpoint"] == server.api + "/v1/tokens"

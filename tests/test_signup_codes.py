@@ -6,17 +6,13 @@ import uuid
 import pytest
 import requests
 
-from conftest import Server
+from conftest import BOOTSTRAP_SECRET as SECRET
+from conftest import advance_clock
 from test_control_api import assert_api_error, auth, get_connection
 
-SECRET = "bootstrap-" + uuid.uuid4().hex
-
-
 @pytest.fixture(scope="module")
-def srv():
-    s = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": SECRET, "TABLEMERE_TEST_CLOCK": "1"})
-    yield s
-    s.cleanup()
+def srv(clocked_server):
+    return clocked_server
 
 
 def email():
@@ -38,9 +34,7 @@ def code_of(srv, address, kind="signup_code"):
     return r.json()[kind]
 
 
-def advance(srv, seconds):
-    r = internal(srv, "POST", "/internal/clock", json={"advance_seconds": seconds})
-    assert r.status_code == 200, r.text
+advance = advance_clock
 
 
 def test_signup_with_a_code(srv):
@@ -208,3 +202,32 @@ def test_internal_routes_need_the_bootstrap_secret(srv, server):
     assert ok.status_code == 200
     assert internal(srv, "GET", "/internal/tls-ask",
                     params={"domain": "w-nope.s3.example.test"}).status_code == 404
+
+
+def test_onboard_gives_a_person_without_an_organisation_one(srv):
+    # A person who joined a claimed domain's organisation and then left it has none.
+    domain = f"solo-{uuid.uuid4().hex[:6]}.test"
+    owner = srv.signup(email=f"boss@{domain}")
+    org = owner["organization"]["org_id"]
+    requests.post(f"{srv.api}/v1/orgs/{org}/domains", headers=auth(owner["api_key"]),
+                  json={"domain": domain}).raise_for_status()
+    requests.patch(f"{srv.api}/v1/orgs/{org}", headers=auth(owner["api_key"]),
+                   json={"domain_join": True}).raise_for_status()
+    a = f"solo@{domain}"
+    assert post(srv, "/v1/signup/start", {"email": a}).status_code == 202
+    joined = post(srv, "/v1/signup/verify", {"email": a, "code": code_of(srv, a),
+                                              "accept_terms": True}).json()
+    key = joined["api_key"]
+    r = requests.delete(f"{srv.api}/v1/orgs/{org}/members/{joined['principal_id']}",
+                        headers=auth(key))
+    assert r.status_code == 200, r.text
+    assert requests.get(srv.api + "/v1/orgs", headers=auth(key)).json()["organizations"] == []
+    handle = "solo-" + uuid.uuid4().hex[:6]
+    r = post(srv, "/v1/onboard", {"organization_name": "Solo", "handle": handle}, key)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["created"] is True and body["organization"]["handle"] == handle
+    assert body["organization"]["role"] == "admin" and body["project_id"]
+    assert body["connection"]["level"] == "write"
+    again = post(srv, "/v1/onboard", {}, key).json()
+    assert again["created"] is False and again["warehouse_id"] == body["warehouse_id"]

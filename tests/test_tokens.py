@@ -5,23 +5,18 @@ limit per key id and caller address."""
 import http.client
 import json
 import urllib.parse
-import uuid
 
 import jwt
 import pytest
 import requests
 
-from conftest import Server
+from conftest import BOOTSTRAP_SECRET as SECRET
+from conftest import advance_clock
 from test_control_api import assert_api_error, auth, get_connection
 
-SECRET = "bootstrap-" + uuid.uuid4().hex
-
-
 @pytest.fixture(scope="module")
-def srv():
-    s = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": SECRET, "TABLEMERE_TEST_CLOCK": "1"})
-    yield s
-    s.cleanup()
+def srv(clocked_server):
+    return clocked_server
 
 
 def token_for(srv, api_key):
@@ -100,8 +95,7 @@ def test_rotation_keeps_old_tokens_until_they_expire(srv):
     new = token_for(srv, account["api_key"]).json()["access_token"]
     assert jwt.get_unverified_header(new)["kid"] == new_kid
     assert get_connection(srv, old).status_code == 200
-    requests.post(srv.api + "/internal/clock", headers={"X-Bootstrap-Secret": SECRET},
-                  json={"advance_seconds": 1000})
+    advance_clock(srv, 1000)
     assert len(public_keys(srv).keys) == 1
     assert_api_error(get_connection(srv, old), 401, "invalid_api_key")
     token = token_for(srv, account["api_key"]).json()["access_token"]
@@ -136,6 +130,5 @@ def test_ten_wrong_secrets_from_one_address_are_429(srv):
     other = srv.signup()
     assert get_connection(srv, other["api_key"]).status_code == 200
     # The window passes.
-    requests.post(srv.api + "/internal/clock", headers={"X-Bootstrap-Secret": SECRET},
-                  json={"advance_seconds": 601})
+    advance_clock(srv, 601)
     assert get_connection(srv, account["api_key"]).status_code == 200

@@ -248,6 +248,22 @@ struct DeletedAccount {
   std::vector<std::string> warehouses_to_purge;
 };
 
+struct OnboardRequest {
+  std::string engine = "duckdb";
+  bool accept_terms = false;
+  std::string organization_name;
+  std::string handle;
+  std::string org_id;
+};
+
+struct Onboarded {
+  bool created = false;
+  metastore::Organization org;
+  metastore::Role role = metastore::Role::kAdmin;
+  std::optional<metastore::Project> project;  // when created
+  WarehouseAccess access;
+};
+
 struct Connection {
   std::string engine;
   WarehouseAccess access;
@@ -329,9 +345,11 @@ class AccountService {
   // The default warehouse: the first the caller can see.
   Result<WarehouseAccess> DefaultWarehouse(const Caller& caller);
   Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
+  // `with_key` false: the agent gets its key later (a device login's first poll).
   Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
                                   const std::string& name, const std::string& role,
-                                  const std::vector<AgentGrantRequest>& grants);
+                                  const std::vector<AgentGrantRequest>& grants,
+                                  bool with_key = true);
   // Replaces both identities' secrets (a new credential generation): old secrets, the
   // catalog tokens minted from them and vended sessions stop working. Requires write.
   Result<metastore::Warehouse> Rotate(const Caller& caller, const std::string& warehouse);
@@ -440,6 +458,9 @@ class AccountService {
   Result<metastore::Principal> RevokeAgent(const Caller& caller, const std::string& org,
                                            const std::string& agent_id,
                                            const std::string& request_id);
+  // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
+  // invalid_value handle), kConflict (handle_taken).
+  Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);
   // ---- Terms and account deletion (terms.cc)
   Result<TermsView> Terms(const Caller& caller);
   // Errors: kConflict (terms_version_mismatch).

@@ -79,7 +79,8 @@ Result<std::vector<std::pair<metastore::Grant, std::string>>> AccountService::Ch
 Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
                                                 const std::string& name_text,
                                                 const std::string& role_text,
-                                                const std::vector<AgentGrantRequest>& grants) {
+                                                const std::vector<AgentGrantRequest>& grants,
+                                                bool with_key) {
   // ---- validate and authorise
   TM_ASSIGN(std::string name, AgentName(name_text));
   TM_ASSIGN(Role agent_role, AgentRole(role_text));
@@ -100,11 +101,11 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
   TM_ASSIGN(result.grants, CheckedGrants(caller, mine, result.agent.id, grants));
   // ---- apply: the agent, its key, membership, grants and the audit event together
   metastore::ApiKey key;
-  result.api_key = NewApiKey(result.agent.id, &key);
+  if (with_key) result.api_key = NewApiKey(result.agent.id, &key);
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.principals().CreatePrincipal(result.agent));
-        TM_TRY(txn.principals().CreateApiKey(key));
+        if (with_key) TM_TRY(txn.principals().CreateApiKey(key));
         TM_TRY(txn.orgs().PutMember({mine.org.id, result.agent.id, agent_role, now, "agent"}));
         for (const auto& [g, wname] : result.grants) TM_TRY(txn.warehouses().PutGrant(g));
         return RecordIn(

@@ -112,6 +112,21 @@ class VerificationStore {
   virtual Result<void> RecordRate(const std::string& bucket, int64_t now_ms) = 0;
 };
 
+// Device authorisations of the CLI's login (RFC 8628).
+class DeviceStore {
+ public:
+  virtual ~DeviceStore() = default;
+  // kAlreadyExists when the user code is in use (the caller draws another).
+  virtual Result<void> CreateDevice(const DeviceGrant& grant) = 0;
+  // kNotFound when none.
+  virtual Result<DeviceGrant> DeviceByUserCode(const std::string& user_code) = 0;
+  virtual Result<DeviceGrant> DeviceByCodeHash(const std::string& device_code_hash) = 0;
+  // Replaces status, interval, last poll, agent and approver; kConflict when the stored
+  // status is no longer `expected_status` (a concurrent decision or poll won).
+  virtual Result<void> UpdateDevice(const DeviceGrant& grant,
+                                    const std::string& expected_status) = 0;
+};
+
 // Projects, their warehouses, and the grants on warehouses.
 class WarehouseStore {
  public:
@@ -258,6 +273,7 @@ class Stores {
   virtual OrgStore& orgs() = 0;
   virtual MembershipStore& memberships() = 0;
   virtual VerificationStore& verification() = 0;
+  virtual DeviceStore& devices() = 0;
   virtual WarehouseStore& warehouses() = 0;
   virtual IdempotencyStore& idempotency() = 0;
   virtual BucketOwnerStore& bucket_owners() = 0;

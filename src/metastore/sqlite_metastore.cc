@@ -144,6 +144,14 @@ CREATE TABLE pending_codes (purpose TEXT NOT NULL, email TEXT NOT NULL, code_has
 CREATE TABLE rate_events (bucket TEXT NOT NULL, at_ms INTEGER NOT NULL);
 CREATE INDEX rate_events_by_bucket ON rate_events(bucket, at_ms);
 )sql",
+    // 8: device authorisations (the CLI's login)
+    R"sql(
+CREATE TABLE device_grants (device_code_hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE,
+  client TEXT NOT NULL, hostname TEXT NOT NULL, client_name TEXT NOT NULL,
+  requested_level TEXT NOT NULL, warehouse_ids TEXT NOT NULL, created_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL, interval_s INTEGER NOT NULL, last_poll_ms INTEGER NOT NULL,
+  status TEXT NOT NULL, agent_id TEXT NOT NULL, approved_by TEXT NOT NULL) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -157,6 +165,7 @@ class ScopedStores {
         orgs_(sqlite_backend::NewOrgStore(scope)),
         memberships_(sqlite_backend::NewMembershipStore(scope)),
         verification_(sqlite_backend::NewVerificationStore(scope)),
+        devices_(sqlite_backend::NewDeviceStore(scope)),
         warehouses_(sqlite_backend::NewWarehouseStore(scope)),
         idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
@@ -168,6 +177,7 @@ class ScopedStores {
   std::unique_ptr<OrgStore> orgs_;
   std::unique_ptr<MembershipStore> memberships_;
   std::unique_ptr<VerificationStore> verification_;
+  std::unique_ptr<DeviceStore> devices_;
   std::unique_ptr<WarehouseStore> warehouses_;
   std::unique_ptr<IdempotencyStore> idempotency_;
   std::unique_ptr<BucketOwnerStore> bucket_owners_;
@@ -181,6 +191,7 @@ class ScopedStores {
   OrgStore& orgs() override { return *stores.orgs_; }                           \
   MembershipStore& memberships() override { return *stores.memberships_; }      \
   VerificationStore& verification() override { return *stores.verification_; }  \
+  DeviceStore& devices() override { return *stores.devices_; }                  \
   WarehouseStore& warehouses() override { return *stores.warehouses_; }         \
   IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \

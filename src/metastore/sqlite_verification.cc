@@ -91,7 +91,76 @@ class SqliteVerification final : public VerificationStore {
   Scope s_;
 };
 
+class SqliteDevices final : public DeviceStore {
+ public:
+  explicit SqliteDevices(Scope scope) : s_(scope) {}
+
+  Result<void> CreateDevice(const DeviceGrant& g) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return RunUnique(
+          db, "INSERT INTO device_grants VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+          {g.device_code_hash, g.user_code, g.client, g.hostname, g.client_name,
+           Name(g.requested_level), g.warehouse_ids_json, g.created_ms, g.expires_ms,
+           int64_t{g.interval_s}, g.last_poll_ms, g.status, g.agent_id.str(), g.approved_by.str()},
+          Error{ErrorCode::kAlreadyExists, "user code in use", {}});
+    });
+  }
+
+  Result<DeviceGrant> DeviceByUserCode(const std::string& user_code) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kSelect) + " WHERE user_code = ?", {user_code},
+                 "no such device code", Row);
+    });
+  }
+
+  Result<DeviceGrant> DeviceByCodeHash(const std::string& hash) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, std::string(kSelect) + " WHERE device_code_hash = ?", {hash},
+                 "no such device code", Row);
+    });
+  }
+
+  Result<void> UpdateDevice(const DeviceGrant& g, const std::string& expected_status) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db,
+                 "UPDATE device_grants SET status = ?, interval_s = ?, last_poll_ms = ?, "
+                 "agent_id = ?, approved_by = ? WHERE device_code_hash = ? AND status = ?",
+                 {g.status, int64_t{g.interval_s}, g.last_poll_ms, g.agent_id.str(),
+                  g.approved_by.str(), g.device_code_hash, expected_status}));
+      if (db.Changes() == 0) return Fail(ErrorCode::kConflict, "the device grant changed");
+      return {};
+    });
+  }
+
+ private:
+  static constexpr char kSelect[] =
+      "SELECT device_code_hash, user_code, client, hostname, client_name, requested_level, "
+      "warehouse_ids, created_ms, expires_ms, interval_s, last_poll_ms, status, agent_id, "
+      "approved_by FROM device_grants";
+  static DeviceGrant Row(sqlite::Statement& st) {
+    return DeviceGrant{st.Text(0),
+                       st.Text(1),
+                       st.Text(2),
+                       st.Text(3),
+                       st.Text(4),
+                       ParseLevel(st.Text(5)).value_or(Level::kRead),
+                       st.Text(6),
+                       st.Int(7),
+                       st.Int(8),
+                       static_cast<int>(st.Int(9)),
+                       st.Int(10),
+                       st.Text(11),
+                       PrincipalId(st.Text(12)),
+                       PrincipalId(st.Text(13))};
+  }
+  Scope s_;
+};
+
 }  // namespace
+
+std::unique_ptr<DeviceStore> NewDeviceStore(Scope scope) {
+  return std::make_unique<SqliteDevices>(scope);
+}
 
 std::unique_ptr<VerificationStore> NewVerificationStore(Scope scope) {
   return std::make_unique<SqliteVerification>(scope);

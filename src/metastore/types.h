@@ -102,6 +102,25 @@ struct PendingCode {
   int attempts = 0;  // wrong codes so far
 };
 
+// An RFC 8628 device authorisation: the CLI polls with the device code (kept hashed),
+// a person approves the user code.
+struct DeviceGrant {
+  std::string device_code_hash;
+  std::string user_code;  // "XXXX-XXXX"
+  std::string client;
+  std::string hostname;
+  std::string client_name;
+  Level requested_level = Level::kWrite;
+  std::string warehouse_ids_json = "[]";  // what the CLI asked for
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;
+  int interval_s = 5;
+  int64_t last_poll_ms = 0;
+  std::string status = "pending";  // pending | approved | denied | consumed
+  PrincipalId agent_id;            // set on approval
+  PrincipalId approved_by;
+};
+
 // What a rate limit decided.
 struct RateDecision {
   bool allowed = true;

@@ -109,8 +109,9 @@ class AppImpl final : public App {
     verification_ = std::make_unique<accounts::Verification>(
         *accounts_, accounts::VerificationOptions{nullptr, keys_->Derive("signup-code"),
                                                   keys_->Derive("code-seal")});
+    devices_ = std::make_unique<accounts::DeviceFlow>(*accounts_);
     control_api_ = std::make_unique<api::control::ControlApi>(
-        *accounts_, *control_tables_, *verification_,
+        *accounts_, *control_tables_, *verification_, *devices_,
         api::control::ControlApiOptions{
             [this] { return meta_->Ping().has_value(); },
             [this] { return meta_->Ping().has_value(); }, config.bootstrap_secret,
@@ -199,6 +200,7 @@ class AppImpl final : public App {
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;
   std::unique_ptr<accounts::Verification> verification_;
+  std::unique_ptr<accounts::DeviceFlow> devices_;
   std::unique_ptr<api::control::ControlApi> control_api_;
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
   std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;

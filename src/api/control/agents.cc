@@ -5,16 +5,6 @@
 namespace tablemere::api::control {
 namespace {
 
-Json GrantsJson(const std::vector<std::pair<metastore::Grant, std::string>>& grants) {
-  Json gl = Json::array();
-  for (const auto& [g, wname] : grants) {
-    gl.push_back({{"warehouse_id", g.warehouse_id.str()},
-                  {"name", wname},
-                  {"level", metastore::Name(g.level)}});
-  }
-  return gl;
-}
-
 Json AgentJson(const accounts::AgentView& v) {
   Json legacy = Json::array();
   for (const auto& [g, wname] : v.grants) legacy.push_back(g.warehouse_id.str());
@@ -50,6 +40,16 @@ Result<std::vector<accounts::AgentGrantRequest>> GrantsOf(const Json& body) {
 }
 
 }  // namespace
+
+Json GrantsJson(const std::vector<std::pair<metastore::Grant, std::string>>& grants) {
+  Json gl = Json::array();
+  for (const auto& [g, wname] : grants) {
+    gl.push_back({{"warehouse_id", g.warehouse_id.str()},
+                  {"name", wname},
+                  {"level", metastore::Name(g.level)}});
+  }
+  return gl;
+}
 
 void BindAgents(Binder& b, Context& ctx) {
   b.Authed("POST", "/v1/orgs/{org_id}/agents",

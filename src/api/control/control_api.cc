@@ -12,8 +12,8 @@ struct ControlApi::Impl {
   Binder binder;
 
   Impl(accounts::AccountService& a, catalog::ControlTables& t, accounts::Verification& v,
-       ControlApiOptions o)
-      : ctx{a, t, v, std::move(o)},
+       accounts::DeviceFlow& d, ControlApiOptions o)
+      : ctx{a, t, v, d, std::move(o)},
         binder([this](const Request& req) { return Authenticate(req); }, ErrorResponse) {
     BindHealth(binder, ctx);
     BindSignup(binder, ctx);
@@ -31,6 +31,8 @@ struct ControlApi::Impl {
     BindVerification(binder, ctx);
     BindInternal(binder, ctx);
     BindIdentity(binder, ctx);
+    BindDevices(binder, ctx);
+    BindOnboard(binder, ctx);
   }
 
   Result<accounts::Caller> Authenticate(const Request& req) {
@@ -46,8 +48,9 @@ struct ControlApi::Impl {
 };
 
 ControlApi::ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
-                       accounts::Verification& verification, ControlApiOptions options)
-    : impl_(std::make_unique<Impl>(accounts, tables, verification, std::move(options))) {}
+                       accounts::Verification& verification, accounts::DeviceFlow& devices,
+                       ControlApiOptions options)
+    : impl_(std::make_unique<Impl>(accounts, tables, verification, devices, std::move(options))) {}
 ControlApi::~ControlApi() = default;
 http::Response ControlApi::Handle(http::Request& request) {
   return impl_->binder.Dispatch(request);

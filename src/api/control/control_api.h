@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "accounts/account_service.h"
+#include "accounts/devices.h"
 #include "accounts/verification.h"
 #include "catalog/control_tables.h"
 #include "http/message.h"
@@ -26,7 +27,8 @@ struct ControlApiOptions {
 class ControlApi {
  public:
   ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
-             accounts::Verification& verification, ControlApiOptions options);
+             accounts::Verification& verification, accounts::DeviceFlow& devices,
+             ControlApiOptions options);
   ~ControlApi();
   http::Response Handle(http::Request& request);
 

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "accounts/account_service.h"
+#include "accounts/devices.h"
 #include "accounts/verification.h"
 #include "api/common/json_request.h"
 #include "api/common/route_binder.h"
@@ -26,6 +27,7 @@ struct Context {
   accounts::AccountService& accounts;
   catalog::ControlTables& tables;
   accounts::Verification& verification;
+  accounts::DeviceFlow& devices;
   ControlApiOptions options;
 };
 
@@ -57,7 +59,11 @@ void BindTables(Binder& b, Context& ctx);
 void BindVerification(Binder& b, Context& ctx);
 void BindInternal(Binder& b, Context& ctx);
 void BindIdentity(Binder& b, Context& ctx);
+void BindDevices(Binder& b, Context& ctx);
+void BindOnboard(Binder& b, Context& ctx);
 
+// An agent's grants as [{warehouse_id, name, level}] (agents and device logins).
+Json GrantsJson(const std::vector<std::pair<metastore::Grant, std::string>>& grants);
 // An organisation as GET /v1/orgs lists it (also the answer of the routes that change one).
 Json OrgJson(const accounts::OrgView& v);
 
