@@ -231,3 +231,4 @@ def test_onboard_gives_a_person_without_an_organisation_one(srv):
     assert body["connection"]["level"] == "write"
     again = post(srv, "/v1/onboard", {}, key).json()
     assert again["created"] is False and again["warehouse_id"] == body["warehouse_id"]
+

@@ -164,13 +164,50 @@ struct DeletedWarehouse {
   int tables_dropped = 0;
   uint64_t bytes_at_deletion = 0;
   int grants_removed = 0;
+  int usage_samples_removed = 0;
   std::string storage_step;  // "ok", or "retrying" when the task runner finishes it
   bool storage_complete = true;
 };
 
 // The free plan's limits, configurable per deployment (tablemere-reference.md, "Limits").
+// Storage is the one metered limit; the rest are abuse guards.
 struct Limits {
   int warehouses_per_project = kWarehousesPerProject;
+  int64_t storage_bytes = 5'000'000'000;
+  int64_t objects = 50'000;
+  int tables = 50;
+  int namespaces = 10;
+  int64_t catalog_operations_per_month = 1'000'000;
+  int64_t commits_per_month = 20'000;
+  int min_seconds_between_commits = 0;
+  int snapshot_retention_days = 7;
+  int max_snapshots_per_table = 20;
+};
+
+// A warehouse's latest storage sample (absent: not metered yet).
+struct WarehouseUsage {
+  metastore::Warehouse warehouse;
+  std::optional<metastore::UsageSample> sample;
+};
+
+// An organisation's storage: the latest sample of each of its warehouses, summed.
+struct StorageUsage {
+  OrgId org_id;
+  int64_t bytes = 0;
+  int64_t measured_ms = 0;  // the newest sample's time
+  int warehouses = 0;
+  int warehouses_metered = 0;
+  std::vector<WarehouseUsage> per_warehouse;
+};
+
+struct ProjectUsage {
+  metastore::Project project;
+  std::vector<metastore::Warehouse> warehouses;
+};
+
+struct UsageReport {
+  std::vector<ProjectUsage> projects;
+  std::vector<std::pair<StorageUsage, metastore::Role>> orgs;
 };
 
 // A project or catalog name: trimmed, 1-64 characters, no control characters.
@@ -458,6 +495,15 @@ class AccountService {
   Result<metastore::Principal> RevokeAgent(const Caller& caller, const std::string& org,
                                            const std::string& agent_id,
                                            const std::string& request_id);
+  // ---- usage and quotas (usage.cc)
+  Result<UsageReport> Usage(const Caller& caller, const std::string& project);
+  Result<StorageUsage> OrgStorage(const OrgId& org);
+  // kQuotaExceeded (quota_exceeded: current, limit_value, scope) when the organisation is
+  // over its storage limit; the refusal is audited (quota.reject).
+  Result<void> CheckStorageQuota(const Caller& caller, const OrgId& org, const std::string& what);
+  // Records a warehouse's footprint: the given figures, or measured from its buckets.
+  Result<metastore::UsageSample> RecordUsage(const WarehouseId& warehouse,
+                                             std::optional<metastore::UsageSample> reported);
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);

@@ -48,6 +48,7 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
   if (caller.principal.kind == PrincipalKind::kAgent && project.role != Role::kAdmin) {
     return Fail(AdminOnly("or an admin token creates catalogs"));
   }
+  TM_TRY(CheckStorageQuota(caller, project.view.project.org_id, "creating a catalog"));
   TM_ASSIGN(auto existing, meta_.warehouses().WarehousesOfOrg(project.view.project.org_id));
   int in_project = 0;
   for (const auto& w : existing) {
@@ -136,12 +137,13 @@ Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
                     .With("confirm_with", w.name));
   }
   // ---- apply: the records and the buckets' deletion tasks in one transaction
-  DeletedWarehouse out{w, 0, 0, {}, "ok", true};
+  DeletedWarehouse out{.warehouse = w, .storage_step = "ok", .storage_complete = true};
   auto removed =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_ASSIGN(auto grants, txn.warehouses().GrantsOn(w.id));
         out.grants_removed = static_cast<int>(grants.size());
         TM_ASSIGN(out.tables_dropped, txn.catalog().DeleteWarehouseEntries(w.id));
+        TM_ASSIGN(out.usage_samples_removed, txn.usage().DeleteSamples(w.id));
         TM_TRY(txn.warehouses().DeleteWarehouse(w.id));
         for (const std::string& bucket :
              {storage::TableBucketName(w.id), storage::BlobBucketName(w.id)}) {

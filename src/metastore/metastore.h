@@ -127,6 +127,17 @@ class DeviceStore {
                                     const std::string& expected_status) = 0;
 };
 
+// Storage samples of warehouses (GET /v1/usage, quotas).
+class UsageStore {
+ public:
+  virtual ~UsageStore() = default;
+  virtual Result<void> RecordSample(const UsageSample& sample) = 0;
+  // The newest sample of a warehouse, if any.
+  virtual Result<std::optional<UsageSample>> LatestSample(const WarehouseId& warehouse_id) = 0;
+  // Removes a warehouse's samples; returns how many there were.
+  virtual Result<int> DeleteSamples(const WarehouseId& warehouse_id) = 0;
+};
+
 // Projects, their warehouses, and the grants on warehouses.
 class WarehouseStore {
  public:
@@ -274,6 +285,7 @@ class Stores {
   virtual MembershipStore& memberships() = 0;
   virtual VerificationStore& verification() = 0;
   virtual DeviceStore& devices() = 0;
+  virtual UsageStore& usage() = 0;
   virtual WarehouseStore& warehouses() = 0;
   virtual IdempotencyStore& idempotency() = 0;
   virtual BucketOwnerStore& bucket_owners() = 0;

@@ -139,6 +139,7 @@ std::unique_ptr<OrgStore> NewOrgStore(Scope scope);
 std::unique_ptr<MembershipStore> NewMembershipStore(Scope scope);
 std::unique_ptr<VerificationStore> NewVerificationStore(Scope scope);
 std::unique_ptr<DeviceStore> NewDeviceStore(Scope scope);
+std::unique_ptr<UsageStore> NewUsageStore(Scope scope);
 std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope);
 std::unique_ptr<IdempotencyStore> NewIdempotencyStore(Scope scope);
 std::unique_ptr<BucketOwnerStore> NewBucketOwnerStore(Scope scope);

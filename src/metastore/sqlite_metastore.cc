@@ -152,6 +152,12 @@ CREATE TABLE device_grants (device_code_hash TEXT PRIMARY KEY, user_code TEXT NO
   expires_ms INTEGER NOT NULL, interval_s INTEGER NOT NULL, last_poll_ms INTEGER NOT NULL,
   status TEXT NOT NULL, agent_id TEXT NOT NULL, approved_by TEXT NOT NULL) WITHOUT ROWID;
 )sql",
+    // 9: storage samples of warehouses
+    R"sql(
+CREATE TABLE usage_samples (warehouse_id TEXT NOT NULL, at_ms INTEGER NOT NULL,
+  table_bytes INTEGER NOT NULL, table_objects INTEGER NOT NULL, blob_bytes INTEGER NOT NULL,
+  blob_objects INTEGER NOT NULL, PRIMARY KEY (warehouse_id, at_ms)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -166,6 +172,7 @@ class ScopedStores {
         memberships_(sqlite_backend::NewMembershipStore(scope)),
         verification_(sqlite_backend::NewVerificationStore(scope)),
         devices_(sqlite_backend::NewDeviceStore(scope)),
+        usage_(sqlite_backend::NewUsageStore(scope)),
         warehouses_(sqlite_backend::NewWarehouseStore(scope)),
         idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
@@ -178,6 +185,7 @@ class ScopedStores {
   std::unique_ptr<MembershipStore> memberships_;
   std::unique_ptr<VerificationStore> verification_;
   std::unique_ptr<DeviceStore> devices_;
+  std::unique_ptr<UsageStore> usage_;
   std::unique_ptr<WarehouseStore> warehouses_;
   std::unique_ptr<IdempotencyStore> idempotency_;
   std::unique_ptr<BucketOwnerStore> bucket_owners_;
@@ -192,6 +200,7 @@ class ScopedStores {
   MembershipStore& memberships() override { return *stores.memberships_; }      \
   VerificationStore& verification() override { return *stores.verification_; }  \
   DeviceStore& devices() override { return *stores.devices_; }                  \
+  UsageStore& usage() override { return *stores.usage_; }                       \
   WarehouseStore& warehouses() override { return *stores.warehouses_; }         \
   IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \

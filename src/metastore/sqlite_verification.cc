@@ -156,7 +156,49 @@ class SqliteDevices final : public DeviceStore {
   Scope s_;
 };
 
+class SqliteUsage final : public UsageStore {
+ public:
+  explicit SqliteUsage(Scope scope) : s_(scope) {}
+
+  Result<void> RecordSample(const UsageSample& u) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "INSERT OR REPLACE INTO usage_samples VALUES(?, ?, ?, ?, ?, ?)",
+                 {u.warehouse_id.str(), u.at_ms, u.table_bytes, u.table_objects, u.blob_bytes,
+                  u.blob_objects});
+    });
+  }
+
+  Result<std::optional<UsageSample>> LatestSample(const WarehouseId& w) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::optional<UsageSample>> {
+      TM_ASSIGN(auto rows, sqlite::Query(db,
+                                         "SELECT at_ms, table_bytes, table_objects, blob_bytes, "
+                                         "blob_objects FROM usage_samples WHERE warehouse_id = ? "
+                                         "ORDER BY at_ms DESC LIMIT 1",
+                                         {w.str()}, [&](sqlite::Statement& st) {
+                                           return UsageSample{w,         st.Int(0), st.Int(1),
+                                                              st.Int(2), st.Int(3), st.Int(4)};
+                                         }));
+      if (rows.empty()) return std::optional<UsageSample>();
+      return std::optional<UsageSample>(rows.front());
+    });
+  }
+
+  Result<int> DeleteSamples(const WarehouseId& w) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<int> {
+      TM_TRY(Run(db, "DELETE FROM usage_samples WHERE warehouse_id = ?", {w.str()}));
+      return static_cast<int>(db.Changes());
+    });
+  }
+
+ private:
+  Scope s_;
+};
+
 }  // namespace
+
+std::unique_ptr<UsageStore> NewUsageStore(Scope scope) {
+  return std::make_unique<SqliteUsage>(scope);
+}
 
 std::unique_ptr<DeviceStore> NewDeviceStore(Scope scope) {
   return std::make_unique<SqliteDevices>(scope);

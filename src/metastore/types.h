@@ -121,6 +121,16 @@ struct DeviceGrant {
   PrincipalId approved_by;
 };
 
+// One measurement of a warehouse's footprint (its table and blob buckets).
+struct UsageSample {
+  WarehouseId warehouse_id;
+  int64_t at_ms = 0;
+  int64_t table_bytes = 0;
+  int64_t table_objects = 0;
+  int64_t blob_bytes = 0;
+  int64_t blob_objects = 0;
+};
+
 // What a rate limit decided.
 struct RateDecision {
   bool allowed = true;

@@ -33,6 +33,7 @@ struct ControlApi::Impl {
     BindIdentity(binder, ctx);
     BindDevices(binder, ctx);
     BindOnboard(binder, ctx);
+    BindUsage(binder, ctx);
   }
 
   Result<accounts::Caller> Authenticate(const Request& req) {

@@ -122,6 +122,37 @@ void BindInternal(Binder& b, Context& ctx) {
              return Response::Json(200, Json{{"kid", keys->CurrentKid()}}.dump());
            });
 
+  Internal(
+      b, ctx, "POST", "/internal/usage",
+      [&ctx](Request& req, const PathParams&) -> Result<Response> {
+        TM_ASSIGN(Json body, Body(req));
+        TM_ASSIGN(std::string warehouse, RequiredString(body, "warehouse_id"));
+        std::optional<metastore::UsageSample> reported;
+        if (body.contains("bytes") || body.contains("blob_bytes")) {
+          auto number = [&](const char* k) -> Result<int64_t> {
+            if (!body.contains(k)) return int64_t{0};
+            if (!body[k].is_number_integer() || body[k].get<int64_t>() < 0) {
+              return Fail(Error{ErrorCode::kInvalidInput, std::string(k) + ": a count >= 0", {}}
+                              .With("code", "invalid_value")
+                              .With("field", k));
+            }
+            return body[k].get<int64_t>();
+          };
+          metastore::UsageSample s;
+          TM_ASSIGN(s.table_bytes, number("bytes"));
+          TM_ASSIGN(s.table_objects, number("objects"));
+          TM_ASSIGN(s.blob_bytes, number("blob_bytes"));
+          TM_ASSIGN(s.blob_objects, number("blob_objects"));
+          reported = s;
+        }
+        TM_ASSIGN(auto s, ctx.accounts.RecordUsage(WarehouseId(warehouse), reported));
+        Json out = {{"warehouse_id", s.warehouse_id.str()}, {"bytes", s.table_bytes},
+                    {"objects", s.table_objects},           {"blob_bytes", s.blob_bytes},
+                    {"blob_objects", s.blob_objects},       {"measured_at", FormatIso8601(s.at_ms)},
+                    {"measured", !reported.has_value()}};
+        return Response::Json(200, out.dump());
+      });
+
   Internal(b, ctx, "POST", "/internal/selftest/error",
            [](Request&, const PathParams&) -> Result<Response> {
              // On purpose: the unexpected-failure path end to end (500, request id, no

@@ -61,6 +61,7 @@ void BindInternal(Binder& b, Context& ctx);
 void BindIdentity(Binder& b, Context& ctx);
 void BindDevices(Binder& b, Context& ctx);
 void BindOnboard(Binder& b, Context& ctx);
+void BindUsage(Binder& b, Context& ctx);
 
 // An agent's grants as [{warehouse_id, name, level}] (agents and device logins).
 Json GrantsJson(const std::vector<std::pair<metastore::Grant, std::string>>& grants);

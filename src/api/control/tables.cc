@@ -75,6 +75,7 @@ void BindTables(Binder& b, Context& ctx) {
         r.format_version = requested;
         TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
                                                  : ctx.accounts.Access(caller, warehouse));
+        TM_TRY(ctx.accounts.CheckStorageQuota(caller, access.warehouse.org_id, "creating a table"));
         auto created = ctx.tables.Create(access, r);
         if (!created) return Fail(CatalogFailure(created.error()));
         const auto& w = access.warehouse;
@@ -196,6 +197,10 @@ void BindTables(Binder& b, Context& ctx) {
         TM_ASSIGN(std::string name, RequiredString(body, "name"));
         TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
                                                  : ctx.accounts.Access(caller, warehouse));
+        if (access.level == metastore::Level::kWrite) {
+          TM_TRY(ctx.accounts.CheckStorageQuota(caller, access.warehouse.org_id,
+                                                "vending a write credential"));
+        }
         auto vended = ctx.tables.Credentials(access, {ns, name});
         if (!vended) return Fail(CatalogFailure(vended.error()));
         Json storage = Json::object();

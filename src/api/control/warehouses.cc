@@ -87,7 +87,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
                          {"bytes_at_deletion", d.bytes_at_deletion},
                          {"measured_at", FormatIso8601(SystemClock().NowMillis())},
                          {"grants_removed", d.grants_removed},
-                         {"usage_samples_removed", 0},
+                         {"usage_samples_removed", d.usage_samples_removed},
                          {"storage", {{"step", d.storage_step}}},
                          {"storage_complete", d.storage_complete},
                          {"note",

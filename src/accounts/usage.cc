@@ -1,0 +1,116 @@
+// AccountService: storage usage (GET /v1/usage, POST /internal/usage) and the storage
+// quota that creating catalogs and tables and vending write credentials check.
+#include <nlohmann/json.hpp>
+
+#include "accounts/account_service.h"
+#include "storage/access.h"
+
+namespace tablemere::accounts {
+namespace {
+
+// Sums a bucket's objects; a bucket that is gone counts as empty.
+Result<std::pair<int64_t, int64_t>> Footprint(objectstore::ObjectStore& objects,
+                                              const std::string& bucket) {
+  int64_t bytes = 0, count = 0;
+  objectstore::ListOptions opts;
+  opts.max_keys = 1000;
+  while (true) {
+    auto page = objects.List(bucket, opts);
+    if (!page) {
+      if (objectstore::FailureOf(page.error()) == objectstore::StoreFailure::kNoSuchBucket) break;
+      return Fail(page.error());
+    }
+    for (const auto& o : page->objects) {
+      bytes += static_cast<int64_t>(o.size);
+      count++;
+    }
+    if (!page->truncated) break;
+    opts.continuation = page->next_marker;
+  }
+  return std::pair{bytes, count};
+}
+
+}  // namespace
+
+Result<metastore::UsageSample> AccountService::RecordUsage(
+    const WarehouseId& id, std::optional<metastore::UsageSample> reported) {
+  auto w = meta_.warehouses().FindWarehouse(id);
+  if (!w) {
+    if (w.error().code != ErrorCode::kNotFound) return Fail(w.error());
+    return Fail(Error{ErrorCode::kNotFound, "No warehouse " + id.str(), {}}.With(
+        "code", "warehouse_not_found"));
+  }
+  metastore::UsageSample s = reported.value_or(metastore::UsageSample{});
+  s.warehouse_id = w->id;
+  s.at_ms = clock_.NowMillis();
+  if (!reported) {
+    TM_ASSIGN(auto table, Footprint(objects_, storage::TableBucketName(w->id)));
+    TM_ASSIGN(auto blob, Footprint(objects_, storage::BlobBucketName(w->id)));
+    s.table_bytes = table.first;
+    s.table_objects = table.second;
+    s.blob_bytes = blob.first;
+    s.blob_objects = blob.second;
+  }
+  TM_TRY(meta_.usage().RecordSample(s));
+  return s;
+}
+
+Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {
+  StorageUsage u{org, 0, 0, 0, 0, {}};
+  TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(org));
+  for (auto& w : warehouses) {
+    TM_ASSIGN(auto sample, meta_.usage().LatestSample(w.id));
+    u.warehouses++;
+    if (sample) {
+      u.warehouses_metered++;
+      u.bytes += sample->table_bytes + sample->blob_bytes;
+      u.measured_ms = std::max(u.measured_ms, sample->at_ms);
+    }
+    u.per_warehouse.push_back({std::move(w), sample});
+  }
+  return u;
+}
+
+Result<void> AccountService::CheckStorageQuota(const Caller& caller, const OrgId& org,
+                                               const std::string& what) {
+  TM_ASSIGN(auto u, OrgStorage(org));
+  if (u.bytes <= limits_.storage_bytes) return {};
+  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, org, "quota.reject", "org", org,
+                                      "", nlohmann::json{{"refused", what}}.dump()}));
+  return Fail(Error{ErrorCode::kQuotaExceeded,
+                    "The organisation is over its storage limit: " + what + " is refused",
+                    {}}
+                  .With("code", "quota_exceeded")
+                  .With("current", std::to_string(u.bytes))
+                  .With("limit_value", std::to_string(limits_.storage_bytes))
+                  .With("scope", "organization")
+                  .With("remedy",
+                        "Free space (drop tables, delete a catalog); reading keeps "
+                        "working meanwhile. tablemere usage shows the figures."));
+}
+
+Result<UsageReport> AccountService::Usage(const Caller& caller, const std::string& project) {
+  UsageReport r;
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
+  for (const auto& [org, role] : orgs) {
+    TM_ASSIGN(auto storage, OrgStorage(org.id));
+    TM_ASSIGN(auto projects, meta_.warehouses().ProjectsOfOrg(org.id));
+    for (auto& p : projects) {
+      if (!project.empty() && p.id.str() != project && p.name != project) continue;
+      ProjectUsage pu{std::move(p), {}};
+      for (const auto& wu : storage.per_warehouse) {
+        if (wu.warehouse.project_id == pu.project.id) pu.warehouses.push_back(wu.warehouse);
+      }
+      r.projects.push_back(std::move(pu));
+    }
+    r.orgs.emplace_back(std::move(storage), role);
+  }
+  if (!project.empty() && r.projects.empty()) {
+    return Fail(Error{ErrorCode::kNotFound, "No project '" + project + "' among yours", {}}
+                    .With("code", "project_not_found")
+                    .With("remedy", "tablemere project list shows yours."));
+  }
+  return r;
+}
+
+}  // namespace tablemere::accounts

@@ -1,0 +1,132 @@
+// GET /v1/usage: every limit with its current value and headroom, storage per
+// organisation and per catalog (from the latest sample of each), and POST
+// /internal/usage (the operator's metering: a warehouse's footprint, reported or
+// measured now).
+#include "api/control/routes.h"
+#include "common/strings.h"
+
+namespace tablemere::api::control {
+namespace {
+
+Json Counter(int64_t current, int64_t limit) {
+  return {
+      {"current", current}, {"limit", limit}, {"headroom", std::max<int64_t>(0, limit - current)}};
+}
+
+Json StorageJson(const accounts::StorageUsage& u, int64_t limit) {
+  Json s = Counter(u.bytes, limit);
+  s["unmetered"] = u.warehouses_metered == 0;
+  s["measured_at"] = TimeOrNull(u.measured_ms);
+  s["complete"] = u.warehouses_metered == u.warehouses;
+  s["scope"] = "organization";
+  s["scope_id"] = u.org_id.str();
+  s["warehouses_metered"] = u.warehouses_metered;
+  s["warehouses"] = u.warehouses;
+  s["over_limit"] = u.bytes > limit;
+  return s;
+}
+
+Json WarehouseStorageJson(const accounts::WarehouseUsage& w) {
+  const auto& s = w.sample;
+  Json out = {{"warehouse_id", w.warehouse.id.str()},
+              {"name", w.warehouse.name},
+              {"tier", "private"},
+              {"public", false},
+              {"unmetered", !s.has_value()},
+              {"history", Json::array()},
+              {"trend", nullptr},
+              {"traffic", nullptr},
+              {"traffic_note",
+               "Per-bucket request and byte counters are not collected by this server yet."}};
+  if (s) {
+    out["bytes"] = s->table_bytes + s->blob_bytes;
+    out["objects"] = s->table_objects + s->blob_objects;
+    out["measured_at"] = FormatIso8601(s->at_ms);
+    out["buckets"] = {{"table", "w-" + w.warehouse.id.str()},
+                      {"blob", "b-" + w.warehouse.id.str()}};
+    out["table_bytes"] = s->table_bytes;
+    out["blob_bytes"] = s->blob_bytes;
+    out["blob_objects"] = s->blob_objects;
+    out["complete"] = true;
+  } else {
+    out["bytes"] = nullptr;
+    out["objects"] = nullptr;
+    out["measured_at"] = nullptr;
+    out["complete"] = false;
+  }
+  return out;
+}
+
+}  // namespace
+
+void BindUsage(Binder& b, Context& ctx) {
+  b.Authed(
+      "GET", "/v1/usage",
+      [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
+        auto q = QueryMap(req);
+        int days = 7;
+        if (!q["days"].empty()) {
+          auto n = ParseInt(q["days"]);
+          if (!n || *n < 1 || *n > 30) {
+            return Fail(Error{ErrorCode::kInvalidInput, "days must be 1..30", {}}
+                            .With("code", "invalid_value")
+                            .With("field", "days"));
+          }
+          days = static_cast<int>(*n);
+        }
+        TM_ASSIGN(auto report, ctx.accounts.Usage(caller, q["project_id"]));
+        const auto& l = ctx.accounts.limits();
+        Json limits = {{"storage_bytes", l.storage_bytes},
+                       {"objects", l.objects},
+                       {"tables", l.tables},
+                       {"namespaces", l.namespaces},
+                       {"warehouses", l.warehouses_per_project},
+                       {"catalog_operations_per_month", l.catalog_operations_per_month},
+                       {"commits_per_month", l.commits_per_month},
+                       {"min_seconds_between_commits", l.min_seconds_between_commits},
+                       {"snapshot_retention_days", l.snapshot_retention_days},
+                       {"max_snapshots_per_table", l.max_snapshots_per_table}};
+        Json projects = Json::array();
+        for (const auto& p : report.projects) {
+          Json ids = Json::array();
+          Json per = Json::array();
+          const accounts::StorageUsage* org_storage = nullptr;
+          for (const auto& [o, role] : report.orgs) {
+            if (o.org_id == p.project.org_id) org_storage = &o;
+          }
+          for (const auto& w : p.warehouses) {
+            ids.push_back(w.id.str());
+            if (org_storage == nullptr) continue;
+            for (const auto& wu : org_storage->per_warehouse) {
+              if (wu.warehouse.id == w.id) per.push_back(WarehouseStorageJson(wu));
+            }
+          }
+          Json entry = {{"project_id", p.project.id.str()},
+                        {"name", p.project.name},
+                        {"org_id", p.project.org_id.str()},
+                        {"warehouses", Counter(static_cast<int64_t>(p.warehouses.size()),
+                                               l.warehouses_per_project)},
+                        {"warehouse_ids", ids},
+                        {"warehouse_storage", per}};
+          if (org_storage) entry["storage_bytes"] = StorageJson(*org_storage, l.storage_bytes);
+          projects.push_back(entry);
+        }
+        Json orgs = Json::array();
+        for (const auto& [o, role] : report.orgs) {
+          orgs.push_back({{"org_id", o.org_id.str()},
+                          {"storage_bytes", StorageJson(o, l.storage_bytes)},
+                          {"role", metastore::Name(role)}});
+        }
+        Json out = {{"principal_id", caller.principal.id.str()},
+                    {"limits", limits},
+                    {"history_days", days},
+                    {"projects", projects},
+                    {"organizations", orgs},
+                    {"note",
+                     "Storage is the latest sample of every catalog, summed per "
+                     "organisation; 'unmetered' until a catalog's first sample."}};
+        return Response::Json(200, out.dump());
+      });
+}
+
+}  // namespace tablemere::api::control

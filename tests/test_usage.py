@@ -1,0 +1,61 @@
+"""Black-box tests of GET /v1/usage, the operator's metering (POST /internal/usage) and
+the storage quota, on a server of their own (its clock is never moved here, so S3
+signatures stay in time)."""
+
+import boto3
+import pytest
+import requests
+
+from test_control_api import assert_api_error, auth, get_connection
+from test_signup_codes import internal
+
+
+@pytest.fixture(scope="module")
+def srv(clocked_server):
+    return clocked_server
+
+
+def test_usage_is_unmetered_until_sampled_and_the_storage_quota_refuses_growth(srv):
+    account = srv.signup()
+    key, wid = account["api_key"], account["warehouse_id"]
+    usage = requests.get(srv.api + "/v1/usage", headers=auth(key))
+    assert usage.status_code == 200, usage.text
+    u = usage.json()
+    assert u["limits"]["storage_bytes"] == 5_000_000_000 and u["limits"]["warehouses"] == 3
+    [p] = u["projects"]
+    assert p["warehouses"] == {"current": 1, "limit": 3, "headroom": 2}
+    assert p["storage_bytes"]["unmetered"] is True
+    assert p["warehouse_storage"][0]["unmetered"] is True
+    # The operator's metering measures the buckets.
+    conn = get_connection(srv, key).json()
+
+    cred = conn["catalog_credential"]
+    boto3.client("s3", endpoint_url=srv.s3, aws_access_key_id=cred["client_id"],
+                 aws_secret_access_key=cred["client_secret"], region_name="us-east-1").put_object(
+        Bucket=f"b-{wid}", Key="x.bin", Body=b"x" * 1000)
+    r = internal(srv, "POST", "/internal/usage", json={"warehouse_id": wid})
+    assert r.status_code == 200, r.text
+    assert (r.json()["blob_bytes"], r.json()["blob_objects"], r.json()["measured"]) == \
+        (1000, 1, True)
+    [p] = requests.get(srv.api + "/v1/usage", headers=auth(key)).json()["projects"]
+    assert p["storage_bytes"]["current"] == 1000 and p["storage_bytes"]["unmetered"] is False
+    assert p["storage_bytes"]["over_limit"] is False
+    # Over the limit: new catalogs, tables and write credentials are refused; reads work.
+    r = internal(srv, "POST", "/internal/usage",
+                 json={"warehouse_id": wid, "bytes": 6_000_000_000, "objects": 10})
+    assert r.status_code == 200 and r.json()["measured"] is False
+    r = requests.post(srv.api + "/v1/warehouses", headers=auth(key),
+                      json={"project_id": account["project_id"], "name": "more"})
+    err = assert_api_error(r, 409, "quota_exceeded", scope="organization")
+    assert err["current"] == 6_000_000_000 and err["limit_value"] == 5_000_000_000
+    r = requests.post(srv.api + "/v1/tables", headers=auth(key), json={
+        "namespace": "ns", "name": "t", "schema": {"type": "struct", "fields": [
+            {"id": 1, "name": "a", "type": "int", "required": False}]}})
+    assert_api_error(r, 409, "quota_exceeded")
+    assert get_connection(srv, key).status_code == 200
+    events = requests.get(srv.api + "/v1/audit", headers=auth(key),
+                          params={"org_id": account["organization"]["org_id"],
+                                  "action": "quota.reject"}).json()["events"]
+    assert len(events) == 2
+    assert_api_error(internal(srv, "POST", "/internal/usage", json={"warehouse_id": "nope"}),
+                     404, "warehouse_not_found")
