@@ -1,11 +1,13 @@
 """Black-box tests of GET /v1/usage, the operator's metering (POST /internal/usage) and
-the storage quota, on a server of their own (its clock is never moved here, so S3
-signatures stay in time)."""
+the storage quota, on a server of their own (its clock moves only in the last test,
+so S3 signatures stay in time)."""
 
 import boto3
 import pytest
 import requests
 
+from conftest import advance_clock
+from helpers import wait_for
 from test_control_api import assert_api_error, auth, get_connection
 from test_signup_codes import internal
 
@@ -59,3 +61,23 @@ def test_usage_is_unmetered_until_sampled_and_the_storage_quota_refuses_growth(s
     assert len(events) == 2
     assert_api_error(internal(srv, "POST", "/internal/usage", json={"warehouse_id": "nope"}),
                      404, "warehouse_not_found")
+
+
+def test_the_hourly_metering_pass_samples_every_catalog(srv):
+    # Runs last in this module: it moves the server's clock an hour forward.
+    account = srv.signup()
+    key, wid = account["api_key"], account["warehouse_id"]
+    cred = get_connection(srv, key).json()["catalog_credential"]
+    boto3.client("s3", endpoint_url=srv.s3, aws_access_key_id=cred["client_id"],
+                 aws_secret_access_key=cred["client_secret"], region_name="us-east-1").put_object(
+        Bucket=f"b-{wid}", Key="y.bin", Body=b"y" * 2345)
+
+    def storage():
+        [p] = requests.get(srv.api + "/v1/usage", headers=auth(key)).json()["projects"]
+        return p["warehouse_storage"][0]
+
+    assert storage()["unmetered"] is True
+    advance_clock(srv, 3601)
+    wait_for(lambda: storage()["unmetered"] is False, "the metering pass")
+    w = storage()
+    assert (w["blob_bytes"], w["blob_objects"]) == (2345, 1)

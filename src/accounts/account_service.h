@@ -69,6 +69,10 @@ inline constexpr char kRegion[] = "local";
 // The free plan's guard on catalogs per project (tablemere-reference.md, "Limits").
 inline constexpr int kWarehousesPerProject = 3;
 
+// The metering pass's task: measures every warehouse, then queues itself an hour later.
+inline constexpr char kMeterStorageTask[] = "meter_storage";
+inline constexpr int64_t kMeterEveryMs = 3600 * 1000;
+
 // The Terms version in force (GET /v1/terms); signups accept it.
 inline constexpr char kTermsVersion[] = "2026-11-01";
 
@@ -504,6 +508,8 @@ class AccountService {
   // Records a warehouse's footprint: the given figures, or measured from its buckets.
   Result<metastore::UsageSample> RecordUsage(const WarehouseId& warehouse,
                                              std::optional<metastore::UsageSample> reported);
+  // Measures every warehouse (the hourly metering pass); returns how many.
+  Result<int> MeterAll();
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);

@@ -55,6 +55,18 @@ Result<metastore::UsageSample> AccountService::RecordUsage(
   return s;
 }
 
+Result<int> AccountService::MeterAll() {
+  TM_ASSIGN(auto warehouses, meta_.warehouses().AllWarehouses());
+  int metered = 0;
+  for (const auto& w : warehouses) {
+    auto s = RecordUsage(w.id, std::nullopt);
+    // A warehouse deleted since the list was read is skipped, not an error.
+    if (!s && s.error().code != ErrorCode::kNotFound) return Fail(s.error());
+    if (s) metered++;
+  }
+  return metered;
+}
+
 Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {
   StorageUsage u{org, 0, 0, 0, 0, {}};
   TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(org));

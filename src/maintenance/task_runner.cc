@@ -9,6 +9,10 @@ TaskRunner::TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& obj
 
 TaskRunner::~TaskRunner() { Stop(); }
 
+void TaskRunner::Register(std::string kind, Handler handler) {
+  handlers_[std::move(kind)] = std::move(handler);
+}
+
 void TaskRunner::Start() {
   thread_ = std::thread([this] {
     std::unique_lock lock(mu_);
@@ -49,6 +53,7 @@ int TaskRunner::RunDue() {
 }
 
 Result<void> TaskRunner::Run(const metastore::Task& task) {
+  if (auto h = handlers_.find(task.kind); h != handlers_.end()) return h->second(task);
   auto payload = nlohmann::json::parse(task.payload_json, nullptr, false);
   if (!payload.is_object()) return {};  // malformed: drop it rather than retry forever
   if (task.kind == "purge_prefix") {

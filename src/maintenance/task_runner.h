@@ -5,7 +5,10 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "metastore/metastore.h"
@@ -21,6 +24,10 @@ class TaskRunner {
  public:
   TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& objects);
   ~TaskRunner();
+  // A handler for tasks of `kind` that live above this layer (metering needs accounts).
+  // Register before Start(). A failed run is retried with back-off.
+  using Handler = std::function<Result<void>(const metastore::Task&)>;
+  void Register(std::string kind, Handler handler);
   void Start();
   void Stop();
   // Runs every task that is due now; returns how many ran. For tests and shutdown.
@@ -43,7 +50,8 @@ class TaskRunner {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;  // protected by mu_
+  bool stop_ = false;                        // protected by mu_
+  std::map<std::string, Handler> handlers_;  // fixed once started
 };
 
 }  // namespace tablemere::maintenance

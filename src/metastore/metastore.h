@@ -150,6 +150,8 @@ class WarehouseStore {
   virtual Result<void> CreateWarehouse(const Warehouse& warehouse) = 0;
   virtual Result<Warehouse> FindWarehouse(const WarehouseId& id) = 0;
   virtual Result<std::vector<Warehouse>> WarehousesOfOrg(const OrgId& org_id) = 0;
+  // Every warehouse of the deployment, oldest first (metering).
+  virtual Result<std::vector<Warehouse>> AllWarehouses() = 0;
   // Bumps the generation; returns the new warehouse record.
   virtual Result<Warehouse> RotateWarehouse(const WarehouseId& id) = 0;
   // Removes the warehouse with its grants; the caller removes its entries and files.
@@ -253,6 +255,8 @@ class TaskStore {
  public:
   virtual ~TaskStore() = default;
   virtual Result<void> Enqueue(const std::string& kind, const std::string& payload_json) = 0;
+  // Enqueues a task that becomes runnable after its delay.
+  virtual Result<void> EnqueueTask(const NewTask& task) = 0;
   // Leases the oldest runnable task for `lease_ms`; nullopt when there is none.
   virtual Result<std::optional<Task>> Claim(int64_t lease_ms) = 0;
   virtual Result<void> Complete(int64_t task_id) = 0;

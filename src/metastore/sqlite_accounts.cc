@@ -403,6 +403,12 @@ class SqliteWarehouses final : public WarehouseStore {
     });
   }
 
+  Result<std::vector<Warehouse>> AllWarehouses() override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db, std::string(kSelect) + " ORDER BY created_ms", {}, Row);
+    });
+  }
+
   Result<Warehouse> RotateWarehouse(const WarehouseId& id) override {
     return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
       TM_TRY(Run(db, "UPDATE warehouses SET generation = generation + 1 WHERE id = ?", {id.str()}));

@@ -14,6 +14,10 @@ class SqliteTasks final : public TaskStore {
     });
   }
 
+  Result<void> EnqueueTask(const NewTask& task) override {
+    return s_.Write([&](sqlite::Db& db) { return InsertTask(db, s_.core.clock, task); });
+  }
+
   Result<std::optional<Task>> Claim(int64_t lease_ms) override {
     int64_t now = s_.core.clock.NowMillis();
     return s_.Write([&](sqlite::Db& db) -> Result<std::optional<Task>> {

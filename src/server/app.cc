@@ -127,6 +127,17 @@ class AppImpl final : public App {
                                                api::s3::S3ApiOptions{"us-east-1", S3Cors(origins)});
     catalog_cors_ = CatalogCors(origins);
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
+    // Storage metering: one chain of tasks through the queue (any replica runs it), each
+    // measuring every warehouse and queueing the next an hour later.
+    tasks_->Register(accounts::kMeterStorageTask, [this](const metastore::Task&) -> Result<void> {
+      TM_TRY(accounts_->MeterAll());
+      return meta_->tasks().EnqueueTask(
+          {accounts::kMeterStorageTask, "{}", accounts::kMeterEveryMs});
+    });
+    TM_ASSIGN(auto metering, meta_->tasks().ListOfKind(accounts::kMeterStorageTask));
+    if (metering.empty()) {
+      TM_TRY(meta_->tasks().EnqueueTask({accounts::kMeterStorageTask, "{}", 0}));
+    }
     tasks_->Start();
     ready_.store(true);
     if (!config.ready_file.empty()) {
