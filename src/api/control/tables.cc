@@ -37,6 +37,13 @@ Result<catalog::Namespace> NamespaceOf(const std::string& dotted, bool required)
 
 Json Warning(const char* text) { return Json(text); }
 
+// The warehouse a request names (id or name), or the caller's default when it names none.
+Result<accounts::WarehouseAccess> AccessNamed(Context& ctx, const accounts::Caller& caller,
+                                              const std::string& warehouse) {
+  return warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
+                           : ctx.accounts.Access(caller, warehouse);
+}
+
 }  // namespace
 
 void BindTables(Binder& b, Context& ctx) {
@@ -73,8 +80,7 @@ void BindTables(Binder& b, Context& ctx) {
           requested = body["format_version"].get<int>();
         }
         r.format_version = requested;
-        TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
-                                                 : ctx.accounts.Access(caller, warehouse));
+        TM_ASSIGN(auto access, AccessNamed(ctx, caller, warehouse));
         TM_TRY(ctx.accounts.CheckStorageQuota(caller, access.warehouse.org_id, "creating a table"));
         auto created = ctx.tables.Create(access, r);
         if (!created) return Fail(CatalogFailure(created.error()));
@@ -109,9 +115,9 @@ void BindTables(Binder& b, Context& ctx) {
       "GET", "/v1/namespaces",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         auto q = QueryMap(req);
-        std::string warehouse = q.count("warehouse") ? q["warehouse"] : q["warehouse_id"];
-        TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
-                                                 : ctx.accounts.Access(caller, warehouse));
+        TM_ASSIGN(
+            auto access,
+            AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]));
         TM_ASSIGN(auto namespaces, ctx.tables.Namespaces(access));
         Json list = Json::array();
         for (const auto& ns : namespaces) list.push_back({{"namespace", catalog::JoinDots(ns)}});
@@ -125,9 +131,9 @@ void BindTables(Binder& b, Context& ctx) {
       "GET", "/v1/tables",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         auto q = QueryMap(req);
-        std::string warehouse = q.count("warehouse") ? q["warehouse"] : q["warehouse_id"];
-        TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
-                                                 : ctx.accounts.Access(caller, warehouse));
+        TM_ASSIGN(
+            auto access,
+            AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]));
         TM_ASSIGN(auto ns, NamespaceOf(q["namespace"], false));
         TM_ASSIGN(auto found, ctx.tables.Tables(access, ns));
         Json searched = Json::array();
@@ -149,9 +155,9 @@ void BindTables(Binder& b, Context& ctx) {
       "GET", "/v1/table",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         auto q = QueryMap(req);
-        std::string warehouse = q.count("warehouse") ? q["warehouse"] : q["warehouse_id"];
-        TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
-                                                 : ctx.accounts.Access(caller, warehouse));
+        TM_ASSIGN(
+            auto access,
+            AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]));
         TM_ASSIGN(auto ns, NamespaceOf(q["namespace"], true));
         if (q["name"].empty()) {
           return Fail(Error{ErrorCode::kInvalidInput, "name is required", {}}
@@ -195,8 +201,7 @@ void BindTables(Binder& b, Context& ctx) {
         TM_ASSIGN(std::string ns_text, StringField(body, "namespace"));
         TM_ASSIGN(auto ns, NamespaceOf(ns_text, true));
         TM_ASSIGN(std::string name, RequiredString(body, "name"));
-        TM_ASSIGN(auto access, warehouse.empty() ? ctx.accounts.DefaultWarehouse(caller)
-                                                 : ctx.accounts.Access(caller, warehouse));
+        TM_ASSIGN(auto access, AccessNamed(ctx, caller, warehouse));
         if (access.level == metastore::Level::kWrite) {
           TM_TRY(ctx.accounts.CheckStorageQuota(caller, access.warehouse.org_id,
                                                 "vending a write credential"));
