@@ -81,3 +81,15 @@ def test_the_hourly_metering_pass_samples_every_catalog(srv):
     wait_for(lambda: storage()["unmetered"] is False, "the metering pass")
     w = storage()
     assert (w["blob_bytes"], w["blob_objects"]) == (2345, 1)
+
+
+def test_handle_checks_are_rate_limited_per_address(srv):
+    # 60 checks a minute per caller address; the window passes.
+    url = srv.api + "/v1/handles/some-handle"
+    for _ in range(60):
+        assert requests.get(url).status_code == 200
+    r = requests.get(url)
+    err = assert_api_error(r, 429, "rate_limited")
+    assert 1 <= err["retry_after_seconds"] <= 60 and r.headers["Retry-After"]
+    advance_clock(srv, 61)
+    assert requests.get(url).status_code == 200

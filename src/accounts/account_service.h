@@ -523,6 +523,9 @@ class AccountService {
                                        const std::string& request_id);
   // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
   Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);
+  // The same for the signup form as a person types, limited per caller address (each
+  // check may look up many candidate handles). Errors: kRateLimited (rate_limited).
+  Result<HandleAvailability> CheckHandleFrom(const std::string& handle, const std::string& address);
 
  private:
   std::string NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record);

@@ -106,6 +106,23 @@ Result<metastore::ApiKey> AccountService::RevokeAnyKey(const std::string& key_id
       });
 }
 
+Result<HandleAvailability> AccountService::CheckHandleFrom(const std::string& handle,
+                                                           const std::string& address) {
+  // A form checks as a person types: 60 a minute per address is far above typing speed
+  // and bounds the suggestion lookups one address can cause.
+  constexpr int kChecksPerMinute = 60;
+  constexpr int64_t kMinuteMs = 60 * 1000;
+  TM_ASSIGN(auto decision, meta_.verification().TakeRate("handles:" + address, kChecksPerMinute,
+                                                         kMinuteMs, clock_.NowMillis()));
+  if (!decision.allowed) {
+    return Fail(
+        Error{ErrorCode::kRateLimited, "Too many handle checks from your address", {}}
+            .With("code", "rate_limited")
+            .With("retry_after_seconds", std::to_string((decision.retry_after_ms + 999) / 1000)));
+  }
+  return CheckHandleAvailable(handle);
+}
+
 Result<HandleAvailability> AccountService::CheckHandleAvailable(const std::string& handle) {
   HandleAvailability out;
   out.handle = handle;

@@ -55,8 +55,8 @@ void BindSignup(Binder& b, Context& ctx) {
   });
 
   b.Open("GET", "/v1/handles/{handle}",
-         [&ctx](Request&, const PathParams& params) -> Result<Response> {
-           TM_ASSIGN(auto h, ctx.accounts.CheckHandleAvailable(params.at("handle")));
+         [&ctx](Request& req, const PathParams& params) -> Result<Response> {
+           TM_ASSIGN(auto h, ctx.accounts.CheckHandleFrom(params.at("handle"), req.remote_address));
            Json out = {{"handle", h.handle},
                        {"valid", h.valid},
                        {"available", h.available},
