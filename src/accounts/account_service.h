@@ -11,9 +11,12 @@
 #include "accounts/credentials.h"
 #include "common/clock.h"
 #include "common/result.h"
-#include "identity/signing_keys.h"
 #include "metastore/metastore.h"
 #include "objectstore/object_store.h"
+
+namespace tablemere::identity {
+class SigningKeys;
+}  // namespace tablemere::identity
 
 namespace tablemere::accounts {
 
@@ -142,6 +145,7 @@ struct CreatedWarehouse {
 
 // Who holds what on a warehouse, explicit or implicit.
 struct GrantView {
+  WarehouseId warehouse_id;
   PrincipalId principal_id;
   metastore::PrincipalKind kind = metastore::PrincipalKind::kHuman;
   std::string display;
@@ -361,6 +365,8 @@ class AccountService {
   Result<metastore::Principal> SetSuspended(const PrincipalId& principal, bool suspended,
                                             const std::string& request_id);
   Result<metastore::ApiKey> RevokeAnyKey(const std::string& key_id, const std::string& request_id);
+  // Whether `bucket` is the table or blob bucket of an existing warehouse (the TLS gate).
+  Result<bool> IsWarehouseBucket(const std::string& bucket);
   const Clock& clock() const { return clock_; }
   Random& random() { return random_; }
   // Errors: kUnauthenticated (code invalid_api_key / api_key_revoked), kPermissionDenied

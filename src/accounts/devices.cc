@@ -62,6 +62,13 @@ std::string HashDeviceCode(const std::string& code) {
   return crypto::HexEncode(crypto::Sha256(code));
 }
 
+// A compare-and-set of a grant's status: losing the race is `lost`; any other failure
+// (the database) stays what it is.
+Result<void> Lost(Result<void> updated, Error lost) {
+  if (!updated && updated.error().code == ErrorCode::kConflict) return Fail(std::move(lost));
+  return updated;
+}
+
 Result<void> HumanOnly(const Caller& caller) {
   if (caller.principal.kind == PrincipalKind::kHuman) return {};
   return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
@@ -199,8 +206,7 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
     metastore::DeviceGrant next = grant;
     next.status = "denied";
     next.approved_by = caller.principal.id;
-    auto updated = meta.devices().UpdateDevice(next, "pending");
-    if (!updated) return Fail(DeviceNotFound());
+    TM_TRY(Lost(meta.devices().UpdateDevice(next, "pending"), DeviceNotFound()));
     return DeviceApproved{false, next, std::nullopt, {}};
   }
   std::optional<Level> level;
@@ -234,10 +240,12 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
   next.status = "approved";
   next.agent_id = agent->agent.id;
   next.approved_by = caller.principal.id;
-  if (!meta.devices().UpdateDevice(next, "pending")) {
-    // Decided concurrently: the agent made here holds nothing usable; revoke it.
+  auto decided = Lost(meta.devices().UpdateDevice(next, "pending"), DeviceNotFound());
+  if (!decided) {
+    // Decided concurrently (or the write failed): the agent made here gets no key;
+    // suspend it so it holds nothing usable.
     (void)accounts_.RevokeAgent(caller, plan.org.id, agent->agent.id, request_id);
-    return Fail(DeviceNotFound());
+    return Fail(decided.error());
   }
   TM_TRY(accounts_.Record(
       {0, 0, caller.principal.id, plan.org.id, "device.approve", "agent", agent->agent.id,
@@ -265,7 +273,9 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
         grant->last_poll_ms != 0 && now - grant->last_poll_ms < int64_t{grant->interval_s} * 1000;
     if (too_fast) next.interval_s += kSlowDownStepS;
     next.last_poll_ms = now;
-    (void)meta.devices().UpdateDevice(next, "pending");
+    // A concurrent decision moves the grant on; the next poll reads it.
+    auto polled = meta.devices().UpdateDevice(next, "pending");
+    if (!polled && polled.error().code != ErrorCode::kConflict) return Fail(polled.error());
     if (too_fast) {
       return Fail(Coded(ErrorCode::kInvalidInput, "slow_down", "Polling too fast")
                       .With("interval", std::to_string(next.interval_s)));
@@ -278,8 +288,8 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
   metastore::DeviceGrant next = *grant;
   next.status = "consumed";
   TM_TRY(metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {
-    auto updated = txn.devices().UpdateDevice(next, "approved");
-    if (!updated) return answer("invalid_grant", "This login was completed");
+    TM_TRY(Lost(txn.devices().UpdateDevice(next, "approved"),
+                Coded(ErrorCode::kInvalidInput, "invalid_grant", "This login was completed")));
     return txn.principals().CreateApiKey(out.key.record);
   }));
   TM_ASSIGN(out.agent.agent, meta.principals().FindPrincipal(agent.id));

@@ -182,10 +182,8 @@ Result<int> AccountService::HumanAdmins(metastore::Stores& stores, const OrgId& 
   TM_ASSIGN(auto members, stores.orgs().MembersOf(org));
   int admins = 0;
   for (const auto& m : members) {
-    if (m.role != Role::kAdmin) continue;
     // Tokens never count for last-admin protection.
-    if (m.principal_id.str().starts_with("a_")) continue;
-    admins++;
+    if (m.role == Role::kAdmin && m.kind == PrincipalKind::kHuman) admins++;
   }
   return admins;
 }

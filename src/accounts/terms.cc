@@ -69,7 +69,7 @@ Result<DeletedAccount> AccountService::DeleteAccount(const Caller& caller,
       TM_ASSIGN(auto members, txn.orgs().MembersOf(org.id));
       TM_ASSIGN(int admins, HumanAdmins(txn, org.id));
       bool humans_left = false;
-      for (const auto& m : members) humans_left |= !m.principal_id.str().starts_with("a_");
+      for (const auto& m : members) humans_left |= m.kind == PrincipalKind::kHuman;
       if (humans_left && admins == 0) {
         return Fail(
             Coded(ErrorCode::kConflict, "last_admin", "You are the last admin of " + org.name)

@@ -3,6 +3,7 @@
 #include "accounts/account_service.h"
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "identity/signing_keys.h"
 
 namespace tablemere::accounts {
 namespace {

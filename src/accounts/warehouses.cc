@@ -28,6 +28,14 @@ Result<ResolvedWarehouse> AccountService::ResolveWarehouse(const Caller& caller,
   return ResolvedWarehouse{std::move(access), role.value_or(Role::kMember)};
 }
 
+Result<bool> AccountService::IsWarehouseBucket(const std::string& bucket) {
+  if (!bucket.starts_with("w-") && !bucket.starts_with("b-")) return false;
+  auto w = meta_.warehouses().FindWarehouse(WarehouseId(bucket.substr(2)));
+  if (w) return true;
+  if (w.error().code == ErrorCode::kNotFound) return false;
+  return Fail(w.error());
+}
+
 Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
                                                          const CreateWarehouseRequest& request) {
   // ---- a replay answers with the first call's warehouse
@@ -181,20 +189,19 @@ Result<std::vector<GrantView>> AccountService::Grants(const Caller& caller,
   for (const auto& m : members) {
     TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(m.principal_id));
     auto view = GrantFor(principal, m.role, explicit_grants);
-    if (view) out.push_back(std::move(*view));
+    if (!view) continue;
+    view->warehouse_id = w.id;
+    out.push_back(std::move(*view));
   }
   return out;
 }
 
 std::optional<GrantView> AccountService::GrantFor(const metastore::Principal& p, Role role,
                                                   const std::vector<metastore::Grant>& grants) {
-  GrantView v{p.id,
-              p.kind,
-              p.kind == PrincipalKind::kHuman ? p.email : p.display_name,
-              Level::kNone,
-              "",
-              PrincipalId(),
-              0};
+  GrantView v{WarehouseId(), p.id,
+              p.kind,        p.kind == PrincipalKind::kHuman ? p.email : p.display_name,
+              Level::kNone,  "",
+              PrincipalId(), 0};
   const metastore::Grant* g = nullptr;
   for (const auto& candidate : grants) {
     if (candidate.principal_id == p.id) g = &candidate;
@@ -263,7 +270,9 @@ Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::stri
                                                    .dump()});
   }));
   auto view = GrantFor(*grantee, *grantee_role, {grant});
-  return view ? *view : GrantView{};
+  GrantView out = view ? *view : GrantView{};
+  out.warehouse_id = w.id;
+  return out;
 }
 
 Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std::string& warehouse,
@@ -280,6 +289,7 @@ Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std
   TM_ASSIGN(auto grants, meta_.warehouses().GrantsOn(w.id));
   std::optional<GrantView> before;
   if (grantee && grantee_role) before = GrantFor(*grantee, *grantee_role, grants);
+  if (before) before->warehouse_id = w.id;
   if (!before || before->level == Level::kNone) {
     return Fail(Coded(ErrorCode::kNotFound, "grant_not_found",
                       principal_id + " holds nothing on this catalog")
@@ -299,7 +309,7 @@ Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std
   // ---- apply: a member's implicit read becomes an explicit none; a grant goes
   RevokedGrant out{*before, *before};
   const bool member_human = grantee->kind == PrincipalKind::kHuman;
-  out.after.level = member_human ? Level::kNone : Level::kNone;
+  out.after.level = Level::kNone;
   out.after.via = member_human ? "revoked" : "";
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     if (member_human) {

@@ -204,11 +204,13 @@ class SqliteOrgs final : public OrgStore {
     return s_.Read([&](sqlite::Db& db) {
       return sqlite::Query(
           db,
-          "SELECT m.principal_id, m.role, m.created_ms, m.joined_via FROM memberships m JOIN "
-          "principals p ON p.id = m.principal_id WHERE m.org_id = ? ORDER BY p.created_ms, p.id",
+          "SELECT m.principal_id, m.role, m.created_ms, m.joined_via, p.kind FROM memberships m "
+          "JOIN principals p ON p.id = m.principal_id WHERE m.org_id = ? ORDER BY p.created_ms, "
+          "p.id",
           {org_id.str()}, [&](sqlite::Statement& st) {
-            return Membership{org_id, PrincipalId(st.Text(0)), RoleColumn(st.Text(1)), st.Int(2),
-                              st.Text(3)};
+            return Membership{
+                org_id,     PrincipalId(st.Text(0)), RoleColumn(st.Text(1)), st.Int(2),
+                st.Text(3), KindColumn(st.Text(4))};
           });
     });
   }

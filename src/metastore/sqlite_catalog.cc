@@ -112,17 +112,7 @@ class SqliteCatalog final : public CatalogStore {
   Result<TableEntry> ReadEntryHead(const std::string& warehouse_id,
                                    const std::vector<std::string>& ns, const std::string& name) {
     return s_.Read([&](sqlite::Db& db) -> Result<TableEntry> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT warehouse_id, namespace, name, kind, uuid, location, "
-                                     "metadata_location, '', created_ms, updated_ms FROM entries "
-                                     "WHERE warehouse_id = ? AND namespace = ? AND name = ?"));
-      TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(ns), name}).Step());
-      if (!row) {
-        return Fail(Error{ErrorCode::kNotFound, "not found: " + JoinDots(ns) + "." + name, {}}.With(
-            "missing", "entry"));
-      }
-      TableEntry e = EntryRow(*st);
-      st->Bind({});
-      return e;
+      return OneEntry(db, kEntryHeadSelect, warehouse_id, ns, name);
     });
   }
 
@@ -225,6 +215,10 @@ class SqliteCatalog final : public CatalogStore {
   static constexpr char kEntrySelect[] =
       "SELECT warehouse_id, namespace, name, kind, uuid, location, metadata_location, metadata, "
       "created_ms, updated_ms FROM entries";
+  // The same columns without the metadata document (loadTable's cheap read).
+  static constexpr char kEntryHeadSelect[] =
+      "SELECT warehouse_id, namespace, name, kind, uuid, location, metadata_location, '', "
+      "created_ms, updated_ms FROM entries";
 
   static TableEntry EntryRow(sqlite::Statement& st) {
     return TableEntry{st.Text(0), SplitNs(st.Text(1)), st.Text(2), st.Text(3), st.Text(4),
@@ -249,15 +243,19 @@ class SqliteCatalog final : public CatalogStore {
   static Result<TableEntry> GetEntryIn(sqlite::Db& db, const std::string& warehouse_id,
                                        const std::vector<std::string>& ns,
                                        const std::string& name) {
-    TM_ASSIGN(auto* st, db.Prepare(std::string(kEntrySelect) +
-                                   " WHERE warehouse_id = ? AND namespace = ? AND name = ?"));
-    TM_ASSIGN(bool row, st->Bind({warehouse_id, JoinNs(ns), name}).Step());
-    if (!row) {
+    return OneEntry(db, kEntrySelect, warehouse_id, ns, name);
+  }
+
+  // The entry `select` reads (whole, or its head without the document).
+  static Result<TableEntry> OneEntry(sqlite::Db& db, const char* select,
+                                     const std::string& warehouse_id,
+                                     const std::vector<std::string>& ns, const std::string& name) {
+    auto e = One(db, std::string(select) + " WHERE warehouse_id = ? AND namespace = ? AND name = ?",
+                 {warehouse_id, JoinNs(ns), name}, "", EntryRow);
+    if (!e && e.error().code == ErrorCode::kNotFound) {
       return Fail(Error{ErrorCode::kNotFound, "not found: " + JoinDots(ns) + "." + name, {}}.With(
           "missing", "entry"));
     }
-    TableEntry e = EntryRow(*st);
-    st->Bind({});
     return e;
   }
 

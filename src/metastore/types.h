@@ -66,6 +66,8 @@ struct Membership {
   Role role = Role::kMember;
   int64_t created_ms = 0;
   std::string joined_via;  // "signup" | "invitation" | "domain" | "agent" | …
+  // Read from the member's principal (MembersOf); not written by PutMember.
+  PrincipalKind kind = PrincipalKind::kHuman;
 };
 
 // An email domain an organisation claimed; one organisation per domain.

@@ -1,4 +1,5 @@
 #include "server/app.h"
+#include "identity/signing_keys.h"
 
 #include <cstdlib>
 

@@ -34,19 +34,17 @@ void BindGrants(Binder& b, Context& ctx) {
              TM_ASSIGN(auto g,
                        ctx.accounts.PutGrant(caller, params.at("warehouse_id"),
                                              params.at("principal_id"), level, req.request_id));
-             TM_ASSIGN(auto w, ctx.accounts.ResolveWarehouse(caller, params.at("warehouse_id")));
              Json out = GrantJson(g);
-             out["warehouse_id"] = w.access.warehouse.id.str();
+             out["warehouse_id"] = g.warehouse_id.str();
              return Response::Json(200, out.dump());
            });
   b.Authed("DELETE", "/v1/warehouses/{warehouse_id}/grants/{principal_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto w, ctx.accounts.ResolveWarehouse(caller, params.at("warehouse_id")));
              TM_ASSIGN(auto r, ctx.accounts.RevokeGrant(caller, params.at("warehouse_id"),
                                                         params.at("principal_id"), req.request_id));
              Json out = {
-                 {"warehouse_id", w.access.warehouse.id.str()},
+                 {"warehouse_id", r.before.warehouse_id.str()},
                  {"principal_id", r.before.principal_id.str()},
                  {"kind", metastore::Name(r.before.kind)},
                  {"display", r.before.display},

@@ -1,6 +1,7 @@
 // GET /healthz (the state database and the catalog answer) and GET /livez (the process
 // serves HTTP; touches nothing: also the benchmarks' trivial-endpoint reference).
 #include "api/control/routes.h"
+#include "identity/signing_keys.h"
 
 namespace tablemere::api::control {
 

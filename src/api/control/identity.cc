@@ -1,6 +1,7 @@
 // The API's own identity: GET /.well-known/openid-configuration, GET /jwks.json and
 // POST /v1/tokens (an API key for a 900 s RS256 access token).
 #include "api/control/routes.h"
+#include "identity/signing_keys.h"
 
 namespace tablemere::api::control {
 

@@ -5,7 +5,7 @@
 #include "api/control/routes.h"
 #include "common/crypto.h"
 #include "common/strings.h"
-#include "storage/access.h"
+#include "identity/signing_keys.h"
 
 namespace tablemere::api::control {
 namespace {
@@ -165,11 +165,8 @@ void BindInternal(Binder& b, Context& ctx) {
              // 200 only for "<bucket>.<host>" where the bucket is an existing warehouse's.
              std::string domain = ToLower(QueryMap(req)["domain"]);
              std::string bucket = domain.substr(0, domain.find('.'));
-             if (bucket.starts_with("w-") || bucket.starts_with("b-")) {
-               auto w = ctx.accounts.metastore().warehouses().FindWarehouse(
-                   WarehouseId(bucket.substr(2)));
-               if (w) return Response::Json(200, Json{{"ok", true}, {"bucket", bucket}}.dump());
-             }
+             TM_ASSIGN(bool known, ctx.accounts.IsWarehouseBucket(bucket));
+             if (known) return Response::Json(200, Json{{"ok", true}, {"bucket", bucket}}.dump());
              return Fail(Error{ErrorCode::kNotFound, "not a warehouse bucket", {}}.With(
                  "code", "not_found"));
            });

@@ -44,6 +44,12 @@ Result<accounts::WarehouseAccess> AccessNamed(Context& ctx, const accounts::Call
                            : ctx.accounts.Access(caller, warehouse);
 }
 
+// The warehouse a query names (?warehouse= or ?warehouse_id=), or the default.
+Result<accounts::WarehouseAccess> AccessOfQuery(Context& ctx, const accounts::Caller& caller,
+                                                std::map<std::string, std::string>& q) {
+  return AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]);
+}
+
 }  // namespace
 
 void BindTables(Binder& b, Context& ctx) {
@@ -115,9 +121,7 @@ void BindTables(Binder& b, Context& ctx) {
       "GET", "/v1/namespaces",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         auto q = QueryMap(req);
-        TM_ASSIGN(
-            auto access,
-            AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]));
+        TM_ASSIGN(auto access, AccessOfQuery(ctx, caller, q));
         TM_ASSIGN(auto namespaces, ctx.tables.Namespaces(access));
         Json list = Json::array();
         for (const auto& ns : namespaces) list.push_back({{"namespace", catalog::JoinDots(ns)}});
@@ -131,9 +135,7 @@ void BindTables(Binder& b, Context& ctx) {
       "GET", "/v1/tables",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         auto q = QueryMap(req);
-        TM_ASSIGN(
-            auto access,
-            AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]));
+        TM_ASSIGN(auto access, AccessOfQuery(ctx, caller, q));
         TM_ASSIGN(auto ns, NamespaceOf(q["namespace"], false));
         TM_ASSIGN(auto found, ctx.tables.Tables(access, ns));
         Json searched = Json::array();
@@ -155,9 +157,7 @@ void BindTables(Binder& b, Context& ctx) {
       "GET", "/v1/table",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         auto q = QueryMap(req);
-        TM_ASSIGN(
-            auto access,
-            AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]));
+        TM_ASSIGN(auto access, AccessOfQuery(ctx, caller, q));
         TM_ASSIGN(auto ns, NamespaceOf(q["namespace"], true));
         if (q["name"].empty()) {
           return Fail(Error{ErrorCode::kInvalidInput, "name is required", {}}
