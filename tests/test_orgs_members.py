@@ -270,5 +270,5 @@ def test_onboard_is_idempotent_and_auth_config_tells_how_to_log_in(server):
     assert_api_error(requests.post(server.api + "/v1/onboard", headers=auth(key),
                                    json={"engine": "excel"}), 400, "unsupported_engine")
     cfg = requests.get(server.api + "/v1/auth/config").json()
-    assert cfg["issuer"] == server.api and cfg["password_login"] is False
+    assert cfg["issuer"] == server.api and cfg["password_login"] is True
     assert cfg["api_key_exchange"]["token_endpoint"] == server.api + "/v1/tokens"

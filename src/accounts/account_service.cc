@@ -34,6 +34,11 @@ Result<void> CheckEngine(const std::string& engine) {
                   .With("available", "duckdb,pyiceberg,spark"));
 }
 
+std::string DomainOf(const std::string& email) {
+  size_t at = email.rfind('@');
+  return at == std::string::npos ? std::string() : ToLower(email.substr(at + 1));
+}
+
 bool ValidEmail(const std::string& email) {
   size_t at = email.find('@');
   return at != std::string::npos && at > 0 && email.find('.', at) != std::string::npos &&
@@ -100,7 +105,7 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
                                      .display_name = a.display_name,
                                      .created_ms = now};
   metastore::ApiKey key;
-  r.api_key = NewApiKey(r.principal.id, &key);
+  if (a.with_key) r.api_key = NewApiKey(r.principal.id, &key);
   const bool joining = a.join_org.has_value();
   if (a.pending_org || a.join_org) {
     TM_ASSIGN(r.org, meta_.orgs().FindOrg(a.pending_org ? *a.pending_org : *a.join_org));
@@ -131,7 +136,7 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.principals().CreatePrincipal(r.principal));
-        TM_TRY(txn.principals().CreateApiKey(key));
+        if (a.with_key) TM_TRY(txn.principals().CreateApiKey(key));
         if (a.pending_org) {
           r.org.status = "active";
           TM_TRY(txn.orgs().UpdateOrg(r.org));
@@ -145,10 +150,11 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
           TM_TRY(txn.warehouses().PutGrant(
               {r.warehouse->id, r.principal.id, metastore::Level::kWrite, r.principal.id, now}));
         }
-        TM_TRY(txn.memberships().AcceptTerms({r.principal.id, kTermsVersion, now, "signup"}));
+        TM_TRY(txn.memberships().AcceptTerms({r.principal.id, kTermsVersion, now, a.terms_via}));
         // Invitations to the address are applied on signup.
         TM_ASSIGN(auto invitations, txn.memberships().OpenInvitationsFor(r.principal.email, now));
         for (const auto& inv : invitations) TM_TRY(ApplyInvitation(txn, r.principal.id, inv));
+        if (a.also) TM_TRY(a.also(txn, r));
         return RecordIn(txn,
                         metastore::AuditEvent{0, now, r.principal.id, r.org.id, "signup.complete",
                                               "principal", r.principal.id, "", "{}"});

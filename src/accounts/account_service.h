@@ -2,6 +2,7 @@
 // access levels, and the connection recipes engines run.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 
 namespace tablemere::identity {
 class SigningKeys;
+struct Claims;
 }  // namespace tablemere::identity
 
 namespace tablemere::accounts {
@@ -28,7 +30,8 @@ struct PublicUrls {
 
 struct Caller {
   metastore::Principal principal;
-  std::string key_id;
+  std::string key_id;  // the API key (or the key a /v1/tokens token came from); "" for a session
+  std::string session_id;  // the login session of a session's access token; "" otherwise
 };
 
 struct SignupRequest {
@@ -57,6 +60,10 @@ struct NewAccount {
   std::string display_name;
   std::optional<OrgId> pending_org;  // the signup form's reserved organisation: activated
   std::optional<OrgId> join_org;     // a claimed open domain's organisation: joined
+  bool with_key = true;              // false: the signup form's path (a session, no key)
+  std::string terms_via = "signup";
+  // Runs inside the account's transaction (the form's password and first session).
+  std::function<Result<void>(metastore::Stores&, const SignupResult&)> also;
 };
 
 struct WarehouseAccess {
@@ -81,6 +88,8 @@ inline constexpr char kTermsVersion[] = "2026-11-01";
 
 // A plausible address: one @, a dot after it, no spaces or separators, at most 254 bytes.
 bool ValidEmail(const std::string& email);
+// The lowercase domain of an address ("" without an @).
+std::string DomainOf(const std::string& email);
 // The engines GET /v1/connection has a recipe for. Errors: kInvalidInput
 // (unsupported_engine, available).
 Result<void> CheckEngine(const std::string& engine);
@@ -378,6 +387,9 @@ class AccountService {
   Result<Caller> Authenticate(const std::string& bearer, const std::string& address);
   // An RS256 access token for the API, 900 s (tokens.cc). Same errors as Authenticate.
   Result<IssuedToken> IssueToken(const std::string& api_key, const std::string& address);
+  // An access token of a login session (claims sub/email/kind/sid), 900 s.
+  Result<IssuedToken> IssueSessionToken(const metastore::Principal& principal,
+                                        const std::string& session_id);
   // The signing keys (null when tokens are not served).
   identity::SigningKeys* signing_keys() { return signing_keys_; }
   Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> Orgs(
@@ -534,6 +546,8 @@ class AccountService {
   Result<HandleAvailability> CheckHandleFrom(const std::string& handle, const std::string& address);
 
  private:
+  // The caller of a session's access token, while the session is live.
+  Result<Caller> SessionCaller(const identity::Claims& claims);
   std::string NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record);
   Result<OrgView> ViewOf(MyOrg mine);
   Result<AgentView> ViewOfAgent(const metastore::Principal& agent);

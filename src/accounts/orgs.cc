@@ -34,11 +34,6 @@ Error Coded(ErrorCode code, const std::string& wire, const std::string& message)
   return Error{code, message, {}}.With("code", wire);
 }
 
-std::string DomainOf(const std::string& email) {
-  size_t at = email.rfind('@');
-  return at == std::string::npos ? std::string() : ToLower(email.substr(at + 1));
-}
-
 }  // namespace
 
 Result<MyOrg> AccountService::ResolveOrg(const Caller& caller, const std::string& org) {

@@ -37,6 +37,7 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer, const std
       return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_api_key", claims.error().message)
                       .With("remedy", "Exchange your API key for a new token: POST /v1/tokens."));
     }
+    if (claims->extra.contains("sid")) return SessionCaller(*claims);
     auto key = meta_.principals().FindApiKey(claims->extra["akid"]);
     if (!key || key->principal_id != claims->subject) return Fail(InvalidKey());
     if (key->revoked) {
@@ -48,7 +49,7 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer, const std
       return Fail(Coded(ErrorCode::kPermissionDenied, "principal_suspended",
                         "This principal is suspended."));
     }
-    return Caller{std::move(principal), key->key_id};
+    return Caller{std::move(principal), key->key_id, ""};
   }
 
   // ---- an API key: its id finds the hash, compared in constant time
@@ -81,7 +82,46 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer, const std
     return Fail(
         Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
   }
-  return Caller{std::move(principal), key->key_id};
+  return Caller{std::move(principal), key->key_id, ""};
+}
+
+Result<Caller> AccountService::SessionCaller(const identity::Claims& claims) {
+  auto session = meta_.sessions().FindSession(claims.extra.at("sid"));
+  if (!session || session->principal_id != claims.subject) {
+    if (!session && session.error().code != ErrorCode::kNotFound) return Fail(session.error());
+    return Fail(InvalidKey());
+  }
+  if (session->revoked_ms != 0) {
+    return Fail(Coded(ErrorCode::kUnauthenticated, "session_revoked",
+                      "This session was logged out or revoked.")
+                    .With("remedy", "Log in again."));
+  }
+  if (session->expires_ms <= clock_.NowMillis()) {
+    return Fail(Coded(ErrorCode::kUnauthenticated, "session_expired", "This session expired.")
+                    .With("remedy", "Log in again."));
+  }
+  TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(session->principal_id));
+  if (principal.suspended) {
+    return Fail(
+        Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
+  }
+  return Caller{std::move(principal), "", session->id};
+}
+
+Result<IssuedToken> AccountService::IssueSessionToken(const metastore::Principal& principal,
+                                                      const std::string& session_id) {
+  if (signing_keys_ == nullptr) {
+    return Fail(ErrorCode::kNotImplemented, "this deployment issues no access tokens");
+  }
+  int64_t now_s = clock_.NowMillis() / 1000;
+  identity::Claims claims{urls_.api,
+                          principal.id,
+                          now_s,
+                          now_s + kTokenSeconds,
+                          {{"kind", metastore::Name(principal.kind)}, {"sid", session_id}}};
+  if (!principal.email.empty()) claims.extra["email"] = principal.email;
+  TM_ASSIGN(std::string token, signing_keys_->Issue(claims));
+  return IssuedToken{std::move(token), kTokenSeconds, principal.id};
 }
 
 Result<IssuedToken> AccountService::IssueToken(const std::string& api_key,

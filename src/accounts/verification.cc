@@ -32,11 +32,6 @@ Error RateLimited(int64_t retry_after_ms, const std::string& why) {
       .With("retry_after_seconds", std::to_string((retry_after_ms + 999) / 1000));
 }
 
-std::string DomainOf(const std::string& email) {
-  size_t at = email.rfind('@');
-  return at == std::string::npos ? std::string() : email.substr(at + 1);
-}
-
 // A uniformly drawn six-digit code: four random bytes, rejecting the top of the range
 // that would favour small codes.
 std::string NewCode(Random& random) {
@@ -109,9 +104,12 @@ Result<void> Verification::IssueCode(const std::string& purpose, const std::stri
   return {};
 }
 
-Result<SignupStarted> Verification::StartSignup(const SignupStart& r) {
+Result<Landing> Verification::Land(const SignupStart& r,
+                                   const std::function<Result<void>(const std::string&)>& rate) {
   // ---- validate
-  const std::string email = ToLower(Trim(r.email));
+  Landing out;
+  out.email = ToLower(Trim(r.email));
+  const std::string& email = out.email;
   if (!ValidEmail(email)) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "email is not a valid address")
                     .With("field", "email"));
@@ -138,16 +136,14 @@ Result<SignupStarted> Verification::StartSignup(const SignupStart& r) {
   auto existing = meta.principals().FindHumanByEmail(email);
   if (existing) {
     return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
-                      "This address has an account; recover its key instead.")
-                    .With("remedy", "tablemere recover --email " + email));
+                      "This address has an account; log in or recover its key instead.")
+                    .With("remedy", "tablemere login, or tablemere recover --email " + email));
   }
-  TM_TRY(CheckStartRate(email));
+  if (existing.error().code != ErrorCode::kNotFound) return Fail(existing.error());
+  TM_TRY(rate(email));
 
   // ---- where the account will land: a claimed open domain, or the form's organisation
-  SignupStarted out{
-      email,        r.workspace.empty() ? email.substr(0, email.find('@')) : r.workspace,
-      delivery(),   std::nullopt,
-      std::nullopt, kCodeTtlMs / 1000};
+  out.workspace = r.workspace.empty() ? email.substr(0, email.find('@')) : r.workspace;
   Json payload = {{"workspace", out.workspace}, {"full_name", r.full_name}};
   TM_ASSIGN(auto owner, meta.memberships().DomainOwner(DomainOf(email)));
   if (owner) {
@@ -158,29 +154,40 @@ Result<SignupStarted> Verification::StartSignup(const SignupStart& r) {
     }
   }
   if (!out.will_join && form) {
-    // The handle is reserved now; verify activates the organisation.
+    // The handle is reserved now; verifying the address activates the organisation.
     metastore::Organization pending{OrgId("o_" + crypto::HexEncode(accounts_.random().Bytes(8))),
                                     r.organization_name.empty() ? handle : r.organization_name,
                                     handle,
                                     accounts_.clock().NowMillis(),
                                     "pending",
                                     false};
-    auto reserved = meta.orgs().CreateOrg(pending);
+    auto reserved =
+        metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {
+          TM_TRY(txn.orgs().CreateOrg(pending));
+          return accounts_.RecordIn(
+              txn, {0, 0, "", pending.id, "org.reserve", "org", pending.id, "", "{}"});
+        });
     if (!reserved && reserved.error().code == ErrorCode::kAlreadyExists) {
       return Fail(
           Coded(ErrorCode::kConflict, "handle_taken", "The handle '" + handle + "' is taken")
               .With("field", "handle"));
     }
     TM_TRY(reserved);
-    TM_TRY(accounts_.Record({0, 0, "", pending.id, "org.reserve", "org", pending.id, "", "{}"}));
     payload["pending_org"] = pending.id.str();
     out.pending_org = pending;
   }
-  // ---- the code
-  TM_TRY(IssueCode(kSignup, email, payload.dump(), "Your Tablemere signup code",
-                   "Your code to finish signing up to Tablemere:"));
-  TM_TRY(accounts_.Record({0, 0, "", "", "signup.start", "email", email, "", "{}"}));
+  out.payload_json = payload.dump();
   return out;
+}
+
+Result<SignupStarted> Verification::StartSignup(const SignupStart& r) {
+  TM_ASSIGN(auto landing,
+            Land(r, [this](const std::string& email) { return CheckStartRate(email); }));
+  TM_TRY(IssueCode(kSignup, landing.email, landing.payload_json, "Your Tablemere signup code",
+                   "Your code to finish signing up to Tablemere:"));
+  TM_TRY(accounts_.Record({0, 0, "", "", "signup.start", "email", landing.email, "", "{}"}));
+  return SignupStarted{landing.email,       landing.workspace, delivery(),
+                       landing.pending_org, landing.will_join, kCodeTtlMs / 1000};
 }
 
 Result<metastore::PendingCode> Verification::CheckCode(const std::string& purpose,

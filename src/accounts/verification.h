@@ -5,6 +5,7 @@
 // the operator's internal route can serve it to a development stack.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,16 @@ struct SignupVerify {
   std::string code;
   bool accept_terms = false;
   std::string engine = "duckdb";
+};
+
+// Where a signup will land, decided before anything is mailed: a claimed open domain's
+// organisation to join, or the form's organisation (its handle reserved, pending).
+struct Landing {
+  std::string email;  // lowercase
+  std::string workspace;
+  std::optional<metastore::Organization> pending_org;
+  std::optional<metastore::Organization> will_join;
+  std::string payload_json;  // what completing the signup needs (NewAccount's fields)
 };
 
 struct RecoveryStarted {
@@ -80,6 +91,10 @@ class Verification {
   // (invalid_code, attempts_left).
   Result<Recovered> VerifyRecovery(const std::string& email, const std::string& code);
   Result<PendingCodes> Codes(const std::string& email);
+  // The checks every signup start makes (address, handle, no account yet), then `rate`,
+  // then the landing (reserving the form's organisation). Errors: those of StartSignup.
+  Result<Landing> Land(const SignupStart& request,
+                       const std::function<Result<void>(const std::string&)>& rate);
   std::string delivery() const;
 
  private:

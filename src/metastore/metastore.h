@@ -112,6 +112,41 @@ class VerificationStore {
   virtual Result<void> RecordRate(const std::string& bucket, int64_t now_ms) = 0;
 };
 
+// Passwords, login sessions and the mailed links that set or reset a password.
+class SessionStore {
+ public:
+  virtual ~SessionStore() = default;
+  virtual Result<void> SetPassword(const PasswordRecord& record) = 0;
+  // kNotFound when the principal has no password.
+  virtual Result<PasswordRecord> FindPassword(const PrincipalId& principal_id) = 0;
+  virtual Result<void> CreateSession(const Session& session) = 0;
+  // kNotFound when none.
+  virtual Result<Session> FindSession(const std::string& session_id) = 0;
+  // The session whose current or previous refresh hash is `hash`; kNotFound when none.
+  virtual Result<Session> SessionByRefresh(const std::string& hash) = 0;
+  // Replaces the refresh hash (the old one becomes `previous`), the expiry and the last
+  // use; kConflict when the stored hash is no longer `expected_hash` (a concurrent
+  // refresh won).
+  virtual Result<void> RotateRefresh(const std::string& session_id,
+                                     const std::string& expected_hash, const std::string& new_hash,
+                                     int64_t now_ms, int64_t expires_ms) = 0;
+  // Marks a live session revoked; false when it was already revoked (or does not exist).
+  virtual Result<bool> RevokeSession(const std::string& session_id, int64_t now_ms) = 0;
+  // Revokes every live session of the principal but `keep` ("" for none); how many.
+  virtual Result<int> RevokeSessionsOf(const PrincipalId& principal_id, const std::string& keep,
+                                       int64_t now_ms) = 0;
+  // Live (unrevoked, unexpired) sessions, newest first.
+  virtual Result<std::vector<Session>> LiveSessionsOf(const PrincipalId& principal_id,
+                                                      int64_t now_ms) = 0;
+  virtual Result<void> PutLink(const LoginLink& link) = 0;
+  // kNotFound when none.
+  virtual Result<LoginLink> FindLink(const std::string& token_hash) = 0;
+  // Marks an unspent link spent; kConflict when it was spent already.
+  virtual Result<void> SpendLink(const std::string& token_hash, int64_t now_ms) = 0;
+  // The newest unspent, unexpired link of each purpose for the address.
+  virtual Result<std::vector<LoginLink>> OpenLinksFor(const std::string& email, int64_t now_ms) = 0;
+};
+
 // Device authorisations of the CLI's login (RFC 8628).
 class DeviceStore {
  public:
@@ -288,6 +323,7 @@ class Stores {
   virtual OrgStore& orgs() = 0;
   virtual MembershipStore& memberships() = 0;
   virtual VerificationStore& verification() = 0;
+  virtual SessionStore& sessions() = 0;
   virtual DeviceStore& devices() = 0;
   virtual UsageStore& usage() = 0;
   virtual WarehouseStore& warehouses() = 0;

@@ -333,6 +333,45 @@ TEST_F(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
   EXPECT_EQ(w.FindWarehouse(WarehouseId("w1")).error().code, ErrorCode::kNotFound);
 }
 
+TEST_F(MetastoreTest, SessionsRotateOnceAndLinksAreSpentOnce) {
+  auto& x = store_->sessions();
+  ASSERT_TRUE(store_->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
+  for (const char* id : {"s_1", "s_2"}) {
+    Session s{id, PrincipalId("p_1"), std::string("h-") + id, "", 1, 1, 1000, 0, "ua", "ip"};
+    ASSERT_TRUE(x.CreateSession(s).has_value());
+  }
+  ASSERT_TRUE(x.RotateRefresh("s_1", "h-s_1", "h2", 10, 2000).has_value());
+  // A second rotation from the same (now previous) hash loses.
+  EXPECT_EQ(x.RotateRefresh("s_1", "h-s_1", "h3", 11, 2000).error().code, ErrorCode::kConflict);
+  auto by_old = x.SessionByRefresh("h-s_1").value();
+  EXPECT_EQ(by_old.id, "s_1");
+  EXPECT_EQ(by_old.refresh_hash, "h2");
+  EXPECT_EQ(by_old.previous_refresh_hash, "h-s_1");
+  EXPECT_EQ(by_old.expires_ms, 2000);
+  EXPECT_EQ(x.LiveSessionsOf(PrincipalId("p_1"), 50).value().size(), 2u);
+  // Keeping s_2, the others are revoked; a revoked session no longer rotates.
+  EXPECT_EQ(x.RevokeSessionsOf(PrincipalId("p_1"), "s_2", 60).value(), 1);
+  EXPECT_EQ(x.RotateRefresh("s_1", "h2", "h4", 61, 3000).error().code, ErrorCode::kConflict);
+  EXPECT_FALSE(x.RevokeSession("s_1", 62).value());
+  EXPECT_TRUE(x.RevokeSession("s_2", 62).value());
+  EXPECT_TRUE(x.LiveSessionsOf(PrincipalId("p_1"), 63).value().empty());
+
+  ASSERT_TRUE(x.PutLink({"t1", "reset_password", "a@x.io", "", "{}", 1, 100, 0}).has_value());
+  ASSERT_TRUE(x.PutLink({"t2", "reset_password", "a@x.io", "", "{}", 2, 100, 0}).has_value());
+  auto open = x.OpenLinksFor("a@x.io", 50).value();
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].token_hash, "t2");
+  ASSERT_TRUE(x.SpendLink("t2", 51).has_value());
+  EXPECT_EQ(x.SpendLink("t2", 52).error().code, ErrorCode::kConflict);
+  EXPECT_EQ(x.OpenLinksFor("a@x.io", 53).value()[0].token_hash, "t1");
+  EXPECT_TRUE(x.OpenLinksFor("a@x.io", 100).value().empty());
+
+  ASSERT_TRUE(x.SetPassword({PrincipalId("p_1"), "$argon2id$h1", 5}).has_value());
+  ASSERT_TRUE(x.SetPassword({PrincipalId("p_1"), "$argon2id$h2", 6}).has_value());
+  EXPECT_EQ(x.FindPassword(PrincipalId("p_1")).value().hash, "$argon2id$h2");
+  EXPECT_EQ(x.FindPassword(PrincipalId("p_2")).error().code, ErrorCode::kNotFound);
+}
+
 TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {
   for (Level l : {Level::kNone, Level::kRead, Level::kWrite}) EXPECT_EQ(ParseLevel(Name(l)), l);
   for (Role r : {Role::kAdmin, Role::kMember}) EXPECT_EQ(ParseRole(Name(r)), r);

@@ -138,6 +138,7 @@ std::unique_ptr<PrincipalStore> NewPrincipalStore(Scope scope);
 std::unique_ptr<OrgStore> NewOrgStore(Scope scope);
 std::unique_ptr<MembershipStore> NewMembershipStore(Scope scope);
 std::unique_ptr<VerificationStore> NewVerificationStore(Scope scope);
+std::unique_ptr<SessionStore> NewSessionStore(Scope scope);
 std::unique_ptr<DeviceStore> NewDeviceStore(Scope scope);
 std::unique_ptr<UsageStore> NewUsageStore(Scope scope);
 std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope);

@@ -158,6 +158,22 @@ CREATE TABLE usage_samples (warehouse_id TEXT NOT NULL, at_ms INTEGER NOT NULL,
   table_bytes INTEGER NOT NULL, table_objects INTEGER NOT NULL, blob_bytes INTEGER NOT NULL,
   blob_objects INTEGER NOT NULL, PRIMARY KEY (warehouse_id, at_ms)) WITHOUT ROWID;
 )sql",
+    // 10: passwords, login sessions and mailed login links
+    R"sql(
+CREATE TABLE passwords (principal_id TEXT PRIMARY KEY REFERENCES principals(id),
+  hash TEXT NOT NULL, changed_ms INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE sessions (id TEXT PRIMARY KEY, principal_id TEXT NOT NULL,
+  refresh_hash TEXT NOT NULL UNIQUE, previous_refresh_hash TEXT NOT NULL,
+  created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,
+  revoked_ms INTEGER NOT NULL DEFAULT 0, user_agent TEXT NOT NULL, ip TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX sessions_by_principal ON sessions(principal_id, created_ms);
+CREATE INDEX sessions_by_previous ON sessions(previous_refresh_hash);
+CREATE TABLE login_links (token_hash TEXT PRIMARY KEY, purpose TEXT NOT NULL,
+  email TEXT NOT NULL, sealed_token TEXT NOT NULL, payload TEXT NOT NULL,
+  created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL, used_ms INTEGER NOT NULL DEFAULT 0)
+  WITHOUT ROWID;
+CREATE INDEX login_links_by_email ON login_links(email, purpose, created_ms);
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -171,6 +187,7 @@ class ScopedStores {
         orgs_(sqlite_backend::NewOrgStore(scope)),
         memberships_(sqlite_backend::NewMembershipStore(scope)),
         verification_(sqlite_backend::NewVerificationStore(scope)),
+        sessions_(sqlite_backend::NewSessionStore(scope)),
         devices_(sqlite_backend::NewDeviceStore(scope)),
         usage_(sqlite_backend::NewUsageStore(scope)),
         warehouses_(sqlite_backend::NewWarehouseStore(scope)),
@@ -184,6 +201,7 @@ class ScopedStores {
   std::unique_ptr<OrgStore> orgs_;
   std::unique_ptr<MembershipStore> memberships_;
   std::unique_ptr<VerificationStore> verification_;
+  std::unique_ptr<SessionStore> sessions_;
   std::unique_ptr<DeviceStore> devices_;
   std::unique_ptr<UsageStore> usage_;
   std::unique_ptr<WarehouseStore> warehouses_;
@@ -199,6 +217,7 @@ class ScopedStores {
   OrgStore& orgs() override { return *stores.orgs_; }                           \
   MembershipStore& memberships() override { return *stores.memberships_; }      \
   VerificationStore& verification() override { return *stores.verification_; }  \
+  SessionStore& sessions() override { return *stores.sessions_; }               \
   DeviceStore& devices() override { return *stores.devices_; }                  \
   UsageStore& usage() override { return *stores.usage_; }                       \
   WarehouseStore& warehouses() override { return *stores.warehouses_; }         \

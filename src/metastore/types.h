@@ -104,6 +104,43 @@ struct PendingCode {
   int attempts = 0;  // wrong codes so far
 };
 
+// A person's password: an argon2id hash in its encoded form (parameters and salt
+// included); the password itself is never stored.
+struct PasswordRecord {
+  PrincipalId principal_id;
+  std::string hash;
+  int64_t changed_ms = 0;
+};
+
+// A login session (POST /v1/auth/login and friends). Only hashes of refresh tokens are
+// kept: the current one, and the one it replaced (presenting that again revokes the
+// session: a stolen token was used).
+struct Session {
+  std::string id;  // "s_…"
+  PrincipalId principal_id;
+  std::string refresh_hash;
+  std::string previous_refresh_hash;
+  int64_t created_ms = 0;
+  int64_t last_used_ms = 0;
+  int64_t expires_ms = 0;  // slides with each refresh
+  int64_t revoked_ms = 0;  // 0 while live
+  std::string user_agent;
+  std::string ip;
+};
+
+// A mailed link token (set-password after the signup form, password reset), kept as a
+// hash; `sealed_token` only on development stacks without mail. Spent once.
+struct LoginLink {
+  std::string token_hash;
+  std::string purpose;  // "set_password" | "reset_password"
+  std::string email;    // lowercase
+  std::string sealed_token;
+  std::string payload_json = "{}";
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;
+  int64_t used_ms = 0;  // 0 while unspent
+};
+
 // An RFC 8628 device authorisation: the CLI polls with the device code (kept hashed),
 // a person approves the user code.
 struct DeviceGrant {

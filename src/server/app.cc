@@ -107,12 +107,14 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
-    verification_ = std::make_unique<accounts::Verification>(
-        *accounts_, accounts::VerificationOptions{nullptr, keys_->Derive("signup-code"),
-                                                  keys_->Derive("code-seal")});
+    const accounts::VerificationOptions mail{nullptr, keys_->Derive("signup-code"),
+                                             keys_->Derive("code-seal")};
+    verification_ = std::make_unique<accounts::Verification>(*accounts_, mail);
     devices_ = std::make_unique<accounts::DeviceFlow>(*accounts_);
+    sessions_ = std::make_unique<accounts::Sessions>(*accounts_, *verification_, mail);
     control_api_ = std::make_unique<api::control::ControlApi>(
-        *accounts_, *control_tables_, *verification_, *devices_,
+        api::control::ControlServices{*accounts_, *control_tables_, *verification_, *devices_,
+                                      *sessions_},
         api::control::ControlApiOptions{
             [this] { return meta_->Ping().has_value(); },
             [this] { return meta_->Ping().has_value(); }, config.bootstrap_secret,
@@ -213,6 +215,7 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::ControlTables> control_tables_;
   std::unique_ptr<accounts::Verification> verification_;
   std::unique_ptr<accounts::DeviceFlow> devices_;
+  std::unique_ptr<accounts::Sessions> sessions_;
   std::unique_ptr<api::control::ControlApi> control_api_;
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
   std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;

@@ -11,9 +11,8 @@ struct ControlApi::Impl {
   Context ctx;
   Binder binder;
 
-  Impl(accounts::AccountService& a, catalog::ControlTables& t, accounts::Verification& v,
-       accounts::DeviceFlow& d, ControlApiOptions o)
-      : ctx{a, t, v, d, std::move(o)},
+  Impl(ControlServices s, ControlApiOptions o)
+      : ctx{s.accounts, s.tables, s.verification, s.devices, s.sessions, std::move(o)},
         binder([this](const Request& req) { return Authenticate(req); }, ErrorResponse) {
     BindHealth(binder, ctx);
     BindSignup(binder, ctx);
@@ -32,6 +31,7 @@ struct ControlApi::Impl {
     BindInternal(binder, ctx);
     BindIdentity(binder, ctx);
     BindDevices(binder, ctx);
+    BindAuth(binder, ctx);
     BindOnboard(binder, ctx);
     BindUsage(binder, ctx);
   }
@@ -48,10 +48,8 @@ struct ControlApi::Impl {
   }
 };
 
-ControlApi::ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
-                       accounts::Verification& verification, accounts::DeviceFlow& devices,
-                       ControlApiOptions options)
-    : impl_(std::make_unique<Impl>(accounts, tables, verification, devices, std::move(options))) {}
+ControlApi::ControlApi(ControlServices services, ControlApiOptions options)
+    : impl_(std::make_unique<Impl>(services, std::move(options))) {}
 ControlApi::~ControlApi() = default;
 http::Response ControlApi::Handle(http::Request& request) {
   return impl_->binder.Dispatch(request);

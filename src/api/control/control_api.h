@@ -7,6 +7,7 @@
 
 #include "accounts/account_service.h"
 #include "accounts/devices.h"
+#include "accounts/sessions.h"
 #include "accounts/verification.h"
 #include "catalog/control_tables.h"
 #include "http/message.h"
@@ -24,11 +25,18 @@ struct ControlApiOptions {
   std::function<void(int64_t)> advance_clock;
 };
 
+// The services the control API's routes call.
+struct ControlServices {
+  accounts::AccountService& accounts;
+  catalog::ControlTables& tables;
+  accounts::Verification& verification;
+  accounts::DeviceFlow& devices;
+  accounts::Sessions& sessions;
+};
+
 class ControlApi {
  public:
-  ControlApi(accounts::AccountService& accounts, catalog::ControlTables& tables,
-             accounts::Verification& verification, accounts::DeviceFlow& devices,
-             ControlApiOptions options);
+  ControlApi(ControlServices services, ControlApiOptions options);
   ~ControlApi();
   http::Response Handle(http::Request& request);
 

@@ -54,6 +54,31 @@ void BindInternal(Binder& b, Context& ctx) {
              return Response::Json(200, out.dump());
            });
 
+  Internal(b, ctx, "GET", "/internal/login-tokens/{email}",
+           [&ctx](Request& req, const PathParams& p) -> Result<Response> {
+             TM_ASSIGN(auto links, ctx.sessions.PendingLinks(p.at("email")));
+             const std::string purpose = QueryMap(req)["purpose"];
+             Json tokens = Json::array();
+             for (const auto& l : links) {
+               if (!purpose.empty() && l.purpose != purpose) continue;
+               tokens.push_back({{"purpose", l.purpose},
+                                 {"token", l.token},
+                                 {"expires_at", FormatIso8601(l.expires_ms)}});
+             }
+             if (tokens.empty()) {
+               return Fail(Error{
+                   ErrorCode::kNotFound,
+                   "No readable link is pending for this address (links are "
+                   "readable only when no mail sender is configured)",
+                   {}}.With("code", "no_pending_token"));
+             }
+             Json out = {{"email", ToLower(p.at("email"))},
+                         {"token", tokens[0]["token"]},
+                         {"purpose", tokens[0]["purpose"]},
+                         {"tokens", tokens}};
+             return Response::Json(200, out.dump());
+           });
+
   Internal(b, ctx, "POST", "/internal/principals",
            [&ctx](Request& req, const PathParams&) -> Result<Response> {
              TM_ASSIGN(Json body, Body(req));

@@ -42,9 +42,7 @@ void BindOnboard(Binder& b, Context& ctx) {
   b.Open("GET", "/v1/auth/config", [&ctx](Request&, const PathParams&) -> Result<Response> {
     const std::string api = ctx.accounts.urls().api;
     Json out = {{"issuer", api},
-                // Email + password login is not served by this build (docs say so); keys, codes
-                // and the device login are.
-                {"password_login", false},
+                {"password_login", true},
                 {"external_issuers", Json::array()},
                 {"api_key_exchange",
                  {{"token_endpoint", api + "/v1/tokens"}, {"jwks_uri", api + "/jwks.json"}}},

@@ -7,6 +7,7 @@
 
 #include "accounts/account_service.h"
 #include "accounts/devices.h"
+#include "accounts/sessions.h"
 #include "accounts/verification.h"
 #include "api/common/json_request.h"
 #include "api/common/route_binder.h"
@@ -28,6 +29,7 @@ struct Context {
   catalog::ControlTables& tables;
   accounts::Verification& verification;
   accounts::DeviceFlow& devices;
+  accounts::Sessions& sessions;
   ControlApiOptions options;
 };
 
@@ -60,6 +62,7 @@ void BindVerification(Binder& b, Context& ctx);
 void BindInternal(Binder& b, Context& ctx);
 void BindIdentity(Binder& b, Context& ctx);
 void BindDevices(Binder& b, Context& ctx);
+void BindAuth(Binder& b, Context& ctx);
 void BindOnboard(Binder& b, Context& ctx);
 void BindUsage(Binder& b, Context& ctx);
 
