@@ -97,7 +97,7 @@ class AppImpl final : public App {
     tokens_ =
         std::make_unique<catalog::CatalogTokens>(*keys_, clock_, config.catalog_token_seconds);
     // The one-call unverified signup is for local stacks only: loopback API, no mailer.
-    bool local = IsLoopback(server_->BoundAddress("api"));
+    bool local = IsLoopback(server_->BoundAddress("api")) && config.smtp.host.empty();
     TM_ASSIGN(signing_keys_, identity::SigningKeys::Open(config.data_dir + "/jwt", clock_));
     accounts_ = std::make_unique<accounts::AccountService>(
         *meta_, *objects_, clock_, random_, *secrets_, urls, local, signing_keys_.get());
@@ -107,7 +107,10 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
-    const accounts::VerificationOptions mail{nullptr, keys_->Derive("signup-code"),
+    if (!config.smtp.host.empty()) {
+      TM_ASSIGN(mailer_, mail::NewSmtpMailer(config.smtp));
+    }
+    const accounts::VerificationOptions mail{mailer_.get(), keys_->Derive("signup-code"),
                                              keys_->Derive("code-seal")};
     verification_ = std::make_unique<accounts::Verification>(*accounts_, mail);
     devices_ = std::make_unique<accounts::DeviceFlow>(*accounts_);
@@ -213,6 +216,7 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;
+  std::unique_ptr<mail::Mailer> mailer_;  // null: "log" delivery
   std::unique_ptr<accounts::Verification> verification_;
   std::unique_ptr<accounts::DeviceFlow> devices_;
   std::unique_ptr<accounts::Sessions> sessions_;

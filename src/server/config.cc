@@ -106,8 +106,73 @@ std::string Usage(const std::vector<Flag>& flags) {
       "  --help                      this text\n  --version                   the version\n\n"
       "Environment only (secrets never go on a command line):\n"
       "  TABLEMERE_S3_USERS          operator S3 users, 'access:secret,…'; each owns the buckets "
-      "it creates\n";
+      "it creates\n"
+      "  TABLEMERE_BOOTSTRAP_SECRET[_FILE]  the operator's secret for /internal/ routes\n"
+      "  TABLEMERE_SMTP_HOST, _PORT (587), _USER, _PASSWORD[_FILE], _FROM, _TLS "
+      "(starttls|required|off), _CA_FILE\n"
+      "                              the mail sender; without it codes and links are only "
+      "logged\n";
   return out;
+}
+
+// A secret from NAME or from the file named by NAME_FILE (trimmed); "" when neither is set.
+Result<std::string> SecretFromEnv(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  const char* file = std::getenv((name + "_FILE").c_str());
+  if (value && *value && file && *file) {
+    return Fail(ErrorCode::kInvalidInput, "set " + name + " or " + name + "_FILE, not both");
+  }
+  if (value && *value) return std::string(value);
+  if (!file || !*file) return std::string();
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in.good() && !in.eof()) {
+    return Fail(ErrorCode::kInvalidInput, "cannot read " + name + "_FILE " + file);
+  }
+  std::string secret = Trim(text.str());
+  if (secret.empty()) return Fail(ErrorCode::kInvalidInput, name + "_FILE " + file + " is empty");
+  return secret;
+}
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? Trim(v) : std::string();
+}
+
+// The SMTP sender, from the environment only: TABLEMERE_SMTP_HOST (none: "log" delivery),
+// _PORT (587), _USER, _PASSWORD or _PASSWORD_FILE, _FROM, _TLS (starttls | required | off),
+// _CA_FILE (trust anchors of a private relay).
+Result<void> ReadSmtp(Config& config) {
+  auto& smtp = config.smtp;
+  smtp.host = Env("TABLEMERE_SMTP_HOST");
+  if (smtp.host.empty()) return {};
+  if (std::string port = Env("TABLEMERE_SMTP_PORT"); !port.empty()) {
+    auto n = ParseInt(port);
+    if (!n || *n <= 0 || *n > 65535) {
+      return Fail(ErrorCode::kInvalidInput, "TABLEMERE_SMTP_PORT must be a port number");
+    }
+    smtp.port = static_cast<int>(*n);
+  }
+  smtp.user = Env("TABLEMERE_SMTP_USER");
+  TM_ASSIGN(smtp.password, SecretFromEnv("TABLEMERE_SMTP_PASSWORD"));
+  smtp.from = Env("TABLEMERE_SMTP_FROM");
+  smtp.ca_file = Env("TABLEMERE_SMTP_CA_FILE");
+  if (smtp.from.empty()) {
+    return Fail(ErrorCode::kInvalidInput,
+                "TABLEMERE_SMTP_HOST is set: set TABLEMERE_SMTP_FROM to the sender address too");
+  }
+  const std::string tls = ToLower(Env("TABLEMERE_SMTP_TLS"));
+  if (tls.empty() || tls == "starttls") {
+    smtp.tls = mail::SmtpTls::kOpportunistic;
+  } else if (tls == "required") {
+    smtp.tls = mail::SmtpTls::kRequired;
+  } else if (tls == "off") {
+    smtp.tls = mail::SmtpTls::kOff;
+  } else {
+    return Fail(ErrorCode::kInvalidInput, "TABLEMERE_SMTP_TLS must be starttls, required or off");
+  }
+  return {};
 }
 
 }  // namespace
@@ -128,27 +193,8 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
       config.s3_users[p.substr(0, colon)] = p.substr(colon + 1);
     }
   }
-  const char* secret = std::getenv("TABLEMERE_BOOTSTRAP_SECRET");
-  const char* secret_file = std::getenv("TABLEMERE_BOOTSTRAP_SECRET_FILE");
-  if (secret && *secret && secret_file && *secret_file) {
-    return Fail(ErrorCode::kInvalidInput,
-                "set TABLEMERE_BOOTSTRAP_SECRET or TABLEMERE_BOOTSTRAP_SECRET_FILE, not both");
-  }
-  if (secret && *secret) config.bootstrap_secret = secret;
-  if (secret_file && *secret_file) {
-    std::ifstream in(secret_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in.good() && !in.eof()) {
-      return Fail(ErrorCode::kInvalidInput,
-                  std::string("cannot read TABLEMERE_BOOTSTRAP_SECRET_FILE ") + secret_file);
-    }
-    config.bootstrap_secret = Trim(text.str());
-    if (config.bootstrap_secret.empty()) {
-      return Fail(ErrorCode::kInvalidInput,
-                  std::string("TABLEMERE_BOOTSTRAP_SECRET_FILE ") + secret_file + " is empty");
-    }
-  }
+  TM_ASSIGN(config.bootstrap_secret, SecretFromEnv("TABLEMERE_BOOTSTRAP_SECRET"));
+  TM_TRY(ReadSmtp(config));
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {

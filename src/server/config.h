@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "mail/smtp_mailer.h"
 
 namespace tablemere::server {
 
@@ -34,6 +35,8 @@ struct Config {
   // The operator's secret for the /internal/ routes, from TABLEMERE_BOOTSTRAP_SECRET or the
   // file named by TABLEMERE_BOOTSTRAP_SECRET_FILE (never a flag); empty: routes off.
   std::string bootstrap_secret;
+  // The mail sender (TABLEMERE_SMTP_*, environment only); no host: "log" delivery.
+  mail::SmtpOptions smtp;
 };
 
 enum class ParseOutcome { kRun, kExitOk };
