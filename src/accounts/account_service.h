@@ -191,6 +191,7 @@ struct DeletedWarehouse {
 struct Limits {
   int warehouses_per_project = kWarehousesPerProject;
   int64_t storage_bytes = 5'000'000'000;
+  int64_t public_storage_bytes = 50'000'000'000;  // the public tier
   int64_t objects = 50'000;
   int tables = 50;
   int namespaces = 10;
@@ -199,6 +200,12 @@ struct Limits {
   int min_seconds_between_commits = 0;
   int snapshot_retention_days = 7;
   int max_snapshots_per_table = 20;
+};
+
+struct PublishedWarehouse {
+  metastore::Warehouse warehouse;  // after the change
+  bool changed = false;            // false when it already was as asked
+  int64_t bytes = 0;               // its table bucket's latest footprint
 };
 
 // A warehouse's latest storage sample (absent: not metered yet).
@@ -456,6 +463,12 @@ class AccountService {
   Result<DeletedWarehouse> DeleteWarehouse(const Caller& caller, const std::string& warehouse,
                                            const std::string& confirm,
                                            const std::string& request_id);
+  // ---- publishing (publish.cc). Errors: kPermissionDenied (insufficient_role: admins
+  // only), kInvalidInput (confirmation_required, confirm_with; publishing only),
+  // kQuotaExceeded (quota_exceeded, tier public), kNotFound (warehouse_not_found).
+  Result<PublishedWarehouse> SetPublic(const Caller& caller, const std::string& warehouse,
+                                       bool publish, const std::string& confirm,
+                                       const std::string& request_id);
   // ---- grants (warehouses.cc)
   Result<std::vector<GrantView>> Grants(const Caller& caller, const std::string& warehouse);
   // Errors: kInvalidInput (invalid_value level), kPermissionDenied (forbidden), kNotFound

@@ -127,6 +127,18 @@ Result<std::string> S3Identities::OperatorBucketOwner(const std::string& bucket)
   return *owner;
 }
 
+Result<bool> S3Identities::PublicBucket(const std::string& bucket) {
+  if (!storage::IsTableBucket(bucket)) return false;
+  // The warehouse read is memoised and invalidated by any write, so unpublishing refuses
+  // the next anonymous read at once.
+  auto w = meta_.warehouses().FindWarehouse(WarehouseId(storage::WarehouseOfBucket(bucket)));
+  if (!w) {
+    if (w.error().code == ErrorCode::kNotFound) return false;
+    return Fail(w.error());
+  }
+  return w->published_ms != 0;
+}
+
 Result<void> S3Identities::RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                                 bool created) {
   if (created) return meta_.bucket_owners().SetBucketOwner(bucket, owner);

@@ -131,6 +131,26 @@ Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& b
   return AuthenticatedCaller{std::move(p), std::move(w)};
 }
 
+Result<AuthenticatedCaller> CatalogService::AuthenticateAnonymous(const std::string& name) {
+  std::string id = name;
+  if (id.starts_with("s3://")) id = id.substr(5);
+  while (id.ends_with("/")) id.pop_back();
+  if (id.starts_with("w-")) id = id.substr(2);
+  const Error refused{ErrorCode::kUnauthenticated,
+                      "Authorization: Bearer <token> required (only a published catalog is "
+                      "readable without one); get a token at /v1/oauth/tokens",
+                      {}};
+  if (id.empty()) return Fail(refused);
+  auto w = meta_.warehouses().FindWarehouse(WarehouseId(id));
+  if (!w) {
+    if (w.error().code == ErrorCode::kNotFound) return Fail(refused);
+    return Fail(w.error());
+  }
+  if (w->published_ms == 0) return Fail(refused);
+  CatalogPrincipal p{"anonymous", w->id, /*read_only=*/true, w->credential_generation, 0, true};
+  return AuthenticatedCaller{std::move(p), std::move(*w)};
+}
+
 // ------------------------------------------------------------------ namespaces
 
 Result<std::vector<Namespace>> CatalogService::ListNamespaces(const metastore::Warehouse& w,
@@ -263,8 +283,10 @@ std::string CatalogService::RefreshEndpoint(const metastore::Warehouse& w,
 void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
                                        const std::string& location, bool vend) {
-  if (!vend) {
+  if (!vend || caller.anonymous) {
     table.config = files_.BaseConfig();
+    // PyIceberg and DuckDB then read the published bucket with unsigned requests.
+    if (caller.anonymous) table.config["s3.anonymous"] = "true";
     return;
   }
   StorageCredential c = files_.Vend(caller, w, location, RefreshEndpoint(w, ident), "");
@@ -687,6 +709,11 @@ Result<void> CatalogService::RenameTable(const CatalogPrincipal& caller,
 
 Result<std::vector<StorageCredential>> CatalogService::TableCredentials(
     const CatalogPrincipal& caller, const metastore::Warehouse& w, const TableIdent& ident) {
+  if (caller.anonymous) {
+    return Fail(
+        Forbidden("A published catalog's files are read without credentials; sign in "
+                  "for a storage session."));
+  }
   auto table = LoadTable(caller, w, ident, true, false);
   if (table) return table->credentials;
   if (table.error().code != ErrorCode::kNotFound) return Fail(table.error());

@@ -83,6 +83,10 @@ class CatalogService {
   // Authenticate then Warehouse, with one metastore lookup instead of two (the lookup
   // that checks the generation also yields the warehouse). Same errors as the pair.
   Result<AuthenticatedCaller> AuthenticateFor(const std::string& bearer, const std::string& name);
+  // A caller without a token: an anonymous read-only principal when `name` names a
+  // published warehouse; kUnauthenticated otherwise (an unknown or private warehouse
+  // answers the same, so names are not probed).
+  Result<AuthenticatedCaller> AuthenticateAnonymous(const std::string& name);
   static std::string PrefixOf(const metastore::Warehouse& w) {
     return storage::TableBucketName(w.id);
   }

@@ -20,6 +20,9 @@ struct CatalogPrincipal {
   bool read_only = false;
   int64_t generation = 0;
   int64_t expires_ms = 0;
+  // A caller without a token reading a published warehouse: read-only, and vended no
+  // storage credentials (its table bucket is readable unsigned).
+  bool anonymous = false;
 };
 
 class CatalogTokens {

@@ -189,6 +189,8 @@ class WarehouseStore {
   virtual Result<std::vector<Warehouse>> AllWarehouses() = 0;
   // Bumps the generation; returns the new warehouse record.
   virtual Result<Warehouse> RotateWarehouse(const WarehouseId& id) = 0;
+  // Publishes (published_ms > 0) or unpublishes (0) a warehouse; kNotFound when unknown.
+  virtual Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms) = 0;
   // Removes the warehouse with its grants; the caller removes its entries and files.
   virtual Result<void> DeleteWarehouse(const WarehouseId& id) = 0;
   // Creates or replaces the grant of (warehouse, principal).

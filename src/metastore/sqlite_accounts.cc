@@ -385,9 +385,11 @@ class SqliteWarehouses final : public WarehouseStore {
 
   Result<void> CreateWarehouse(const Warehouse& w) override {
     return s_.Write([&](sqlite::Db& db) {
-      return RunUnique(db, "INSERT INTO warehouses VALUES(?, ?, ?, ?, ?, ?)",
+      return RunUnique(db,
+                       "INSERT INTO warehouses (id, project_id, org_id, name, generation, "
+                       "created_ms, published_ms) VALUES(?, ?, ?, ?, ?, ?, ?)",
                        {w.id.str(), w.project_id.str(), w.org_id.str(), w.name,
-                        w.credential_generation, w.created_ms},
+                        w.credential_generation, w.created_ms, w.published_ms},
                        Taken("warehouse name in use", "name"));
     });
   }
@@ -414,6 +416,16 @@ class SqliteWarehouses final : public WarehouseStore {
   Result<Warehouse> RotateWarehouse(const WarehouseId& id) override {
     return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
       TM_TRY(Run(db, "UPDATE warehouses SET generation = generation + 1 WHERE id = ?", {id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
+      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
+                 Row);
+    });
+  }
+
+  Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
+      TM_TRY(
+          Run(db, "UPDATE warehouses SET published_ms = ? WHERE id = ?", {published_ms, id.str()}));
       if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
       return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
                  Row);
@@ -472,14 +484,15 @@ class SqliteWarehouses final : public WarehouseStore {
     });
   }
   static constexpr char kSelect[] =
-      "SELECT id, project_id, org_id, name, generation, created_ms FROM warehouses";
+      "SELECT id, project_id, org_id, name, generation, created_ms, published_ms FROM warehouses";
   static Warehouse Row(sqlite::Statement& st) {
     return Warehouse{WarehouseId(st.Text(0)),
                      ProjectId(st.Text(1)),
                      OrgId(st.Text(2)),
                      st.Text(3),
                      st.Int(4),
-                     st.Int(5)};
+                     st.Int(5),
+                     st.Int(6)};
   }
   static constexpr char kProjectSelect[] = "SELECT id, org_id, name, created_ms FROM projects";
   static Project ProjectRow(sqlite::Statement& st) {

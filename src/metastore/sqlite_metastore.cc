@@ -174,6 +174,10 @@ CREATE TABLE login_links (token_hash TEXT PRIMARY KEY, purpose TEXT NOT NULL,
   WITHOUT ROWID;
 CREATE INDEX login_links_by_email ON login_links(email, purpose, created_ms);
 )sql",
+    // 11: published warehouses (anonymous reads of the table bucket and the catalog)
+    R"sql(
+ALTER TABLE warehouses ADD COLUMN published_ms INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

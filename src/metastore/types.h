@@ -209,6 +209,7 @@ struct Warehouse {
   std::string name;
   int64_t credential_generation = 1;  // bumped by rotation; old secrets/tokens die
   int64_t created_ms = 0;
+  int64_t published_ms = 0;  // when it was made public (anonymous reads); 0: private
 };
 
 // An explicit grant. Level kNone records a membership read an admin revoked.

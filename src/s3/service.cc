@@ -84,8 +84,8 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
 }
 
 // Anonymous clients read what is public-read and nothing else: a public bucket's listing
-// and objects, and public objects; writes are refused whatever the ACL says. Only operator
-// users' buckets can be public.
+// and objects, and public objects; writes are refused whatever the ACL says. Operator
+// users' buckets are public by their ACL; a warehouse's table bucket when it is published.
 Result<void> S3Service::AuthorizeAnonymous(const std::string& bucket, const std::string& key,
                                            Access access) {
   const Error denied = AccessDenied(
@@ -95,7 +95,11 @@ Result<void> S3Service::AuthorizeAnonymous(const std::string& bucket, const std:
     return Fail(denied);
   }
   TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
-  if (owner.empty()) return Fail(denied);
+  if (owner.empty()) {
+    TM_ASSIGN(bool published, identities_.PublicBucket(bucket));
+    if (published) return {};
+    return Fail(denied);
+  }
   TM_ASSIGN(auto info, store_.HeadBucket(bucket));
   if (info.acl == kPublicRead) return {};
   if (access == Access::kRead) {

@@ -38,6 +38,9 @@ class IdentityResolver {
   virtual Result<std::string> OperatorBucketOwner(const std::string& bucket) = 0;
   virtual Result<void> RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                             bool created) = 0;
+  // Whether `bucket` is the table bucket of a published warehouse: anyone may read and
+  // list it unsigned. Thread-safe.
+  virtual Result<bool> PublicBucket(const std::string& bucket) = 0;
   // The generic tables' base locations in a warehouse's table bucket (may be cached
   // briefly). Thread-safe.
   virtual Result<std::vector<GenericLocation>> GenericLocations(

@@ -32,6 +32,7 @@ struct ControlApi::Impl {
     BindIdentity(binder, ctx);
     BindDevices(binder, ctx);
     BindAuth(binder, ctx);
+    BindPublish(binder, ctx);
     BindOnboard(binder, ctx);
     BindUsage(binder, ctx);
   }

@@ -63,6 +63,7 @@ void BindInternal(Binder& b, Context& ctx);
 void BindIdentity(Binder& b, Context& ctx);
 void BindDevices(Binder& b, Context& ctx);
 void BindAuth(Binder& b, Context& ctx);
+void BindPublish(Binder& b, Context& ctx);
 void BindOnboard(Binder& b, Context& ctx);
 void BindUsage(Binder& b, Context& ctx);
 

@@ -31,6 +31,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
                           {"warehouse_id", w.warehouse.id.str()},
                           {"warehouse", "s3://" + storage::TableBucketName(w.warehouse.id) + "/"},
                           {"created_at", FormatIso8601(w.warehouse.created_ms)},
+                          {"public", w.warehouse.published_ms != 0},
                           {"my_level", metastore::Name(w.my_level)},
                           {"my_via", w.my_via.empty() ? Json(nullptr) : Json(w.my_via)}});
         }
@@ -118,7 +119,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
                  {"previous_revoked", true},
                  {"previous_client_id_ro", ro},
                  {"previous_revoked_ro", true},
-                 {"rotated_at", FormatIso8601(SystemClock().NowMillis())},
+                 {"rotated_at", FormatIso8601(ctx.accounts.clock().NowMillis())},
                  {"note",
                   "The identities keep their names; their secrets changed. Old secrets, the "
                   "catalog tokens minted from them and vended storage sessions are refused "

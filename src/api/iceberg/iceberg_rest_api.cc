@@ -267,6 +267,17 @@ struct IcebergRestApi::Impl {
     return resp;
   }
 
+  // No credential at all. PyIceberg 0.12 without a token or credential sends the literal
+  // "Authorization: Bearer None" (its OAuth2 manager formats an absent token).
+  static bool NoToken(const Request& req) {
+    auto auth = req.headers.Get("Authorization");
+    if (!auth) return true;
+    std::string t = Trim(*auth);
+    if (!StartsWith(ToLower(t), "bearer")) return false;
+    t = Trim(t.substr(6));
+    return t.empty() || t == "None" || t == "null" || t == "undefined";
+  }
+
   static Result<std::string> BearerToken(const Request& req) {
     auto auth = req.headers.Get("Authorization");
     if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
@@ -278,6 +289,7 @@ struct IcebergRestApi::Impl {
 
   // The caller and the warehouse `prefix` names, which must be its own.
   Result<catalog::AuthenticatedCaller> Authenticate(const Request& req, const std::string& prefix) {
+    if (NoToken(req)) return catalog.AuthenticateAnonymous(prefix);
     TM_ASSIGN(std::string token, BearerToken(req));
     return catalog.AuthenticateFor(token, prefix);
   }

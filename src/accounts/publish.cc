@@ -1,0 +1,66 @@
+// AccountService: publishing a warehouse (POST/DELETE /v1/warehouses/{id}/public). A
+// public warehouse's table bucket is readable by anyone, unsigned (the S3 layer asks
+// S3Identities::PublicBucket), and its catalog answers reads without a token (the catalog's
+// AuthenticateAnonymous); writes stay refused.
+#include <nlohmann/json.hpp>
+
+#include "accounts/account_service.h"
+
+namespace tablemere::accounts {
+namespace {
+
+Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
+  return Error{code, message, {}}.With("code", wire);
+}
+
+}  // namespace
+
+Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
+                                                     const std::string& warehouse, bool publish,
+                                                     const std::string& confirm,
+                                                     const std::string& request_id) {
+  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  const metastore::Warehouse& w = resolved.access.warehouse;
+  if (resolved.role != metastore::Role::kAdmin) {
+    return Fail(AdminOnly(publish ? "publishes catalogs" : "unpublishes catalogs"));
+  }
+  if (publish && confirm != w.name) {
+    return Fail(Coded(ErrorCode::kInvalidInput, "confirmation_required",
+                      "Type the catalog's name in confirm to make it public")
+                    .With("field", "confirm")
+                    .With("confirm_with", w.name));
+  }
+  PublishedWarehouse out;
+  TM_ASSIGN(auto sample, meta_.usage().LatestSample(w.id));
+  out.bytes = sample ? sample->table_bytes : 0;
+  if (publish && w.published_ms == 0) {
+    // The public tier: the organisation's public warehouses together, with this one.
+    int64_t public_bytes = out.bytes;
+    TM_ASSIGN(auto all, meta_.warehouses().WarehousesOfOrg(w.org_id));
+    for (const auto& other : all) {
+      if (other.published_ms == 0 || other.id == w.id) continue;
+      TM_ASSIGN(auto s, meta_.usage().LatestSample(other.id));
+      if (s) public_bytes += s->table_bytes;
+    }
+    if (public_bytes > limits_.public_storage_bytes) {
+      return Fail(Coded(ErrorCode::kQuotaExceeded, "quota_exceeded",
+                        "Publishing would put the organisation's public catalogs over the "
+                        "public tier")
+                      .With("tier", "public")
+                      .With("limit_value", std::to_string(limits_.public_storage_bytes))
+                      .With("current", std::to_string(public_bytes))
+                      .With("remedy", "Unpublish another catalog, or delete data first."));
+    }
+  }
+  const int64_t at = publish ? (w.published_ms ? w.published_ms : clock_.NowMillis()) : 0;
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_ASSIGN(out.warehouse, txn.warehouses().SetWarehousePublic(w.id, at));
+    return RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
+                          publish ? "warehouse.publish" : "warehouse.unpublish", "warehouse", w.id,
+                          request_id, nlohmann::json{{"name", w.name}}.dump()});
+  }));
+  out.changed = (w.published_ms != 0) != publish;
+  return out;
+}
+
+}  // namespace tablemere::accounts

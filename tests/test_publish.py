@@ -1,0 +1,124 @@
+"""Publishing a warehouse (POST/DELETE /v1/warehouses/{id}/public): anyone reads the table
+bucket unsigned (boto3 with no credentials) and attaches its catalog with no token
+(PyIceberg reads a table end to end), every anonymous write is refused, and unpublishing
+refuses anonymous reads at once."""
+
+import uuid
+
+import boto3
+import pyarrow as pa
+import pytest
+import requests
+from botocore import UNSIGNED
+from botocore.config import Config
+from pyiceberg.catalog.rest import RestCatalog
+
+from engines import pyiceberg_from_recipe
+from test_control_api import assert_api_error, auth
+
+
+@pytest.fixture(scope="module")
+def owner(server):
+    account = server.signup(engine="pyiceberg")
+    catalog = pyiceberg_from_recipe(account["connection"])
+    catalog.create_namespace("pub")
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "name": pa.array(["a", "b", "c"])})
+    table = catalog.create_table(("pub", "t"), schema=data.schema)
+    table.append(data)
+    return account, table
+
+
+def anonymous_s3(server):
+    return boto3.client("s3", endpoint_url=server.s3, region_name="us-east-1",
+                        config=Config(signature_version=UNSIGNED, s3={"addressing_style": "path"}))
+
+
+def anonymous_catalog(server, warehouse_id):
+    return RestCatalog("anon", uri=server.catalog, warehouse=f"w-{warehouse_id}")
+
+
+def publish(server, key, wid, confirm):
+    return requests.post(server.api + f"/v1/warehouses/{wid}/public", json={"confirm": confirm},
+                         headers=auth(key))
+
+
+def test_publish_reads_anonymously_and_unpublish_stops_it(server, owner):
+    account, table = owner
+    key, wid = account["api_key"], account["warehouse_id"]
+    bucket = f"w-{wid}"
+    s3 = anonymous_s3(server)
+    data_key = table.current_snapshot() and next(
+        iter(table.inspect.files().column("file_path").to_pylist())).split(f"{bucket}/", 1)[1]
+    # Private: anonymous S3 and catalog reads are refused.
+    with pytest.raises(Exception) as private:
+        s3.get_object(Bucket=bucket, Key=data_key)
+    assert "AccessDenied" in str(private.value)
+    r = requests.get(server.catalog + f"/v1/w-{wid}/namespaces")
+    assert r.status_code == 401, r.text
+
+    assert_api_error(publish(server, key, wid, "wrong-name"), 400, "confirmation_required",
+                     confirm_with="lake")
+    r = publish(server, key, wid, "lake")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["public"] is True and body["tier"] == "public" and body["changed"] is True
+    assert body["public_url"] == f"{server.s3}/{bucket}/"
+    listed = requests.get(server.api + "/v1/warehouses", headers=auth(key)).json()
+    assert [w["public"] for w in listed["warehouses"]] == [True]
+
+    # Unsigned S3: read and list; every write refused.
+    assert s3.get_object(Bucket=bucket, Key=data_key)["Body"].read()[:4] == b"PAR1"
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"]]
+    assert data_key in keys and any(k.endswith(".metadata.json") for k in keys)
+    for write in (lambda: s3.put_object(Bucket=bucket, Key="pub/t/data/x.parquet", Body=b"x"),
+                  lambda: s3.delete_object(Bucket=bucket, Key=data_key)):
+        with pytest.raises(Exception) as refused:
+            write()
+        assert "AccessDenied" in str(refused.value)
+    # The blob bucket stays private.
+    with pytest.raises(Exception):
+        s3.list_objects_v2(Bucket=f"b-{wid}")
+
+    # The catalog with no token: PyIceberg lists and reads the table end to end.
+    anon = anonymous_catalog(server, wid)
+    assert ("pub",) in anon.list_namespaces()
+    assert anon.list_tables("pub") == [("pub", "t")]
+    loaded = anon.load_table(("pub", "t"))
+    assert sorted(loaded.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    # Writes through the anonymous catalog are refused and change nothing.
+    with pytest.raises(Exception) as refused:
+        anon.create_namespace("evil")
+    assert "403" in str(refused.value) or "Forbidden" in type(refused.value).__name__
+    with pytest.raises(Exception):
+        loaded.append(pa.table({"id": pa.array([9], pa.int64()), "name": pa.array(["z"])}))
+    assert sorted(table.refresh().scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
+    r = requests.get(server.catalog + f"/v1/w-{wid}/namespaces/pub/tables/t/credentials")
+    assert r.status_code == 403, r.text
+
+    # Unpublish: refused at once, both ways.
+    r = requests.delete(server.api + f"/v1/warehouses/{wid}/public", headers=auth(key))
+    assert r.status_code == 200 and r.json()["public"] is False, r.text
+    with pytest.raises(Exception) as again:
+        s3.get_object(Bucket=bucket, Key=data_key)
+    assert "AccessDenied" in str(again.value)
+    assert requests.get(server.catalog + f"/v1/w-{wid}/namespaces").status_code == 401
+    events = requests.get(server.api + "/v1/audit", params={"action": "warehouse.*"},
+                          headers=auth(key)).json()
+    actions = [e["action"] for e in events["events"]]
+    assert "warehouse.publish" in actions and "warehouse.unpublish" in actions
+
+
+def test_only_admins_publish(server, owner):
+    account, _ = owner
+    org = account["organization"]["org_id"]
+    agent = requests.post(server.api + f"/v1/orgs/{org}/agents",
+                          json={"name": "reader-" + uuid.uuid4().hex[:6], "role": "member",
+                                "grants": [{"warehouse": account["warehouse_id"],
+                                            "level": "write"}]},
+                          headers=auth(account["api_key"]))
+    assert agent.status_code == 201, agent.text
+    assert_api_error(publish(server, agent.json()["api_key"], account["warehouse_id"], "lake"),
+                     403, "insufficient_role")
+    stranger = server.signup()
+    assert_api_error(publish(server, stranger["api_key"], account["warehouse_id"], "lake"), 404,
+                     "warehouse_not_found")
