@@ -217,6 +217,7 @@ StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
   const bool capped = not_after_ms > 0 && grant.expires_ms > not_after_ms;
   if (capped) grant.expires_ms = not_after_ms;
   storage::IssuedSession s = capped ? sealer_.Issue(grant, random_) : SessionFor(grant);
+  counters_.vended_sessions++;
   StorageCredential c;
   c.prefix = base + "/";
   c.config = BaseConfig();

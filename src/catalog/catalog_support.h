@@ -3,6 +3,8 @@
 // vended for a location.
 #pragma once
 
+#include <atomic>
+
 #include <map>
 #include <mutex>
 #include <string>
@@ -108,6 +110,14 @@ class WarehouseFiles {
                          const std::string& format, int64_t not_after_ms = 0);
   int64_t session_seconds() const { return session_seconds_; }
 
+  // What the metrics page reports, counted by the commit loop and by Vend.
+  struct Counters {
+    std::atomic<uint64_t> commits{0};
+    std::atomic<uint64_t> commit_conflicts{0};
+    std::atomic<uint64_t> vended_sessions{0};
+  };
+  Counters& counters() { return counters_; }
+
  private:
   // Everything a sealed session depends on but its expiry: (warehouse, generation,
   // prefix, read-only, format). The generation makes rotation start a fresh session.
@@ -128,6 +138,7 @@ class WarehouseFiles {
   const Clock& clock_;
   Random& random_;
   const storage::SessionSealer& sealer_;
+  Counters counters_;
   std::string s3_url_;
   int64_t session_seconds_;
 

@@ -55,15 +55,24 @@ Result<std::vector<PublishedMetadata>> CommitOptimistically(metastore::CatalogSt
                                                             const metastore::Warehouse& w,
                                                             int retries, const std::string& noun,
                                                             const PrepareCommit& prepare) {
+  auto& counters = files.counters();
   for (int attempt = 0;; attempt++) {
-    TM_ASSIGN(std::vector<EntryChange> changes, prepare());
+    auto prepared = prepare();
+    if (!prepared) {
+      if (prepared.error().code == ErrorCode::kConflict) counters.commit_conflicts++;
+      return Fail(prepared.error());
+    }
     std::vector<std::string> written;
-    auto published = Publish(store, files, w, std::move(changes), written);
-    if (published) return published;
+    auto published = Publish(store, files, w, std::move(*prepared), written);
+    if (published) {
+      counters.commits++;
+      return published;
+    }
     // Files no pointer references: best effort, what is left is an orphan.
     for (const auto& location : written) files.DiscardUnreferenced(w, location);
     if (!metastore::IsStalePointer(published.error())) return published;
     if (attempt < retries) continue;
+    counters.commit_conflicts++;
     return Fail(Error{ErrorCode::kConflict,
                       "Commit failed: the " + noun + " was changed concurrently; refresh and retry",
                       {}});

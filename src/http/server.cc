@@ -195,8 +195,12 @@ class ConnectionBodyReader final : public BodyReader {
     if (!chunked_ && remaining_ == 0) return size_t{0};
     if (chunked_ && parser_.is_done()) return size_t{0};
     started_ = true;
-    return chunked_ ? ReadChunked(out, size) : ReadFixed(out, size);
+    auto n = chunked_ ? ReadChunked(out, size) : ReadFixed(out, size);
+    if (n) received_ += *n;
+    return n;
   }
+
+  uint64_t received() const { return received_; }
 
   std::optional<uint64_t> declared_length() const override { return declared_; }
 
@@ -266,6 +270,7 @@ class ConnectionBodyReader final : public BodyReader {
   bool started_ = false;
   bool broken_ = false;
   uint64_t remaining_ = 0;
+  uint64_t received_ = 0;
   std::optional<uint64_t> declared_;
 };
 
@@ -812,11 +817,16 @@ class ServerImpl final : public Server {
     }
     if (body.broken()) keep_alive = false;
     uint64_t sent = WriteResponse(stream, request, response, keep_alive);
+    const double seconds = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - started)
+                               .count() /
+                           1e6;
+    if (options_.observe) {
+      options_.observe(RequestRecord{listener.name, request, response.status, body.received(),
+                                     sent == UINT64_MAX ? 0 : sent, seconds});
+    }
     if (access_log_) {
-      auto ms = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::steady_clock::now() - started)
-                    .count() /
-                1000.0;
+      const double ms = seconds * 1000;
       char line[1024];
       std::snprintf(line, sizeof line, "%s %s %s \"%s %.300s\" %d %llu %.1fms rid=%s",
                     FormatIso8601(clock_.NowMillis()).c_str(), listener.name.c_str(),

@@ -29,6 +29,17 @@ using AccessLog = std::function<void(const std::string& line)>;
 // slow or stalled head (slowloris) must not hold a connection slot for long.
 inline constexpr int kDefaultHeadTimeoutSeconds = 10;
 
+// What the transport saw of one answered request (for metrics).
+struct RequestRecord {
+  const std::string& listener;
+  const Request& request;
+  int status = 0;
+  uint64_t bytes_in = 0;   // request body bytes read
+  uint64_t bytes_out = 0;  // response bytes written
+  double seconds = 0;      // from the head's arrival to the answer's end
+};
+using RequestObserver = std::function<void(const RequestRecord&)>;
+
 // Limits of the transport; the defaults are the server's flag defaults.
 struct ServerOptions {
   // Open connections per server (idle and waiting ones are cheap: no thread); the fd soft
@@ -41,6 +52,8 @@ struct ServerOptions {
   int idle_timeout_seconds = 120;
   // Threads serving requests whose head has arrived; beyond it requests queue.
   int max_request_threads = 1024;
+  // Called once per answered request, on the request's thread; may be empty.
+  RequestObserver observe;
 };
 
 class Server {

@@ -301,6 +301,8 @@ class TaskStore {
   virtual Result<void> Retry(int64_t task_id, int64_t delay_ms) = 0;
   // Every queued task of `kind` (runnable, leased or delayed), oldest first.
   virtual Result<std::vector<Task>> ListOfKind(const std::string& kind) = 0;
+  // How many tasks are queued (runnable, leased or delayed).
+  virtual Result<int64_t> QueueDepth() = 0;
 };
 
 class AuditStore {

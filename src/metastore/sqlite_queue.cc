@@ -55,6 +55,13 @@ class SqliteTasks final : public TaskStore {
     });
   }
 
+  Result<int64_t> QueueDepth() override {
+    return s_.Read([&](sqlite::Db& db) {
+      return One(db, "SELECT count(*) FROM tasks", {}, "",
+                 [](sqlite::Statement& st) { return st.Int(0); });
+    });
+  }
+
  private:
   Scope s_;
 };

@@ -24,6 +24,7 @@
 #include "http/server.h"
 #include "maintenance/task_runner.h"
 #include "metastore/metastore.h"
+#include "metrics/metrics.h"
 #include "objectstore/local_disk.h"
 #include "server/cors_defaults.h"
 
@@ -76,6 +77,11 @@ class AppImpl final : public App {
         {"catalog", config.catalog_addr, [this](http::Request& r) { return Route(1, r); }},
         {"s3", config.s3_addr, [this](http::Request& r) { return Route(2, r); }},
     };
+    metrics_on_api_ = config.metrics_addr.empty();
+    if (!metrics_on_api_) {
+      listeners.push_back(
+          {"metrics", config.metrics_addr, [this](http::Request& r) { return Route(3, r); }});
+    }
     TM_ASSIGN(server_, http::Server::Start(std::move(listeners),
                                            log ? http::AccessLog([this](const std::string& line) {
                                              std::lock_guard lock(log_mu_);
@@ -147,10 +153,13 @@ class AppImpl final : public App {
     tasks_->Start();
     ready_.store(true);
     if (!config.ready_file.empty()) {
-      nlohmann::json ready = {{"api", urls.api},
-                              {"catalog", urls.catalog},
-                              {"s3", urls.s3},
-                              {"pid", static_cast<int64_t>(::getpid())}};
+      nlohmann::json ready = {
+          {"api", urls.api},
+          {"catalog", urls.catalog},
+          {"s3", urls.s3},
+          {"metrics", metrics_on_api_ ? urls.api + "/metrics"
+                                      : UrlFor(server_->BoundAddress("metrics")) + "/metrics"},
+          {"pid", static_cast<int64_t>(::getpid())}};
       std::string tmp = config.ready_file + ".tmp";
       std::ofstream(tmp) << ready.dump() << "\n";
       fs::rename(tmp, config.ready_file, ec);
@@ -172,7 +181,7 @@ class AppImpl final : public App {
   }
 
  private:
-  static http::ServerOptions TransportOptions(const Config& config) {
+  http::ServerOptions TransportOptions(const Config& config) {
     auto clamp = [](int64_t v) { return static_cast<int>(std::min<int64_t>(v, 1 << 30)); };
     http::ServerOptions options;
     options.max_connections = clamp(config.max_connections);
@@ -180,7 +189,41 @@ class AppImpl final : public App {
     options.head_timeout_seconds = clamp(config.head_timeout_seconds);
     options.idle_timeout_seconds = clamp(config.idle_timeout_seconds);
     options.max_request_threads = clamp(config.max_request_threads);
+    options.observe = [this](const http::RequestRecord& r) { Observe(r); };
     return options;
+  }
+
+  void Observe(const http::RequestRecord& r) {
+    if (r.listener == "metrics") return;
+    metrics_.ObserveRequest(r.listener,
+                            metrics::RouteClass(r.listener, r.request.method, r.request.path),
+                            r.status, r.seconds);
+    // Path-style S3: the first segment is the bucket. Only answered requests count, so a
+    // stream of requests for made-up names adds no series.
+    if (r.listener == "s3" && r.status < 400) {
+      std::string_view path = r.request.path;
+      while (path.starts_with('/')) path.remove_prefix(1);
+      std::string bucket(path.substr(0, path.find('/')));
+      if (!bucket.empty()) metrics_.AddBucketBytes(bucket, r.bytes_in, r.bytes_out);
+    }
+  }
+
+  http::Response MetricsPage(const http::Request& request) {
+    if (request.method != "GET" && request.method != "HEAD") {
+      return http::Response::Json(
+          405, R"({"error":{"code":"method_not_allowed","message":"GET /metrics"}})");
+    }
+    metrics::Gauges g;
+    auto& counters = catalog_->files().counters();
+    g.commits = counters.commits.load();
+    g.commit_conflicts = counters.commit_conflicts.load();
+    g.vended_sessions = counters.vended_sessions.load();
+    if (auto depth = meta_->tasks().QueueDepth()) g.task_queue_depth = *depth;
+    http::Response r;
+    r.status = 200;
+    r.headers.Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    r.body = metrics_.Render(g);
+    return r;
   }
 
   http::Response Route(int listener, http::Request& request) {
@@ -189,7 +232,12 @@ class AppImpl final : public App {
     }
     switch (listener) {
       case 0:
+        if (request.path == "/metrics" && metrics_on_api_) return MetricsPage(request);
         return control_api_->Handle(request);
+      case 3:
+        if (request.path == "/metrics") return MetricsPage(request);
+        return http::Response::Json(404,
+                                    R"({"error":{"code":"not_found","message":"GET /metrics"}})");
       case 1:
         return http::WithCors(catalog_cors_, request, [this](http::Request& r) {
           // One listener serves both catalog APIs; Lakekeeper's live under /lakekeeper/.
@@ -201,6 +249,8 @@ class AppImpl final : public App {
     }
   }
 
+  metrics::Metrics metrics_;
+  bool metrics_on_api_ = true;
   AdjustableClock clock_;
   SystemRandom random_;
   std::unique_ptr<KeyRing> keys_;

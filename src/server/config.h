@@ -13,6 +13,7 @@ struct Config {
   std::string api_addr = "127.0.0.1:8080";
   std::string catalog_addr = "127.0.0.1:8181";
   std::string s3_addr = "127.0.0.1:9000";
+  std::string metrics_addr;  // "": GET /metrics on the API listener
   std::string data_dir = "./data";
   std::string public_api_url;           // derived from api_addr when empty
   std::string public_catalog_url;       // derived from catalog_addr when empty
