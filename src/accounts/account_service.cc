@@ -1,5 +1,7 @@
 #include "accounts/account_service.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 #include "accounts/handles.h"
@@ -32,6 +34,21 @@ Result<void> CheckEngine(const std::string& engine) {
   return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine",
                     "engine must be one of duckdb, pyiceberg, spark")
                   .With("available", "duckdb,pyiceberg,spark"));
+}
+
+NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json) {
+  nlohmann::json payload = nlohmann::json::parse(payload_json, nullptr, false);
+  if (!payload.is_object()) payload = nlohmann::json::object();
+  NewAccount account{email,
+                     payload.value("workspace", email.substr(0, email.find('@'))),
+                     payload.value("full_name", ""),
+                     {},
+                     {}};
+  if (account.display_name.empty()) account.display_name = account.workspace;
+  if (payload.contains("pending_org"))
+    account.pending_org = OrgId(payload.value("pending_org", ""));
+  if (payload.contains("join_org")) account.join_org = OrgId(payload.value("join_org", ""));
+  return account;
 }
 
 std::string DomainOf(const std::string& email) {

@@ -17,7 +17,9 @@
 
 namespace tablemere::identity {
 class SigningKeys;
+class ExternalIssuers;
 struct Claims;
+struct ExternalIdentity;
 }  // namespace tablemere::identity
 
 namespace tablemere::accounts {
@@ -65,6 +67,10 @@ struct NewAccount {
   // Runs inside the account's transaction (the form's password and first session).
   std::function<Result<void>(metastore::Stores&, const SignupResult&)> also;
 };
+
+// The account a verified signup start asked for (its payload: workspace, full_name and
+// the organisation it lands in).
+NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json);
 
 struct WarehouseAccess {
   metastore::Warehouse warehouse;
@@ -397,6 +403,9 @@ class AccountService {
   // An access token of a login session (claims sub/email/kind/sid), 900 s.
   Result<IssuedToken> IssueSessionToken(const metastore::Principal& principal,
                                         const std::string& session_id);
+  // Trust tokens of these external OpenID Connect issuers (null or empty: none).
+  void SetExternalIssuers(identity::ExternalIssuers* issuers) { external_ = issuers; }
+  identity::ExternalIssuers* external_issuers() { return external_; }
   // The signing keys (null when tokens are not served).
   identity::SigningKeys* signing_keys() { return signing_keys_; }
   Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> Orgs(
@@ -559,6 +568,9 @@ class AccountService {
   Result<HandleAvailability> CheckHandleFrom(const std::string& handle, const std::string& address);
 
  private:
+  // The person an external issuer's token names (external.cc), created on first sight.
+  Result<Caller> ExternalCaller(const std::string& token);
+  Result<void> CreateExternalPerson(const identity::ExternalIdentity& id);
   // The caller of a session's access token, while the session is live.
   Result<Caller> SessionCaller(const identity::Claims& claims);
   std::string NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record);
@@ -603,6 +615,7 @@ class AccountService {
   bool unverified_signup_allowed_;
   Limits limits_;
   identity::SigningKeys* signing_keys_;
+  identity::ExternalIssuers* external_ = nullptr;
 };
 
 }  // namespace tablemere::accounts

@@ -200,20 +200,11 @@ Result<SessionGrant> Sessions::SetFirstPassword(const std::string& token,
                                                 const std::string& password,
                                                 const ClientInfo& client) {
   TM_ASSIGN(auto link, UsableLink(token, kSetPassword));
-  Json payload = Json::parse(link.payload_json, nullptr, false);
-  if (!payload.is_object()) payload = Json::object();
-  NewAccount account{link.email,
-                     payload.value("workspace", link.email.substr(0, link.email.find('@'))),
-                     payload.value("full_name", ""),
-                     {},
-                     {}};
-  if (account.display_name.empty()) account.display_name = account.workspace;
+  NewAccount account = NewAccountFrom(link.email, link.payload_json);
   std::vector<std::string> org_names;
-  for (const char* key : {"pending_org", "join_org"}) {
-    if (!payload.contains(key)) continue;
-    OrgId id(payload.value(key, ""));
-    (key == std::string("pending_org") ? account.pending_org : account.join_org) = id;
-    TM_ASSIGN(auto org, accounts_.metastore().orgs().FindOrg(id));
+  for (const auto& id : {account.pending_org, account.join_org}) {
+    if (!id) continue;
+    TM_ASSIGN(auto org, accounts_.metastore().orgs().FindOrg(*id));
     org_names.push_back(org.name);
     org_names.push_back(org.handle);
   }

@@ -3,6 +3,7 @@
 #include "accounts/account_service.h"
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "identity/oidc.h"
 #include "identity/signing_keys.h"
 
 namespace tablemere::accounts {
@@ -28,6 +29,9 @@ Error InvalidKey() {
 }  // namespace
 
 Result<Caller> AccountService::Authenticate(const std::string& bearer, const std::string& address) {
+  if (external_ != nullptr && !bearer.starts_with("al_live_") && external_->Claims(bearer)) {
+    return ExternalCaller(bearer);
+  }
   if (!bearer.starts_with("al_live_") && signing_keys_ != nullptr &&
       std::count(bearer.begin(), bearer.end(), '.') == 2) {
     // ---- an access token: signature, expiry, then the key and principal still live

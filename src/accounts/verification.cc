@@ -228,16 +228,7 @@ Result<SignupResult> Verification::VerifySignup(const SignupVerify& r) {
   }
   TM_TRY(CheckEngine(r.engine));
   TM_ASSIGN(auto pending, CheckCode(kSignup, email, r.code, "no_pending_signup"));
-  Json payload = Json::parse(pending.payload_json, nullptr, false);
-  if (!payload.is_object()) payload = Json::object();
-  NewAccount account{
-      email, payload.value("workspace", email.substr(0, email.find('@'))), "", {}, {}};
-  account.display_name = payload.value("full_name", "");
-  if (account.display_name.empty()) account.display_name = account.workspace;
-  if (payload.contains("pending_org"))
-    account.pending_org = OrgId(payload.value("pending_org", ""));
-  if (payload.contains("join_org")) account.join_org = OrgId(payload.value("join_org", ""));
-  TM_ASSIGN(auto result, accounts_.CreateAccount(account));
+  TM_ASSIGN(auto result, accounts_.CreateAccount(NewAccountFrom(email, pending.payload_json)));
   TM_TRY(accounts_.metastore().verification().DeleteCode(kSignup, email));
   TM_TRY(accounts_.Record({0, 0, result.principal.id, result.org.id, "signup.verify", "principal",
                            result.principal.id, "", "{}"}));

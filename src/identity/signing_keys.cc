@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/crypto.h"
+#include "identity/jwt.h"
 
 namespace tablemere::identity {
 namespace {
@@ -265,22 +266,9 @@ Result<std::string> SigningKeys::Issue(const Claims& claims) const {
 }
 
 Result<Claims> SigningKeys::Verify(std::string_view token, std::string_view issuer) const {
-  size_t dot1 = token.find('.');
-  size_t dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
-  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) {
-    return Fail(Refused("malformed", "The token is not a JWT"));
-  }
-  auto header_text = crypto::Base64UrlDecode(token.substr(0, dot1));
-  auto payload_text = crypto::Base64UrlDecode(token.substr(dot1 + 1, dot2 - dot1 - 1));
-  auto sig = crypto::Base64UrlDecode(token.substr(dot2 + 1));
-  if (!header_text || !payload_text || !sig) {
-    return Fail(Refused("malformed", "The token is not a JWT"));
-  }
-  Json header = Json::parse(*header_text, nullptr, false);
-  Json payload = Json::parse(*payload_text, nullptr, false);
-  if (!header.is_object() || !payload.is_object()) {
-    return Fail(Refused("malformed", "The token is not a JWT"));
-  }
+  TM_ASSIGN(ParsedJwt jwt, ParseJwt(token));
+  const Json& header = jwt.header;
+  const Json& payload = jwt.payload;
   // Only RS256: "none" and HMAC algorithms are refused whatever else the token says.
   if (header.value("alg", "") != "RS256") {
     return Fail(Refused("malformed", "The token's algorithm is not RS256"));
@@ -289,7 +277,7 @@ Result<Claims> SigningKeys::Verify(std::string_view token, std::string_view issu
     std::shared_lock lock(mu_);
     const Key* key = Find(header.value("kid", ""));
     if (key == nullptr) return Fail(Refused("unknown_kid", "The token's signing key is unknown"));
-    if (!key->VerifySignature(token.substr(0, dot2), *sig)) {
+    if (!key->VerifySignature(jwt.signing_input, jwt.signature)) {
       return Fail(Refused("bad_signature", "The token's signature is wrong"));
     }
   }

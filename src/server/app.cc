@@ -107,6 +107,11 @@ class AppImpl final : public App {
     TM_ASSIGN(signing_keys_, identity::SigningKeys::Open(config.data_dir + "/jwt", clock_));
     accounts_ = std::make_unique<accounts::AccountService>(
         *meta_, *objects_, clock_, random_, *secrets_, urls, local, signing_keys_.get());
+    if (!config.oidc_issuers.empty()) {
+      external_issuers_ = std::make_unique<identity::ExternalIssuers>(config.oidc_issuers, clock_,
+                                                                      identity::HttpFetch());
+      accounts_->SetExternalIssuers(external_issuers_.get());
+    }
     catalog_ = std::make_unique<catalog::CatalogService>(
         *meta_, *objects_, clock_, random_, *sealer_, *secrets_, *tokens_,
         catalog::CatalogOptions{urls.s3, config.session_seconds, 4});
@@ -260,6 +265,7 @@ class AppImpl final : public App {
   std::unique_ptr<storage::SessionSealer> sealer_;
   std::unique_ptr<catalog::CatalogTokens> tokens_;
   std::unique_ptr<identity::SigningKeys> signing_keys_;
+  std::unique_ptr<identity::ExternalIssuers> external_issuers_;
   std::unique_ptr<accounts::AccountService> accounts_;
   std::unique_ptr<catalog::CatalogService> catalog_;
   std::unique_ptr<catalog::ViewService> views_;

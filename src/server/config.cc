@@ -114,7 +114,9 @@ std::string Usage(const std::vector<Flag>& flags) {
       "  TABLEMERE_SMTP_HOST, _PORT (587), _USER, _PASSWORD[_FILE], _FROM, _TLS "
       "(starttls|required|off), _CA_FILE\n"
       "                              the mail sender; without it codes and links are only "
-      "logged\n";
+      "logged\n"
+      "  TABLEMERE_OIDC_ISSUERS      external OpenID Connect issuers, a JSON list of {issuer, "
+      "client_id, audience, discovery_url, trust_email}\n";
   return out;
 }
 
@@ -198,6 +200,11 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
   }
   TM_ASSIGN(config.bootstrap_secret, SecretFromEnv("TABLEMERE_BOOTSTRAP_SECRET"));
   TM_TRY(ReadSmtp(config));
+  std::string issuers = Env("TABLEMERE_OIDC_ISSUERS");
+  if (issuers.empty()) issuers = Env("AL_OIDC_ISSUERS");
+  if (!issuers.empty()) {
+    TM_ASSIGN(config.oidc_issuers, identity::ParseIssuers(issuers));
+  }
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {

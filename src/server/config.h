@@ -3,8 +3,10 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
+#include "identity/oidc.h"
 #include "mail/smtp_mailer.h"
 
 namespace tablemere::server {
@@ -38,6 +40,9 @@ struct Config {
   std::string bootstrap_secret;
   // The mail sender (TABLEMERE_SMTP_*, environment only); no host: "log" delivery.
   mail::SmtpOptions smtp;
+  // External OpenID Connect issuers trusted for people's logins (TABLEMERE_OIDC_ISSUERS, a
+  // JSON list; AL_OIDC_ISSUERS is read when it is unset).
+  std::vector<identity::IssuerConfig> oidc_issuers;
 };
 
 enum class ParseOutcome { kRun, kExitOk };

@@ -1,6 +1,7 @@
 // POST /v1/onboard (an organisation, a project and `lake` for a caller that has none, and
 // the recipe) and GET /v1/auth/config (what a browser or CLI needs to log a person in).
 #include "api/control/routes.h"
+#include "identity/oidc.h"
 
 namespace tablemere::api::control {
 
@@ -41,9 +42,21 @@ void BindOnboard(Binder& b, Context& ctx) {
 
   b.Open("GET", "/v1/auth/config", [&ctx](Request&, const PathParams&) -> Result<Response> {
     const std::string api = ctx.accounts.urls().api;
+    Json issuers = Json::array();
+    if (auto* external = ctx.accounts.external_issuers()) {
+      auto text = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+      for (const auto& i : external->List()) {
+        issuers.push_back({{"issuer", i.config.issuer},
+                           {"client_id", text(i.config.client_id)},
+                           {"authorization_endpoint", text(i.authorization_endpoint)},
+                           {"token_endpoint", text(i.token_endpoint)},
+                           {"device_authorization_endpoint", text(i.device_authorization_endpoint)},
+                           {"jwks_uri", text(i.jwks_uri)}});
+      }
+    }
     Json out = {{"issuer", api},
                 {"password_login", true},
-                {"external_issuers", Json::array()},
+                {"external_issuers", issuers},
                 {"api_key_exchange",
                  {{"token_endpoint", api + "/v1/tokens"}, {"jwks_uri", api + "/jwks.json"}}},
                 {"device_authorization_endpoint", api + "/v1/auth/device"}};

@@ -1,0 +1,181 @@
+"""External OpenID Connect issuers (TABLEMERE_OIDC_ISSUERS) against a test issuer the
+tests start: its own discovery document and JWKS over HTTP, tokens signed with PyJWT.
+The first token of an address creates the person, onboarding names its organisation,
+and every rule of the token is checked: signature, expiry, audience, verified address,
+and a key the issuer rotated in later."""
+
+import http.server
+import json
+import threading
+import time
+import uuid
+
+import jwt
+import pytest
+import requests
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from conftest import BOOTSTRAP_SECRET, Server, advance_clock
+from test_control_api import assert_api_error, auth
+
+
+def new_key():
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def jwk_of(key, kid):
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    public.update({"kid": kid, "use": "sig", "alg": "RS256"})
+    return public
+
+
+class Issuer:
+    """A minimal OpenID provider: discovery and JWKS; the tests mint its tokens."""
+
+    def __init__(self):
+        self.keys = {"k1": new_key()}
+        self.jwks_fetches = 0
+        issuer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path == "/.well-known/openid-configuration":
+                    body = {"issuer": issuer.url, "jwks_uri": issuer.url + "/jwks",
+                            "authorization_endpoint": issuer.url + "/authorize",
+                            "token_endpoint": issuer.url + "/token",
+                            "device_authorization_endpoint": issuer.url + "/device"}
+                elif self.path == "/jwks":
+                    issuer.jwks_fetches += 1
+                    body = {"keys": [jwk_of(k, kid) for kid, k in issuer.keys.items()]}
+                else:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def token(self, email, kid="k1", aud="tablemere", verified=True, exp_in=300, iss=None,
+              key=None):
+        now = int(time.time())
+        claims = {"iss": iss or self.url, "sub": "sub-" + email, "aud": aud, "email": email,
+                  "email_verified": verified, "iat": now, "exp": now + exp_in, "name": "Grace H"}
+        return jwt.encode(claims, key or self.keys[kid], algorithm="RS256", headers={"kid": kid})
+
+
+@pytest.fixture(scope="module")
+def issuer():
+    i = Issuer()
+    yield i
+    i.httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def trusting(issuer):
+    """A server trusting the issuer, with a clock the tests move forward."""
+    s = Server(extra_env={"TABLEMERE_OIDC_ISSUERS": json.dumps([
+        {"issuer": issuer.url, "client_id": "tablemere", "audience": "tablemere"}]),
+        "TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET, "TABLEMERE_TEST_CLOCK": "1"})
+    yield s
+    s.cleanup()
+
+
+def address():
+    return f"grace-{uuid.uuid4().hex[:8]}@example.com"
+
+
+def test_auth_config_lists_the_issuer_from_its_discovery(trusting, issuer):
+    cfg = requests.get(trusting.api + "/v1/auth/config").json()
+    assert cfg["external_issuers"] == [{
+        "issuer": issuer.url, "client_id": "tablemere",
+        "authorization_endpoint": issuer.url + "/authorize",
+        "token_endpoint": issuer.url + "/token",
+        "device_authorization_endpoint": issuer.url + "/device",
+        "jwks_uri": issuer.url + "/jwks"}]
+
+
+def test_first_token_creates_the_person_and_onboard_names_the_org(trusting, issuer):
+    email = address()
+    token = issuer.token(email)
+    r = requests.get(trusting.api + "/v1/orgs", headers=auth(token))
+    assert r.status_code == 200 and r.json()["organizations"] == [], r.text
+    r = requests.post(trusting.api + "/v1/onboard", headers=auth(token),
+                      json={"accept_terms": True, "organization_name": "Hopper Labs"})
+    assert r.status_code == 200, r.text
+    onboarded = r.json()
+    assert onboarded["created"] is True
+    # The same address later is the same person, with its organisation and catalog.
+    again = issuer.token(email)
+    orgs = requests.get(trusting.api + "/v1/orgs", headers=auth(again)).json()["organizations"]
+    assert [o["name"] for o in orgs] == ["Hopper Labs"]
+    r = requests.get(trusting.api + "/v1/connection", headers=auth(again))
+    assert r.status_code == 200, r.text
+    # It may mint API keys for its agents and scripts.
+    r = requests.post(trusting.api + "/v1/api-keys", headers=auth(again), json={"label": "ci"})
+    assert r.status_code == 201, r.text
+
+
+def test_every_rule_of_the_token_is_checked(trusting, issuer):
+    email = address()
+    other = new_key()
+    for token, reason in [
+        (issuer.token(email, exp_in=-600), "expired"),
+        (issuer.token(email, aud="someone-else"), "wrong_audience"),
+        (issuer.token(email, verified=False), "email_unverified"),
+        (issuer.token(email, key=other), "bad_signature"),
+        (issuer.token(email, kid="nope", key=other), "unknown_kid"),
+    ]:
+        err = assert_api_error(requests.get(trusting.api + "/v1/orgs", headers=auth(token)), 401,
+                               "invalid_api_key")
+        assert err["reason"] == reason, err
+    # A token of an issuer nobody configured is not looked at as an external one.
+    stranger = issuer.token(email, iss="https://evil.example")
+    assert_api_error(requests.get(trusting.api + "/v1/orgs", headers=auth(stranger)), 401,
+                     "invalid_api_key")
+    # None of these created anyone.
+    r = requests.get(trusting.api + "/v1/orgs", headers=auth(issuer.token(email)))
+    assert r.status_code == 200
+
+
+def test_a_key_the_issuer_rotates_in_is_fetched(trusting, issuer):
+    # The issuer's keys are refetched at most once a minute, so forged kids cannot make
+    # the server hammer it: a new kid right after a fetch waits for the window.
+    advance_clock(trusting, 61)
+    assert requests.get(trusting.api + "/v1/orgs",
+                        headers=auth(issuer.token(address(), kid="forged",
+                                                  key=new_key()))).status_code == 401
+    fetches = issuer.jwks_fetches
+    issuer.keys["k2"] = new_key()
+    token = issuer.token(address(), kid="k2")
+    err = assert_api_error(requests.get(trusting.api + "/v1/orgs", headers=auth(token)), 401,
+                           "invalid_api_key")
+    assert err["reason"] == "unknown_kid" and issuer.jwks_fetches == fetches
+    advance_clock(trusting, 61)
+    r = requests.get(trusting.api + "/v1/orgs", headers=auth(token))
+    assert r.status_code == 200, r.text
+    assert issuer.jwks_fetches == fetches + 1
+
+
+def test_trust_email_accepts_an_unverified_address(issuer):
+    s = Server(extra_env={"TABLEMERE_OIDC_ISSUERS": json.dumps([
+        {"issuer": issuer.url, "client_id": "tablemere", "trust_email": True}])})
+    try:
+        token = issuer.token(address(), verified=False)
+        assert requests.get(s.api + "/v1/orgs", headers=auth(token)).status_code == 200
+    finally:
+        s.cleanup()
+
+
+def test_a_bad_issuer_list_stops_the_server():
+    with pytest.raises(RuntimeError, match="OIDC_ISSUERS"):
+        Server(extra_env={"TABLEMERE_OIDC_ISSUERS": "{not json"})
