@@ -94,8 +94,8 @@ def test_invitation_applies_on_signup_and_members_get_membership_read(server):
     assert r.json()["revoked"] == {"level": "read", "via": "membership"}
     assert r.json()["level"] == "none"
     assert grants_of(server, admin["api_key"], wid)[member["principal_id"]]["level"] == "none"
-    assert_api_error(get_connection(server, member["api_key"], warehouse_id=wid), 404,
-                     "warehouse_not_found")
+    assert_api_error(get_connection(server, member["api_key"], warehouse_id=wid), 403,
+                     "forbidden", your_level="none")
     # A member holding nothing cannot grant.
     assert_api_error(put_grant(server, member["api_key"], wid, member["principal_id"], "read"),
                      403, "forbidden")

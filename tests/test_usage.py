@@ -63,6 +63,54 @@ def test_usage_is_unmetered_until_sampled_and_the_storage_quota_refuses_growth(s
                      404, "warehouse_not_found")
 
 
+def test_over_quota_the_buckets_and_the_catalog_go_read_only_until_space_is_freed(srv):
+    import pyarrow as pa
+    from botocore.exceptions import ClientError
+    from engines import pyiceberg_from_recipe
+
+    account = srv.signup(engine="pyiceberg")
+    key, wid = account["api_key"], account["warehouse_id"]
+    catalog = pyiceberg_from_recipe(account["connection"])
+    catalog.create_namespace("q")
+    data = pa.table({"id": pa.array([1, 2], pa.int64())})
+    table = catalog.create_table(("q", "t"), schema=data.schema)
+    table.append(data)
+    cred = get_connection(srv, key).json()["catalog_credential"]
+    s3 = boto3.client("s3", endpoint_url=srv.s3, aws_access_key_id=cred["client_id"],
+                      aws_secret_access_key=cred["client_secret"], region_name="us-east-1")
+    s3.put_object(Bucket=f"b-{wid}", Key="keep.bin", Body=b"k")
+    # The footprint goes over the limit: recording it runs the enforcement pass.
+    r = internal(srv, "POST", "/internal/usage",
+                 json={"warehouse_id": wid, "bytes": 6_000_000_000, "objects": 10})
+    assert r.status_code == 200 and r.json()["quota"]["made_read_only"] == 1, r.text
+    # S3 writes refused with the static credential; reads and deletes work.
+    with pytest.raises(ClientError) as refused:
+        s3.put_object(Bucket=f"b-{wid}", Key="more.bin", Body=b"m")
+    assert refused.value.response["Error"]["Code"] == "AccessDenied"
+    assert "quota" in refused.value.response["Error"]["Message"]
+    assert s3.get_object(Bucket=f"b-{wid}", Key="keep.bin")["Body"].read() == b"k"
+    s3.delete_object(Bucket=f"b-{wid}", Key="keep.bin")
+    # The catalog: reads work, the vended session is read-only, commits are refused.
+    reloaded = catalog.load_table(("q", "t"))
+    assert reloaded.scan().to_arrow().num_rows == 2
+    with pytest.raises(Exception) as commit:
+        reloaded.append(data)
+    assert "quota" in str(commit.value)
+    assert catalog.load_table(("q", "t")).scan().to_arrow().num_rows == 2
+    events = requests.get(srv.api + "/v1/audit", headers=auth(key),
+                          params={"org_id": account["organization"]["org_id"],
+                                  "action": "quota.*"}).json()["events"]
+    assert "quota.enforce" in [e["action"] for e in events]
+    # Back under the limit: writable again at the next pass.
+    r = internal(srv, "POST", "/internal/usage",
+                 json={"warehouse_id": wid, "bytes": 1000, "objects": 1})
+    assert r.json()["quota"]["made_writable"] == 1, r.text
+    s3.put_object(Bucket=f"b-{wid}", Key="more.bin", Body=b"m")
+    catalog.load_table(("q", "t")).append(data)
+    assert catalog.load_table(("q", "t")).scan().to_arrow().num_rows == 4
+    catalog.drop_table(("q", "t"))
+
+
 def test_the_hourly_metering_pass_samples_every_catalog(srv):
     # Runs last in this module: it moves the server's clock an hour forward.
     account = srv.signup()

@@ -140,7 +140,7 @@ def test_delete_warehouse_needs_the_typed_name_and_removes_everything(server):
     agent = create_agent(server, account, {"name": "a1", "grants": [
         {"warehouse_id": wid, "level": "write"}]}).json()
     assert_api_error(delete_warehouse(server, agent["api_key"], wid, "doomed"), 403,
-                     "insufficient_role")
+                     "forbidden")
     assert s3.head_object(Bucket=f"b-{wid}", Key="a.txt")["ContentLength"] == 5
     # The deletion, by name.
     r = delete_warehouse(server, key, "doomed", "doomed")

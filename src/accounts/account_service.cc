@@ -267,6 +267,22 @@ Result<WarehouseAccess> AccountService::DefaultWarehouse(const Caller& caller) {
   return Access(caller, "");
 }
 
+Result<WarehouseAccess> AccountService::HeldAccess(const Caller& caller,
+                                                   const std::string& warehouse) {
+  if (warehouse.empty()) return DefaultWarehouse(caller);
+  // A warehouse the caller sees but holds nothing on (an admin agent without a grant, a
+  // member whose read was revoked) is refused, not hidden.
+  TM_ASSIGN(auto access, Access(caller, warehouse, /*include_unheld=*/true));
+  if (access.level == metastore::Level::kNone) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                      "You hold no access to the warehouse '" + access.warehouse.name + "'")
+                    .With("your_level", "none")
+                    .With("remedy",
+                          "An organisation admin grants read or write: tablemere catalog grant."));
+  }
+  return access;
+}
+
 Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access,
                                                    const std::string& engine) {
   TM_TRY(CheckEngine(engine));
@@ -365,7 +381,7 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
 
 Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                                                     const std::string& warehouse) {
-  TM_ASSIGN(auto access, Access(caller, warehouse));
+  TM_ASSIGN(auto access, HeldAccess(caller, warehouse));
   if (access.level != metastore::Level::kWrite) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
                       "Rotating a warehouse's credentials needs write on it.")

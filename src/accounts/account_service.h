@@ -214,6 +214,13 @@ struct PublishedWarehouse {
   int64_t bytes = 0;               // its table bucket's latest footprint
 };
 
+// What one quota enforcement pass changed.
+struct QuotaPass {
+  int orgs_over = 0;
+  int made_read_only = 0;
+  int made_writable = 0;
+};
+
 // A warehouse's latest storage sample (absent: not metered yet).
 struct WarehouseUsage {
   metastore::Warehouse warehouse;
@@ -419,6 +426,10 @@ class AccountService {
   Result<ResolvedWarehouse> ResolveWarehouse(const Caller& caller, const std::string& warehouse);
   // The default warehouse: the first the caller can see.
   Result<WarehouseAccess> DefaultWarehouse(const Caller& caller);
+  // The warehouse a data route names (the default for ""), which the caller must hold read
+  // or write on. Errors: kNotFound (warehouse_not_found: not visible), kPermissionDenied
+  // (forbidden: visible, nothing held), kConflict (ambiguous_name).
+  Result<WarehouseAccess> HeldAccess(const Caller& caller, const std::string& warehouse);
   Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
   // `with_key` false: the agent gets its key later (a device login's first poll).
   Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
@@ -550,6 +561,10 @@ class AccountService {
                                              std::optional<metastore::UsageSample> reported);
   // Measures every warehouse (the hourly metering pass); returns how many.
   Result<int> MeterAll();
+  // The enforcement pass after metering: an organisation over its storage limit gets its
+  // warehouses' buckets read-only (writes refused at the S3 layer and in the catalog,
+  // reads and deletes allowed); back under it, writable again. Audited per warehouse.
+  Result<QuotaPass> EnforceQuotas();
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);

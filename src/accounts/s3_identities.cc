@@ -127,16 +127,18 @@ Result<std::string> S3Identities::OperatorBucketOwner(const std::string& bucket)
   return *owner;
 }
 
-Result<bool> S3Identities::PublicBucket(const std::string& bucket) {
-  if (!storage::IsTableBucket(bucket)) return false;
-  // The warehouse read is memoised and invalidated by any write, so unpublishing refuses
-  // the next anonymous read at once.
-  auto w = meta_.warehouses().FindWarehouse(WarehouseId(storage::WarehouseOfBucket(bucket)));
+Result<storage::WarehouseBucketState> S3Identities::WarehouseBucket(const std::string& bucket) {
+  const std::string id = storage::WarehouseOfBucket(bucket);
+  if (id.empty()) return storage::WarehouseBucketState{};
+  // The warehouse read is memoised and invalidated by any write, so unpublishing (or the
+  // quota pass) acts on the next request.
+  auto w = meta_.warehouses().FindWarehouse(WarehouseId(id));
   if (!w) {
-    if (w.error().code == ErrorCode::kNotFound) return false;
+    if (w.error().code == ErrorCode::kNotFound) return storage::WarehouseBucketState{};
     return Fail(w.error());
   }
-  return w->published_ms != 0;
+  return storage::WarehouseBucketState{storage::IsTableBucket(bucket) && w->published_ms != 0,
+                                       w->read_only_ms != 0};
 }
 
 Result<void> S3Identities::RecordOperatorBucket(const std::string& bucket, const std::string& owner,

@@ -25,7 +25,7 @@ class S3Identities final : public storage::IdentityResolver {
   Result<storage::S3Identity> Resolve(const std::string& access_key,
                                       const std::string& session_token) override;
   Result<std::string> OperatorBucketOwner(const std::string& bucket) override;
-  Result<bool> PublicBucket(const std::string& bucket) override;
+  Result<storage::WarehouseBucketState> WarehouseBucket(const std::string& bucket) override;
   Result<void> RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                     bool created) override;
   Result<std::vector<storage::GenericLocation>> GenericLocations(

@@ -1,6 +1,7 @@
 // AccountService: storage usage (GET /v1/usage, POST /internal/usage) and the storage
 // quota that creating catalogs and tables and vending write credentials check.
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "accounts/account_service.h"
 #include "storage/access.h"
@@ -65,6 +66,32 @@ Result<int> AccountService::MeterAll() {
     if (s) metered++;
   }
   return metered;
+}
+
+Result<QuotaPass> AccountService::EnforceQuotas() {
+  QuotaPass pass;
+  TM_ASSIGN(auto warehouses, meta_.warehouses().AllWarehouses());
+  std::set<std::string> orgs;
+  for (const auto& w : warehouses) orgs.insert(w.org_id.str());
+  const int64_t now = clock_.NowMillis();
+  for (const auto& org_text : orgs) {
+    const OrgId org(org_text);
+    TM_ASSIGN(auto usage, OrgStorage(org));
+    const bool over = usage.bytes > limits_.storage_bytes;
+    if (over) pass.orgs_over++;
+    for (const auto& wu : usage.per_warehouse) {
+      const auto& w = wu.warehouse;
+      if (over == (w.read_only_ms != 0)) continue;
+      TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        TM_TRY(txn.warehouses().SetWarehouseReadOnly(w.id, over ? now : 0));
+        return RecordIn(
+            txn, {0, 0, "", org, over ? "quota.enforce" : "quota.release", "warehouse", w.id, "",
+                  nlohmann::json{{"bytes", usage.bytes}, {"limit", limits_.storage_bytes}}.dump()});
+      }));
+      (over ? pass.made_read_only : pass.made_writable)++;
+    }
+  }
+  return pass;
 }
 
 Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {

@@ -137,7 +137,12 @@ Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
   // ---- authorise, then the typed confirmation
   TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
-  if (resolved.role != Role::kAdmin) return Fail(AdminOnly("deletes catalogs"));
+  // The reference's code for this route: 403 forbidden (not an admin).
+  if (resolved.role != Role::kAdmin) {
+    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
+                      "Only an organisation admin deletes catalogs")
+                    .With("remedy", "Ask an admin of the organisation."));
+  }
   if (confirm != w.name) {
     return Fail(Coded(ErrorCode::kInvalidInput, "confirmation_required",
                       "Type the catalog's name in confirm to delete it")

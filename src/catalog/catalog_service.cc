@@ -128,6 +128,7 @@ Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& b
   TM_ASSIGN(metastore::Warehouse w, CurrentWarehouse(meta_, p));
   // Only the caller's own warehouse passes, and that is the one just read.
   TM_TRY(WarehouseIdOf(p, name));
+  p.over_quota = w.read_only_ms != 0;
   return AuthenticatedCaller{std::move(p), std::move(w)};
 }
 
@@ -192,7 +193,7 @@ Result<Json> CatalogService::LoadNamespace(const metastore::Warehouse& w, const 
 
 Result<void> CatalogService::DropNamespace(const CatalogPrincipal& caller,
                                            const metastore::Warehouse& w, const Namespace& ns) {
-  TM_TRY(RequireWrite(caller));
+  TM_TRY(RequireDelete(caller));
   return meta_.catalog().DropNamespace(w.id, ns);
 }
 
@@ -642,7 +643,7 @@ Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w, cons
 Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident,
                                        bool purge) {
-  TM_TRY(RequireWrite(caller));
+  TM_TRY(RequireDelete(caller));
   auto missing = [&] {
     return Fail(Error{
         ErrorCode::kNotFound,

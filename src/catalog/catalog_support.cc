@@ -36,10 +36,20 @@ Error Forbidden(const std::string& message) {
   return Error{ErrorCode::kPermissionDenied, message, {}};
 }
 
-Result<void> RequireWrite(const CatalogPrincipal& caller) {
+Result<void> RequireDelete(const CatalogPrincipal& caller) {
   if (caller.read_only) {
     return Fail(Forbidden("The read-only identity " + caller.identity +
                           " cannot change the catalog; use the read/write identity."));
+  }
+  return {};
+}
+
+Result<void> RequireWrite(const CatalogPrincipal& caller) {
+  TM_TRY(RequireDelete(caller));
+  if (caller.over_quota) {
+    return Fail(Forbidden("The organisation is over its storage quota: the catalog is "
+                          "read-only until space is freed (dropping tables is allowed)")
+                    .With("code", "quota_exceeded"));
   }
   return {};
 }
@@ -209,7 +219,7 @@ StorageCredential WarehouseFiles::Vend(const CatalogPrincipal& caller,
   grant.warehouse_id = w.id;
   grant.bucket = Bucket(w);
   grant.prefix = KeyOf(w, base).value_or("") + "/";
-  grant.read_only = caller.read_only;
+  grant.read_only = caller.read_only || caller.over_quota;
   grant.expires_ms = clock_.NowMillis() + session_seconds_ * 1000;
   grant.generation = w.credential_generation;
   grant.format = format;

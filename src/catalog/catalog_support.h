@@ -42,8 +42,10 @@ std::string JoinNsWire(const Namespace& ns);  // "a\x1f" "b"
 bool ValidName(const std::string& name);
 Error BadRequest(const std::string& message);
 Error Forbidden(const std::string& message);
-// The read-only identity may read but never change the catalog.
+// The read-only identity may read but never change the catalog; over quota, a warehouse
+// takes only drops (RequireDelete), which free space.
 Result<void> RequireWrite(const CatalogPrincipal& caller);
+Result<void> RequireDelete(const CatalogPrincipal& caller);
 // "Table"/"View"/"Generic table" for an entry kind, for messages.
 std::string KindNoun(const std::string& kind);
 // A name that is taken, in the reference implementation's words (Iceberg Java's

@@ -23,6 +23,10 @@ struct CatalogPrincipal {
   // A caller without a token reading a published warehouse: read-only, and vended no
   // storage credentials (its table bucket is readable unsigned).
   bool anonymous = false;
+  // The warehouse is read-only over its organisation's storage quota (set per request
+  // from the warehouse row): writes are refused and vended sessions are read-only; drops
+  // stay allowed so space can be freed.
+  bool over_quota = false;
 };
 
 class CatalogTokens {

@@ -174,7 +174,7 @@ Result<LoadedGenericTable> GenericTableService::Load(const CatalogPrincipal& cal
 
 Result<void> GenericTableService::Drop(const CatalogPrincipal& caller,
                                        const metastore::Warehouse& w, const TableIdent& ident) {
-  TM_TRY(RequireWrite(caller));
+  TM_TRY(RequireDelete(caller));
   TM_ASSIGN(auto entry, Entry(w, ident));
   const std::string what = "generic table " + JoinDots(ident.ns) + "." + ident.name;
   TM_ASSIGN(Json record, ParseStored(entry.metadata_json, what));

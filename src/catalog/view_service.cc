@@ -140,7 +140,7 @@ Result<LoadedView> ViewService::Replace(const CatalogPrincipal& caller,
 
 Result<void> ViewService::Drop(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                                const TableIdent& ident) {
-  TM_TRY(RequireWrite(caller));
+  TM_TRY(RequireDelete(caller));
   auto dropped = catalog_.metastore().catalog().DropEntry(w.id, ident.ns, ident.name, "view");
   if (!dropped) {
     if (dropped.error().code == ErrorCode::kNotFound) return Fail(NoSuchView(ident));

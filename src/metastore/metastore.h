@@ -191,6 +191,8 @@ class WarehouseStore {
   virtual Result<Warehouse> RotateWarehouse(const WarehouseId& id) = 0;
   // Publishes (published_ms > 0) or unpublishes (0) a warehouse; kNotFound when unknown.
   virtual Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms) = 0;
+  // Makes a warehouse's buckets read-only (read_only_ms > 0) or writable again (0).
+  virtual Result<Warehouse> SetWarehouseReadOnly(const WarehouseId& id, int64_t read_only_ms) = 0;
   // Removes the warehouse with its grants; the caller removes its entries and files.
   virtual Result<void> DeleteWarehouse(const WarehouseId& id) = 0;
   // Creates or replaces the grant of (warehouse, principal).

@@ -423,13 +423,11 @@ class SqliteWarehouses final : public WarehouseStore {
   }
 
   Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
-      TM_TRY(
-          Run(db, "UPDATE warehouses SET published_ms = ? WHERE id = ?", {published_ms, id.str()}));
-      if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
-      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
-                 Row);
-    });
+    return SetColumn(id, "published_ms", published_ms);
+  }
+
+  Result<Warehouse> SetWarehouseReadOnly(const WarehouseId& id, int64_t read_only_ms) override {
+    return SetColumn(id, "read_only_ms", read_only_ms);
   }
 
   Result<void> DeleteWarehouse(const WarehouseId& id) override {
@@ -483,8 +481,19 @@ class SqliteWarehouses final : public WarehouseStore {
                  Row);
     });
   }
+  // `column` is one of this class's literals, never input.
+  Result<Warehouse> SetColumn(const WarehouseId& id, const char* column, int64_t value) {
+    return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
+      TM_TRY(Run(db, std::string("UPDATE warehouses SET ") + column + " = ? WHERE id = ?",
+                 {value, id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
+      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
+                 Row);
+    });
+  }
   static constexpr char kSelect[] =
-      "SELECT id, project_id, org_id, name, generation, created_ms, published_ms FROM warehouses";
+      "SELECT id, project_id, org_id, name, generation, created_ms, published_ms, read_only_ms "
+      "FROM warehouses";
   static Warehouse Row(sqlite::Statement& st) {
     return Warehouse{WarehouseId(st.Text(0)),
                      ProjectId(st.Text(1)),
@@ -492,7 +501,8 @@ class SqliteWarehouses final : public WarehouseStore {
                      st.Text(3),
                      st.Int(4),
                      st.Int(5),
-                     st.Int(6)};
+                     st.Int(6),
+                     st.Int(7)};
   }
   static constexpr char kProjectSelect[] = "SELECT id, org_id, name, created_ms FROM projects";
   static Project ProjectRow(sqlite::Statement& st) {

@@ -178,6 +178,10 @@ CREATE INDEX login_links_by_email ON login_links(email, purpose, created_ms);
     R"sql(
 ALTER TABLE warehouses ADD COLUMN published_ms INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 12: warehouses made read-only by the quota enforcement pass
+    R"sql(
+ALTER TABLE warehouses ADD COLUMN read_only_ms INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

@@ -210,6 +210,9 @@ struct Warehouse {
   int64_t credential_generation = 1;  // bumped by rotation; old secrets/tokens die
   int64_t created_ms = 0;
   int64_t published_ms = 0;  // when it was made public (anonymous reads); 0: private
+  // When the quota enforcement pass made its buckets read-only (the organisation is over
+  // its storage limit); 0: writable. Deletes stay allowed, so space can be freed.
+  int64_t read_only_ms = 0;
 };
 
 // An explicit grant. Level kNone records a membership read an admin revoked.

@@ -54,6 +54,7 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
         return Fail(AccessDenied("Warehouse credentials cannot create or delete buckets."));
       }
       if (storage::WarehouseOfBucket(bucket) != id.warehouse_id) return Fail(AccessDenied());
+      TM_TRY(RefuseOverQuota(bucket, access));
       if (writes && id.read_only) {
         return Fail(
             AccessDenied("This is the warehouse's read-only identity; writes are refused."));
@@ -76,11 +77,23 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
       if (!inside) {
         return Fail(AccessDenied("This storage session is scoped to " + bucket + "/" + scope));
       }
+      TM_TRY(RefuseOverQuota(bucket, access));
       if (writes && id.read_only) return Fail(AccessDenied("This storage session is read-only."));
       return {};
     }
   }
   return Fail(AccessDenied());
+}
+
+// A warehouse over its organisation's storage quota is read-only until space is freed:
+// writes are refused, reads and deletes are not.
+Result<void> S3Service::RefuseOverQuota(const std::string& bucket, Access access) {
+  if (access != Access::kWrite) return {};
+  TM_ASSIGN(auto state, identities_.WarehouseBucket(bucket));
+  if (!state.read_only) return {};
+  return Fail(AccessDenied(
+      "The organisation is over its storage quota: this warehouse is read-only until space is "
+      "freed (deletes are allowed)."));
 }
 
 // Anonymous clients read what is public-read and nothing else: a public bucket's listing
@@ -96,8 +109,8 @@ Result<void> S3Service::AuthorizeAnonymous(const std::string& bucket, const std:
   }
   TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
   if (owner.empty()) {
-    TM_ASSIGN(bool published, identities_.PublicBucket(bucket));
-    if (published) return {};
+    TM_ASSIGN(auto state, identities_.WarehouseBucket(bucket));
+    if (state.published) return {};
     return Fail(denied);
   }
   TM_ASSIGN(auto info, store_.HeadBucket(bucket));

@@ -102,6 +102,7 @@ class S3Service {
                                    const Conditions& conditions);
 
  private:
+  Result<void> RefuseOverQuota(const std::string& bucket, Access access);
   Result<void> AuthorizeAnonymous(const std::string& bucket, const std::string& key, Access access);
   Result<void> CheckWarehouseLayout(const storage::S3Identity& id, const std::string& bucket,
                                     const std::string& key);

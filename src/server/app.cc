@@ -148,6 +148,7 @@ class AppImpl final : public App {
     // measuring every warehouse and queueing the next an hour later.
     tasks_->Register(accounts::kMeterStorageTask, [this](const metastore::Task&) -> Result<void> {
       TM_TRY(accounts_->MeterAll());
+      TM_TRY(accounts_->EnforceQuotas());
       return meta_->tasks().EnqueueTask(
           {accounts::kMeterStorageTask, "{}", accounts::kMeterEveryMs});
     });

@@ -29,6 +29,11 @@ struct GenericLocation {
 
 // Resolves an access key (and session token, when one was sent) to an identity.
 // Errors (detail s3_code): InvalidAccessKeyId, InvalidToken, ExpiredToken.
+struct WarehouseBucketState {
+  bool published = false;  // the table bucket only
+  bool read_only = false;
+};
+
 class IdentityResolver {
  public:
   virtual ~IdentityResolver() = default;
@@ -38,9 +43,10 @@ class IdentityResolver {
   virtual Result<std::string> OperatorBucketOwner(const std::string& bucket) = 0;
   virtual Result<void> RecordOperatorBucket(const std::string& bucket, const std::string& owner,
                                             bool created) = 0;
-  // Whether `bucket` is the table bucket of a published warehouse: anyone may read and
-  // list it unsigned. Thread-safe.
-  virtual Result<bool> PublicBucket(const std::string& bucket) = 0;
+  // The state of a warehouse's table or blob bucket ({} for other buckets): published
+  // (anyone may read and list its table bucket unsigned) and read-only (over quota:
+  // writes refused, deletes allowed). Thread-safe.
+  virtual Result<WarehouseBucketState> WarehouseBucket(const std::string& bucket) = 0;
   // The generic tables' base locations in a warehouse's table bucket (may be cached
   // briefly). Thread-safe.
   virtual Result<std::vector<GenericLocation>> GenericLocations(

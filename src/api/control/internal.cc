@@ -171,10 +171,19 @@ void BindInternal(Binder& b, Context& ctx) {
           reported = s;
         }
         TM_ASSIGN(auto s, ctx.accounts.RecordUsage(WarehouseId(warehouse), reported));
-        Json out = {{"warehouse_id", s.warehouse_id.str()}, {"bytes", s.table_bytes},
-                    {"objects", s.table_objects},           {"blob_bytes", s.blob_bytes},
-                    {"blob_objects", s.blob_objects},       {"measured_at", FormatIso8601(s.at_ms)},
-                    {"measured", !reported.has_value()}};
+        // Recording a footprint recomputes the quota (API reference): the enforcement pass.
+        TM_ASSIGN(auto pass, ctx.accounts.EnforceQuotas());
+        Json out = {{"warehouse_id", s.warehouse_id.str()},
+                    {"bytes", s.table_bytes},
+                    {"objects", s.table_objects},
+                    {"blob_bytes", s.blob_bytes},
+                    {"blob_objects", s.blob_objects},
+                    {"measured_at", FormatIso8601(s.at_ms)},
+                    {"measured", !reported.has_value()},
+                    {"quota",
+                     {{"orgs_over", pass.orgs_over},
+                      {"made_read_only", pass.made_read_only},
+                      {"made_writable", pass.made_writable}}}};
         return Response::Json(200, out.dump());
       });
 
