@@ -6,7 +6,7 @@ import boto3
 import pytest
 import requests
 
-from conftest import advance_clock
+from conftest import BOOTSTRAP_SECRET, Server, advance_clock
 from helpers import wait_for
 from test_control_api import assert_api_error, auth, get_connection
 from test_signup_codes import internal
@@ -109,6 +109,57 @@ def test_over_quota_the_buckets_and_the_catalog_go_read_only_until_space_is_free
     catalog.load_table(("q", "t")).append(data)
     assert catalog.load_table(("q", "t")).scan().to_arrow().num_rows == 4
     catalog.drop_table(("q", "t"))
+
+
+@pytest.fixture
+def own_clocked_server():
+    """A server of this test's own: its clock moves, and S3 signatures must stay in time
+    for the other tests of the module."""
+    s = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
+                          "TABLEMERE_TEST_CLOCK": "1"})
+    yield s
+    s.cleanup()
+
+
+def test_usage_history_and_traffic_from_the_buckets_own_counters(own_clocked_server):
+    srv = own_clocked_server
+    account = srv.signup()
+    key, wid = account["api_key"], account["warehouse_id"]
+    cred = get_connection(srv, key).json()["catalog_credential"]
+    s3 = boto3.client("s3", endpoint_url=srv.s3, aws_access_key_id=cred["client_id"],
+                      aws_secret_access_key=cred["client_secret"], region_name="us-east-1")
+    assert internal(srv, "POST", "/internal/usage", json={"warehouse_id": wid}).status_code == 200
+
+    def mine():
+        [p] = [p for p in requests.get(srv.api + "/v1/usage", headers=auth(key),
+                                        params={"days": 3}).json()["projects"]
+               if wid in p["warehouse_ids"]]
+        [w] = [w for w in p["warehouse_storage"] if w["warehouse_id"] == wid]
+        return w
+
+    w = mine()
+    # One sample: no traffic yet, and a note that says why.
+    assert w["traffic"] is None and "two consecutive" in w["traffic_note"]
+    assert len(w["history"]) == 1 and w["history"][0]["samples"] == 1
+    # Traffic between two samples: three puts of 2000 bytes, two reads, one failed read.
+    for i in range(3):
+        s3.put_object(Bucket=f"b-{wid}", Key=f"f{i}.bin", Body=b"z" * 2000)
+    for i in range(2):
+        assert len(s3.get_object(Bucket=f"b-{wid}", Key=f"f{i}.bin")["Body"].read()) == 2000
+    with pytest.raises(Exception):
+        s3.get_object(Bucket=f"b-{wid}", Key="missing.bin")
+    advance_clock(srv, 3600)
+    assert internal(srv, "POST", "/internal/usage", json={"warehouse_id": wid}).status_code == 200
+    w = mine()
+    t = w["traffic"]
+    assert t is not None and t["intervals"] == 1 and t["resets"] == 0, w
+    assert t["requests"] == 6 and t["requests_failed"] == 1
+    assert t["bytes_in"] >= 6000 and t["bytes_out"] >= 4000
+    assert w["trend"]["bytes_delta"] == 6000 and w["trend"]["objects_delta"] == 3
+    assert sum(r["samples"] for r in w["history"]) == 2
+    assert sum(r["requests"] for r in w["history"]) == 6
+    assert_api_error(requests.get(srv.api + "/v1/usage", headers=auth(key),
+                                  params={"days": 31}), 400, "invalid_value", field="days")
 
 
 def test_the_hourly_metering_pass_samples_every_catalog(srv):

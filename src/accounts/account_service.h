@@ -221,10 +221,51 @@ struct QuotaPass {
   int made_writable = 0;
 };
 
+// S3 traffic of a bucket as cumulative counters.
+struct BucketTraffic {
+  int64_t requests = 0;
+  int64_t requests_failed = 0;
+  int64_t bytes_in = 0;
+  int64_t bytes_out = 0;
+};
+
+// Where metering reads the object store's own per-bucket counters (the server's S3
+// listener counts them); `epoch` changes whenever the counters start again from zero.
+struct TrafficCounters {
+  std::function<BucketTraffic(const std::string& bucket)> read;
+  std::string epoch;
+};
+
+// One UTC day of a warehouse's samples: its last footprint and the traffic counted in it.
+struct DayRow {
+  std::string day;  // "2026-12-04"
+  metastore::UsageSample last;
+  int samples = 0;
+  BucketTraffic traffic;
+  int intervals = 0;  // consecutive sample pairs with counters ending that day
+};
+
+// A warehouse's samples over the window, per day, with the trend and the traffic totals.
+struct WarehouseHistory {
+  int days = 0;
+  std::vector<DayRow> rows;
+  std::optional<metastore::UsageSample> first;
+  std::optional<metastore::UsageSample> last;
+  BucketTraffic traffic;
+  int intervals = 0;  // 0: no two consecutive samples carried counters
+  int resets = 0;
+  int64_t traffic_since_ms = 0;
+  int64_t traffic_to_ms = 0;
+};
+
+// Summarises samples (oldest first) into per-day rows and totals.
+WarehouseHistory SummarizeHistory(const std::vector<metastore::UsageSample>& samples, int days);
+
 // A warehouse's latest storage sample (absent: not metered yet).
 struct WarehouseUsage {
   metastore::Warehouse warehouse;
   std::optional<metastore::UsageSample> sample;
+  WarehouseHistory history;  // filled by Usage() for its window
 };
 
 // An organisation's storage: the latest sample of each of its warehouses, summed.
@@ -550,8 +591,9 @@ class AccountService {
   Result<metastore::Principal> RevokeAgent(const Caller& caller, const std::string& org,
                                            const std::string& agent_id,
                                            const std::string& request_id);
-  // ---- usage and quotas (usage.cc)
-  Result<UsageReport> Usage(const Caller& caller, const std::string& project);
+  // ---- usage and quotas (usage.cc). `days`: the per-warehouse history window.
+  Result<UsageReport> Usage(const Caller& caller, const std::string& project, int days = 7);
+  void SetTrafficCounters(TrafficCounters counters) { traffic_ = std::move(counters); }
   Result<StorageUsage> OrgStorage(const OrgId& org);
   // kQuotaExceeded (quota_exceeded: current, limit_value, scope) when the organisation is
   // over its storage limit; the refusal is audited (quota.reject).
@@ -631,6 +673,7 @@ class AccountService {
   Limits limits_;
   identity::SigningKeys* signing_keys_;
   identity::ExternalIssuers* external_ = nullptr;
+  TrafficCounters traffic_;
 };
 
 }  // namespace tablemere::accounts

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "accounts/account_service.h"
+#include "common/clock.h"
 #include "storage/access.h"
 
 namespace tablemere::accounts {
@@ -52,6 +53,16 @@ Result<metastore::UsageSample> AccountService::RecordUsage(
     s.blob_bytes = blob.first;
     s.blob_objects = blob.second;
   }
+  if (traffic_.read) {
+    // The store's own per-bucket counters, as they stand now (cumulative).
+    BucketTraffic t = traffic_.read(storage::TableBucketName(w->id));
+    BucketTraffic b = traffic_.read(storage::BlobBucketName(w->id));
+    s.requests = t.requests + b.requests;
+    s.requests_failed = t.requests_failed + b.requests_failed;
+    s.bytes_in = t.bytes_in + b.bytes_in;
+    s.bytes_out = t.bytes_out + b.bytes_out;
+    s.counter_epoch = traffic_.epoch;
+  }
   TM_TRY(meta_.usage().RecordSample(s));
   return s;
 }
@@ -66,6 +77,68 @@ Result<int> AccountService::MeterAll() {
     if (s) metered++;
   }
   return metered;
+}
+
+namespace {
+
+std::string DayOf(int64_t ms) { return FormatIso8601(ms).substr(0, 10); }
+
+// The traffic between two consecutive samples: the counters' growth, or, when the later
+// sample's counters restarted (another process, or a restart), all of the later ones.
+struct Interval {
+  BucketTraffic traffic;
+  bool reset = false;
+};
+std::optional<Interval> Between(const metastore::UsageSample& a, const metastore::UsageSample& b) {
+  if (a.requests < 0 || b.requests < 0) return std::nullopt;
+  const bool reset = a.counter_epoch != b.counter_epoch || b.requests < a.requests ||
+                     b.bytes_in < a.bytes_in || b.bytes_out < a.bytes_out ||
+                     b.requests_failed < a.requests_failed;
+  if (reset) {
+    return Interval{{b.requests, b.requests_failed, b.bytes_in, b.bytes_out}, true};
+  }
+  return Interval{{b.requests - a.requests, b.requests_failed - a.requests_failed,
+                   b.bytes_in - a.bytes_in, b.bytes_out - a.bytes_out},
+                  false};
+}
+
+void Add(BucketTraffic& into, const BucketTraffic& t) {
+  into.requests += t.requests;
+  into.requests_failed += t.requests_failed;
+  into.bytes_in += t.bytes_in;
+  into.bytes_out += t.bytes_out;
+}
+
+}  // namespace
+
+WarehouseHistory SummarizeHistory(const std::vector<metastore::UsageSample>& samples, int days) {
+  WarehouseHistory h;
+  h.days = days;
+  const metastore::UsageSample* previous = nullptr;
+  for (const auto& s : samples) {
+    const std::string day = DayOf(s.at_ms);
+    if (h.rows.empty() || h.rows.back().day != day) h.rows.push_back(DayRow{day});
+    DayRow& row = h.rows.back();
+    row.last = s;  // the day's last footprint
+    row.samples++;
+    if (previous) {
+      if (auto i = Between(*previous, s)) {
+        Add(row.traffic, i->traffic);
+        row.intervals++;
+        Add(h.traffic, i->traffic);
+        h.intervals++;
+        if (i->reset) h.resets++;
+        if (h.traffic_since_ms == 0) h.traffic_since_ms = previous->at_ms;
+        h.traffic_to_ms = s.at_ms;
+      }
+    }
+    previous = &s;
+  }
+  if (!samples.empty()) {
+    h.first = samples.front();
+    h.last = samples.back();
+  }
+  return h;
 }
 
 Result<QuotaPass> AccountService::EnforceQuotas() {
@@ -128,11 +201,19 @@ Result<void> AccountService::CheckStorageQuota(const Caller& caller, const OrgId
                         "working meanwhile. tablemere usage shows the figures."));
 }
 
-Result<UsageReport> AccountService::Usage(const Caller& caller, const std::string& project) {
+Result<UsageReport> AccountService::Usage(const Caller& caller, const std::string& project,
+                                          int days) {
   UsageReport r;
   TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
+  // The window starts at the beginning of the UTC day `days - 1` days ago.
+  constexpr int64_t kDayMs = 86'400'000;
+  const int64_t since = (clock_.NowMillis() / kDayMs - (days - 1)) * kDayMs;
   for (const auto& [org, role] : orgs) {
     TM_ASSIGN(auto storage, OrgStorage(org.id));
+    for (auto& wu : storage.per_warehouse) {
+      TM_ASSIGN(auto samples, meta_.usage().SamplesSince(wu.warehouse.id, since));
+      wu.history = SummarizeHistory(samples, days);
+    }
     TM_ASSIGN(auto projects, meta_.warehouses().ProjectsOfOrg(org.id));
     for (auto& p : projects) {
       if (!project.empty() && p.id.str() != project && p.name != project) continue;

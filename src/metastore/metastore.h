@@ -169,6 +169,9 @@ class UsageStore {
   virtual Result<void> RecordSample(const UsageSample& sample) = 0;
   // The newest sample of a warehouse, if any.
   virtual Result<std::optional<UsageSample>> LatestSample(const WarehouseId& warehouse_id) = 0;
+  // A warehouse's samples taken at or after `since_ms`, oldest first.
+  virtual Result<std::vector<UsageSample>> SamplesSince(const WarehouseId& warehouse_id,
+                                                        int64_t since_ms) = 0;
   // Removes a warehouse's samples; returns how many there were.
   virtual Result<int> DeleteSamples(const WarehouseId& warehouse_id) = 0;
 };

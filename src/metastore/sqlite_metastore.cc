@@ -182,6 +182,14 @@ ALTER TABLE warehouses ADD COLUMN published_ms INTEGER NOT NULL DEFAULT 0;
     R"sql(
 ALTER TABLE warehouses ADD COLUMN read_only_ms INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 13: S3 traffic counters with the storage samples
+    R"sql(
+ALTER TABLE usage_samples ADD COLUMN requests INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE usage_samples ADD COLUMN requests_failed INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE usage_samples ADD COLUMN bytes_in INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE usage_samples ADD COLUMN bytes_out INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE usage_samples ADD COLUMN counter_epoch TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

@@ -157,29 +157,44 @@ class SqliteDevices final : public DeviceStore {
 };
 
 class SqliteUsage final : public UsageStore {
+  static constexpr char kSelect[] =
+      "SELECT at_ms, table_bytes, table_objects, blob_bytes, blob_objects, requests, "
+      "requests_failed, bytes_in, bytes_out, counter_epoch FROM usage_samples WHERE "
+      "warehouse_id = ?";
+  static UsageSample Row(const WarehouseId& w, sqlite::Statement& st) {
+    return UsageSample{w,         st.Int(0), st.Int(1), st.Int(2), st.Int(3), st.Int(4),
+                       st.Int(5), st.Int(6), st.Int(7), st.Int(8), st.Text(9)};
+  }
+
  public:
   explicit SqliteUsage(Scope scope) : s_(scope) {}
 
   Result<void> RecordSample(const UsageSample& u) override {
     return s_.Write([&](sqlite::Db& db) {
-      return Run(db, "INSERT OR REPLACE INTO usage_samples VALUES(?, ?, ?, ?, ?, ?)",
+      return Run(db,
+                 "INSERT OR REPLACE INTO usage_samples (warehouse_id, at_ms, table_bytes, "
+                 "table_objects, blob_bytes, blob_objects, requests, requests_failed, bytes_in, "
+                 "bytes_out, counter_epoch) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  {u.warehouse_id.str(), u.at_ms, u.table_bytes, u.table_objects, u.blob_bytes,
-                  u.blob_objects});
+                  u.blob_objects, u.requests, u.requests_failed, u.bytes_in, u.bytes_out,
+                  u.counter_epoch});
     });
   }
 
   Result<std::optional<UsageSample>> LatestSample(const WarehouseId& w) override {
     return s_.Read([&](sqlite::Db& db) -> Result<std::optional<UsageSample>> {
-      TM_ASSIGN(auto rows, sqlite::Query(db,
-                                         "SELECT at_ms, table_bytes, table_objects, blob_bytes, "
-                                         "blob_objects FROM usage_samples WHERE warehouse_id = ? "
-                                         "ORDER BY at_ms DESC LIMIT 1",
-                                         {w.str()}, [&](sqlite::Statement& st) {
-                                           return UsageSample{w,         st.Int(0), st.Int(1),
-                                                              st.Int(2), st.Int(3), st.Int(4)};
-                                         }));
+      TM_ASSIGN(auto rows,
+                sqlite::Query(db, std::string(kSelect) + " ORDER BY at_ms DESC LIMIT 1", {w.str()},
+                              [&](sqlite::Statement& st) { return Row(w, st); }));
       if (rows.empty()) return std::optional<UsageSample>();
       return std::optional<UsageSample>(rows.front());
+    });
+  }
+
+  Result<std::vector<UsageSample>> SamplesSince(const WarehouseId& w, int64_t since_ms) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db, std::string(kSelect) + " AND at_ms >= ? ORDER BY at_ms",
+                           {w.str(), since_ms}, [&](sqlite::Statement& st) { return Row(w, st); });
     });
   }
 

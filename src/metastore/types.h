@@ -168,6 +168,14 @@ struct UsageSample {
   int64_t table_objects = 0;
   int64_t blob_bytes = 0;
   int64_t blob_objects = 0;
+  // The S3 traffic of both buckets as cumulative counters of the process that took the
+  // sample (-1: none); `counter_epoch` names that process's counters, so a restart (the
+  // counters start again from zero) is told from traffic.
+  int64_t requests = -1;
+  int64_t requests_failed = -1;
+  int64_t bytes_in = -1;
+  int64_t bytes_out = -1;
+  std::string counter_epoch;
 };
 
 // What a rate limit decided.

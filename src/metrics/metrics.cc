@@ -127,12 +127,19 @@ void Metrics::ObserveRequest(const std::string& listener, const std::string& rou
   }
 }
 
-void Metrics::AddBucketBytes(const std::string& bucket, uint64_t in, uint64_t out) {
+void Metrics::AddBucketRequest(const std::string& bucket, bool failed, uint64_t in, uint64_t out) {
   std::lock_guard lock(mu_);
-  BucketStats& b = buckets_[bucket];
+  BucketCounters& b = buckets_[bucket];
   b.requests++;
+  if (failed) b.requests_failed++;
   b.bytes_in += in;
   b.bytes_out += out;
+}
+
+Metrics::BucketCounters Metrics::Bucket(const std::string& bucket) const {
+  std::lock_guard lock(mu_);
+  auto it = buckets_.find(bucket);
+  return it == buckets_.end() ? BucketCounters{} : it->second;
 }
 
 std::string Metrics::Render(const Gauges& g) const {
@@ -177,6 +184,12 @@ std::string Metrics::Render(const Gauges& g) const {
   for (const auto& [bucket, b] : buckets_) {
     out += "tablemere_bucket_requests_total{bucket=\"" + Escape(bucket) + "\"} " +
            std::to_string(b.requests) + "\n";
+  }
+  help("tablemere_bucket_requests_failed_total", "counter",
+       "S3 requests answered with an error, by bucket.");
+  for (const auto& [bucket, b] : buckets_) {
+    out += "tablemere_bucket_requests_failed_total{bucket=\"" + Escape(bucket) + "\"} " +
+           std::to_string(b.requests_failed) + "\n";
   }
   help("tablemere_bucket_bytes_in_total", "counter", "S3 request body bytes, by bucket.");
   for (const auto& [bucket, b] : buckets_) {

@@ -36,8 +36,16 @@ class Metrics {
 
   void ObserveRequest(const std::string& listener, const std::string& route, int status,
                       double seconds);
-  // S3 traffic of one bucket.
-  void AddBucketBytes(const std::string& bucket, uint64_t in, uint64_t out);
+  // S3 traffic of one bucket: one request, failed or not, and its bytes.
+  void AddBucketRequest(const std::string& bucket, bool failed, uint64_t in, uint64_t out);
+  struct BucketCounters {
+    uint64_t requests = 0;
+    uint64_t requests_failed = 0;
+    uint64_t bytes_in = 0;
+    uint64_t bytes_out = 0;
+  };
+  // The counters of one bucket so far (zero for a bucket never seen). Thread-safe.
+  BucketCounters Bucket(const std::string& bucket) const;
   // The text exposition (version 0.0.4).
   std::string Render(const Gauges& gauges) const;
 
@@ -48,14 +56,9 @@ class Metrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  struct BucketStats {
-    uint64_t requests = 0;
-    uint64_t bytes_in = 0;
-    uint64_t bytes_out = 0;
-  };
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, RouteStats> routes_;  // (listener, route)
-  std::map<std::string, BucketStats> buckets_;
+  std::map<std::string, BucketCounters> buckets_;
 };
 
 }  // namespace tablemere::metrics

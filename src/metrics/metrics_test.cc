@@ -32,8 +32,10 @@ TEST(Metrics, RendersCountersAndACumulativeHistogram) {
   Metrics m;
   m.ObserveRequest("api", "v1/warehouses", 200, 0.002);
   m.ObserveRequest("api", "v1/warehouses", 503, 0.3);
-  m.AddBucketBytes("w-1", 100, 7);
-  m.AddBucketBytes("w-1", 1, 0);
+  m.AddBucketRequest("w-1", false, 100, 7);
+  m.AddBucketRequest("w-1", true, 1, 0);
+  EXPECT_EQ(m.Bucket("w-1").requests_failed, 1u);
+  EXPECT_EQ(m.Bucket("w-2").requests, 0u);
   std::string text = m.Render({3, 1, 2, 4});
   auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
   EXPECT_TRUE(
@@ -52,6 +54,7 @@ TEST(Metrics, RendersCountersAndACumulativeHistogram) {
           "warehouses\",le=\"+Inf\"} 2"));
   EXPECT_TRUE(has("tablemere_bucket_bytes_in_total{bucket=\"w-1\"} 101"));
   EXPECT_TRUE(has("tablemere_bucket_requests_total{bucket=\"w-1\"} 2"));
+  EXPECT_TRUE(has("tablemere_bucket_requests_failed_total{bucket=\"w-1\"} 1"));
   EXPECT_TRUE(has("tablemere_commits_total 3"));
   EXPECT_TRUE(has("tablemere_vended_sessions_total 2"));
   EXPECT_TRUE(has("tablemere_task_queue_depth 4"));

@@ -27,6 +27,7 @@
 #include "metrics/metrics.h"
 #include "objectstore/local_disk.h"
 #include "server/cors_defaults.h"
+#include "storage/access.h"
 
 namespace tablemere::server {
 namespace {
@@ -112,6 +113,16 @@ class AppImpl final : public App {
                                                                       identity::HttpFetch());
       accounts_->SetExternalIssuers(external_issuers_.get());
     }
+    // Metering reads the S3 listener's per-bucket counters; a new epoch per process tells a
+    // restart's zeroed counters from traffic.
+    accounts_->SetTrafficCounters(
+        {[this](const std::string& bucket) {
+           auto c = metrics_.Bucket(bucket);
+           return accounts::BucketTraffic{
+               static_cast<int64_t>(c.requests), static_cast<int64_t>(c.requests_failed),
+               static_cast<int64_t>(c.bytes_in), static_cast<int64_t>(c.bytes_out)};
+         },
+         random_.Uuid()});
     catalog_ = std::make_unique<catalog::CatalogService>(
         *meta_, *objects_, clock_, random_, *sealer_, *secrets_, *tokens_,
         catalog::CatalogOptions{urls.s3, config.session_seconds, 4});
@@ -204,13 +215,20 @@ class AppImpl final : public App {
     metrics_.ObserveRequest(r.listener,
                             metrics::RouteClass(r.listener, r.request.method, r.request.path),
                             r.status, r.seconds);
-    // Path-style S3: the first segment is the bucket. Only answered requests count, so a
-    // stream of requests for made-up names adds no series.
-    if (r.listener == "s3" && r.status < 400) {
+    // Path-style S3: the first segment is the bucket. Failed requests count only for a
+    // warehouse's buckets that exist, so a stream of requests for made-up names adds no
+    // series.
+    if (r.listener == "s3") {
       std::string_view path = r.request.path;
       while (path.starts_with('/')) path.remove_prefix(1);
       std::string bucket(path.substr(0, path.find('/')));
-      if (!bucket.empty()) metrics_.AddBucketBytes(bucket, r.bytes_in, r.bytes_out);
+      if (bucket.empty()) return;
+      const bool failed = r.status >= 400;
+      if (failed) {
+        const std::string id = storage::WarehouseOfBucket(bucket);
+        if (id.empty() || !meta_->warehouses().FindWarehouse(WarehouseId(id))) return;
+      }
+      metrics_.AddBucketRequest(bucket, failed, r.bytes_in, r.bytes_out);
     }
   }
 

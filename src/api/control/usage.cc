@@ -26,18 +26,70 @@ Json StorageJson(const accounts::StorageUsage& u, int64_t limit) {
   return s;
 }
 
+Json TrafficFields(Json out, const accounts::BucketTraffic& t, int intervals) {
+  out["requests"] = t.requests;
+  out["requests_failed"] = t.requests_failed;
+  out["bytes_in"] = t.bytes_in;
+  out["bytes_out"] = t.bytes_out;
+  out["intervals"] = intervals;
+  return out;
+}
+
+Json HistoryJson(const accounts::WarehouseHistory& h) {
+  Json rows = Json::array();
+  for (const auto& r : h.rows) {
+    rows.push_back(TrafficFields({{"day", r.day},
+                                  {"bytes", r.last.table_bytes + r.last.blob_bytes},
+                                  {"objects", r.last.table_objects + r.last.blob_objects},
+                                  {"blob_bytes", r.last.blob_bytes},
+                                  {"blob_objects", r.last.blob_objects},
+                                  {"complete", true},
+                                  {"measured_at", FormatIso8601(r.last.at_ms)},
+                                  {"samples", r.samples}},
+                                 r.traffic, r.intervals));
+  }
+  return rows;
+}
+
 Json WarehouseStorageJson(const accounts::WarehouseUsage& w) {
   const auto& s = w.sample;
+  const auto& h = w.history;
+  const bool published = w.warehouse.published_ms != 0;
   Json out = {{"warehouse_id", w.warehouse.id.str()},
               {"name", w.warehouse.name},
-              {"tier", "private"},
-              {"public", false},
+              {"tier", published ? "public" : "private"},
+              {"public", published},
+              {"read_only", w.warehouse.read_only_ms != 0},
               {"unmetered", !s.has_value()},
-              {"history", Json::array()},
+              {"history", HistoryJson(h)},
               {"trend", nullptr},
-              {"traffic", nullptr},
-              {"traffic_note",
-               "Per-bucket request and byte counters are not collected by this server yet."}};
+              {"traffic", nullptr}};
+  if (h.first && h.last) {
+    const auto bytes = [](const metastore::UsageSample& x) { return x.table_bytes + x.blob_bytes; };
+    const auto objects = [](const metastore::UsageSample& x) {
+      return x.table_objects + x.blob_objects;
+    };
+    out["trend"] = {{"days", h.days},
+                    {"from", FormatIso8601(h.first->at_ms)},
+                    {"to", FormatIso8601(h.last->at_ms)},
+                    {"bytes_from", bytes(*h.first)},
+                    {"bytes_to", bytes(*h.last)},
+                    {"bytes_delta", bytes(*h.last) - bytes(*h.first)},
+                    {"objects_delta", objects(*h.last) - objects(*h.first)},
+                    {"days_measured", h.rows.size()}};
+  }
+  if (h.intervals > 0) {
+    out["traffic"] = TrafficFields({{"days", h.days},
+                                    {"resets", h.resets},
+                                    {"since", FormatIso8601(h.traffic_since_ms)},
+                                    {"to", FormatIso8601(h.traffic_to_ms)},
+                                    {"source", "tablemere-s3 per-bucket counters"}},
+                                   h.traffic, h.intervals);
+  } else {
+    out["traffic_note"] =
+        "Traffic appears once two consecutive hourly samples carry the S3 listener's "
+        "per-bucket counters. No object keys and no query contents are collected.";
+  }
   if (s) {
     out["bytes"] = s->table_bytes + s->blob_bytes;
     out["objects"] = s->table_objects + s->blob_objects;
@@ -74,7 +126,7 @@ void BindUsage(Binder& b, Context& ctx) {
           }
           days = static_cast<int>(*n);
         }
-        TM_ASSIGN(auto report, ctx.accounts.Usage(caller, q["project_id"]));
+        TM_ASSIGN(auto report, ctx.accounts.Usage(caller, q["project_id"], days));
         const auto& l = ctx.accounts.limits();
         Json limits = {{"storage_bytes", l.storage_bytes},
                        {"objects", l.objects},
