@@ -66,6 +66,33 @@ def test_create_list_and_revoke_a_second_key(server):
         ("api_key.create", created["key_id"]), ("api_key.revoke", first_id)}
 
 
+def test_last_used_at_records_a_keys_use(server):
+    account = new_account(server)
+    first = account["api_key"]
+    created = requests.post(server.api + "/v1/api-keys", headers=auth(first),
+                            json={"label": "unused"}).json()
+
+    def listed():
+        keys = requests.get(server.api + "/v1/api-keys", headers=auth(first)).json()["api_keys"]
+        return {k["key_id"]: k for k in keys}
+
+    keys = listed()
+    assert keys[created["key_id"]]["last_used_at"] is None
+    first_id = [k for k in keys if k != created["key_id"]][0]
+    assert keys[first_id]["last_used_at"].endswith("Z")
+    assert whoami_status(server, created["api_key"]).status_code == 200
+    assert listed()[created["key_id"]]["last_used_at"].endswith("Z")
+    # An agent's last use is its keys' newest.
+    org = account["organization"]["org_id"]
+    agent = requests.post(server.api + f"/v1/orgs/{org}/agents", headers=auth(first),
+                          json={"name": "bot-" + uuid.uuid4().hex[:6]}).json()
+    assert agent["last_used_at"] is None
+    assert whoami_status(server, agent["api_key"]).status_code == 200
+    agents = requests.get(server.api + f"/v1/orgs/{org}/agents", headers=auth(first)).json()
+    [a] = [a for a in agents["agents"] if a["agent_id"] == agent["agent_id"]]
+    assert a["last_used_at"].endswith("Z")
+
+
 def test_another_accounts_key_is_not_found_and_stays_live(server):
     alice, bob = new_account(server), new_account(server)
     bob_id = re.fullmatch(KEY_RE, bob["api_key"]).group(1)

@@ -16,10 +16,6 @@ namespace {
 // Length of the random secret part of an API key (bytes before encoding).
 constexpr size_t kApiSecretBytes = 24;
 
-Error Coded(ErrorCode code, const std::string& wire_code, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire_code);
-}
-
 std::string HostPort(const std::string& url) {
   size_t p = url.find("://");
   return p == std::string::npos ? url : url.substr(p + 3);
@@ -49,6 +45,15 @@ NewAccount NewAccountFrom(const std::string& email, const std::string& payload_j
     account.pending_org = OrgId(payload.value("pending_org", ""));
   if (payload.contains("join_org")) account.join_org = OrgId(payload.value("join_org", ""));
   return account;
+}
+
+Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
+  return Error{code, message, {}}.With("code", wire);
+}
+
+Error RateLimited(int64_t retry_after_ms, const std::string& why) {
+  return Coded(ErrorCode::kRateLimited, "rate_limited", why)
+      .With("retry_after_seconds", std::to_string((retry_after_ms + 999) / 1000));
 }
 
 std::string DomainOf(const std::string& email) {

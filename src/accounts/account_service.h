@@ -100,6 +100,11 @@ std::string DomainOf(const std::string& email);
 // (unsupported_engine, available).
 Result<void> CheckEngine(const std::string& engine);
 
+// An error with the wire code the API reference names (detail "code").
+Error Coded(ErrorCode code, const std::string& wire, const std::string& message);
+// 429 rate_limited with retry_after_seconds (rounded up).
+Error RateLimited(int64_t retry_after_ms, const std::string& why);
+
 // The 403 of an organisation route that only admins may call.
 Error AdminOnly(const std::string& what);
 // The 404 for an organisation the caller does not belong to (or that does not exist).
@@ -335,6 +340,7 @@ struct AgentView {
   metastore::Principal agent;
   std::vector<std::pair<metastore::Grant, std::string>> grants;  // with warehouse name
   std::string created_by_display;
+  int64_t last_used_ms = 0;  // the newest use of any of its keys
 };
 
 // PATCH of an agent: absent fields stay; `grants` replaces the list.

@@ -16,10 +16,6 @@ using metastore::Role;
 // An agent's name is read in lists and typed on command lines.
 constexpr size_t kMaxAgentName = 100;
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
 Error AgentNotFound(const std::string& id) {
   return Coded(ErrorCode::kNotFound, "agent_not_found", "No agent " + id + " in this organisation")
       .With("remedy", "tablemere agent list shows the organisation's agents.");
@@ -132,6 +128,8 @@ Result<AgentView> AccountService::ViewOfAgent(const metastore::Principal& agent)
   }
   auto creator = meta_.principals().FindPrincipal(agent.created_by);
   if (creator) v.created_by_display = creator->display_name;
+  TM_ASSIGN(auto keys, meta_.principals().ApiKeysOf(agent.id));
+  for (const auto& k : keys) v.last_used_ms = std::max(v.last_used_ms, k.last_used_ms);
   return v;
 }
 

@@ -24,10 +24,6 @@ constexpr int64_t kHourMs = 3600 * 1000;
 constexpr char kAlphabet[] = "BCDFGHJKLMNPQRTVWXYZ";
 constexpr size_t kAlphabetSize = sizeof(kAlphabet) - 1;
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
 Error DeviceNotFound() {
   return Coded(ErrorCode::kNotFound, "device_code_not_found",
                "No pending login has this code (mistyped, expired or already decided)")

@@ -9,14 +9,6 @@
 #include "identity/oidc.h"
 
 namespace tablemere::accounts {
-namespace {
-
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
-}  // namespace
-
 Result<Caller> AccountService::ExternalCaller(const std::string& token) {
   auto identity = external_->Verify(token);
   if (!identity) {

@@ -8,14 +8,6 @@
 #include "storage/access.h"
 
 namespace tablemere::accounts {
-namespace {
-
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
-}  // namespace
-
 Result<Onboarded> AccountService::Onboard(const Caller& caller, const OnboardRequest& r) {
   // ---- the Terms: a person must have accepted the version in force
   if (caller.principal.kind == metastore::PrincipalKind::kHuman) {

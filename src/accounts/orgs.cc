@@ -30,10 +30,6 @@ const std::vector<std::string>& PublicMailDomains() {
   return kDomains;
 }
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
 }  // namespace
 
 Result<MyOrg> AccountService::ResolveOrg(const Caller& caller, const std::string& org) {

@@ -7,14 +7,6 @@
 #include "accounts/account_service.h"
 
 namespace tablemere::accounts {
-namespace {
-
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
-}  // namespace
-
 Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
                                                      const std::string& warehouse, bool publish,
                                                      const std::string& confirm,

@@ -29,15 +29,6 @@ constexpr int kAttemptsPerHour = 120;
 constexpr char kSetPassword[] = "set_password";
 constexpr char kResetPassword[] = "reset_password";
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
-Error RateLimited(int64_t retry_after_ms, const std::string& why) {
-  return Coded(ErrorCode::kRateLimited, "rate_limited", why)
-      .With("retry_after_seconds", std::to_string((retry_after_ms + 999) / 1000));
-}
-
 Error InvalidLogin() {
   return Coded(ErrorCode::kUnauthenticated, "invalid_login", "The address or password is wrong.")
       .With("remedy", "Check both, or reset the password: POST /v1/auth/password/reset/start.");

@@ -11,10 +11,6 @@ namespace {
 using metastore::PrincipalKind;
 using metastore::Role;
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
 }  // namespace
 
 Result<TermsView> AccountService::Terms(const Caller& caller) {

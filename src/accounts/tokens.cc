@@ -15,10 +15,7 @@ constexpr int64_t kTokenSeconds = 900;
 // Ten wrong secrets for one key id from one address within ten minutes (API reference).
 constexpr int kWrongSecrets = 10;
 constexpr int64_t kWrongSecretWindowMs = 10 * 60 * 1000;
-
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
+constexpr int64_t kTouchEveryMs = 60 * 1000;
 
 Error InvalidKey() {
   return Coded(ErrorCode::kUnauthenticated, "invalid_api_key",
@@ -80,6 +77,10 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer, const std
   }
   if (key->revoked) {
     return Fail(Coded(ErrorCode::kUnauthenticated, "api_key_revoked", "This API key was revoked."));
+  }
+  // last_used_at to the minute: at most one write a minute per key, not one per request.
+  if (now - key->last_used_ms >= kTouchEveryMs) {
+    TM_TRY(meta_.principals().TouchApiKey(key->key_id, now));
   }
   TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(key->principal_id));
   if (principal.suspended) {

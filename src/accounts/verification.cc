@@ -23,15 +23,6 @@ constexpr int64_t kResendMs = 60 * 1000;
 constexpr char kSignup[] = "signup";
 constexpr char kRecover[] = "recover";
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
-Error RateLimited(int64_t retry_after_ms, const std::string& why) {
-  return Coded(ErrorCode::kRateLimited, "rate_limited", why)
-      .With("retry_after_seconds", std::to_string((retry_after_ms + 999) / 1000));
-}
-
 // A uniformly drawn six-digit code: four random bytes, rejecting the top of the range
 // that would favour small codes.
 std::string NewCode(Random& random) {

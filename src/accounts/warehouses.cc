@@ -15,10 +15,6 @@ using metastore::Role;
 
 constexpr char kCreateWarehouseEndpoint[] = "POST /v1/warehouses";
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
 }  // namespace
 
 Result<ResolvedWarehouse> AccountService::ResolveWarehouse(const Caller& caller,

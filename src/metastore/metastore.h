@@ -33,6 +33,8 @@ class PrincipalStore {
   virtual Result<void> UpdatePrincipal(const Principal& principal) = 0;
   virtual Result<void> CreateApiKey(const ApiKey& key) = 0;
   virtual Result<ApiKey> FindApiKey(const std::string& key_id) = 0;
+  // Records a use of the key (last_used_ms).
+  virtual Result<void> TouchApiKey(const std::string& key_id, int64_t at_ms) = 0;
   // The principal's keys, oldest first, revoked ones included.
   virtual Result<std::vector<ApiKey>> ApiKeysOf(const PrincipalId& principal_id) = 0;
   // Revokes one of the principal's keys at `at_ms`; kNotFound when the key is not the

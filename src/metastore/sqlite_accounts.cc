@@ -70,6 +70,12 @@ class SqlitePrincipals final : public PrincipalStore {
     });
   }
 
+  Result<void> TouchApiKey(const std::string& key_id, int64_t at_ms) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db, "UPDATE api_keys SET last_used_ms = ? WHERE key_id = ?", {at_ms, key_id});
+    });
+  }
+
   Result<void> CreateApiKey(const ApiKey& k) override {
     return s_.Write([&](sqlite::Db& db) {
       return Run(db,
@@ -132,12 +138,13 @@ class SqlitePrincipals final : public PrincipalStore {
                      st.Int(8) != 0};
   }
   static constexpr char kKeySelect[] =
-      "SELECT key_id, principal_id, secret_hash, created_ms, revoked, label, revoked_ms FROM "
-      "api_keys";
+      "SELECT key_id, principal_id, secret_hash, created_ms, revoked, label, revoked_ms, "
+      "last_used_ms FROM api_keys";
   static ApiKey KeyRow(sqlite::Statement& st) {
-    return ApiKey{st.Text(0), PrincipalId(st.Text(1)), st.Text(2),
-                  st.Int(3),  st.Int(4) != 0,          st.Text(5),
-                  st.Int(6)};
+    return ApiKey{st.Text(0),     PrincipalId(st.Text(1)),
+                  st.Text(2),     st.Int(3),
+                  st.Int(4) != 0, st.Text(5),
+                  st.Int(6),      st.Int(7)};
   }
   Scope s_;
 };

@@ -190,6 +190,10 @@ ALTER TABLE usage_samples ADD COLUMN bytes_in INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE usage_samples ADD COLUMN bytes_out INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE usage_samples ADD COLUMN counter_epoch TEXT NOT NULL DEFAULT '';
 )sql",
+    // 14: when API keys were last used
+    R"sql(
+ALTER TABLE api_keys ADD COLUMN last_used_ms INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

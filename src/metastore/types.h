@@ -47,8 +47,9 @@ struct ApiKey {
   std::string secret_hash;  // hex SHA-256 of the secret; the secret is never stored
   int64_t created_ms = 0;
   bool revoked = false;
-  std::string label;       // the caller's name for it ("ci"); "" for a signup's first key
-  int64_t revoked_ms = 0;  // 0 while live
+  std::string label;         // the caller's name for it ("ci"); "" for a signup's first key
+  int64_t revoked_ms = 0;    // 0 while live
+  int64_t last_used_ms = 0;  // to the minute (recorded at most once a minute); 0: never
 };
 
 struct Organization {

@@ -16,7 +16,7 @@ Json AgentJson(const accounts::AgentView& v) {
           {"created_by", v.agent.created_by.str()},
           {"created_by_display", v.created_by_display},
           {"created_at", FormatIso8601(v.agent.created_ms)},
-          {"last_used_at", nullptr},
+          {"last_used_at", TimeOrNull(v.last_used_ms)},
           {"suspended", v.agent.suspended},
           {"warehouses", legacy}};
 }

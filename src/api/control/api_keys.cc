@@ -8,8 +8,7 @@ Json KeyJson(const metastore::ApiKey& k) {
   return {{"key_id", k.key_id},
           {"label", k.label},
           {"created_at", FormatIso8601(k.created_ms)},
-          // Not tracked yet: recording it would add a write to every authenticated call.
-          {"last_used_at", nullptr},
+          {"last_used_at", TimeOrNull(k.last_used_ms)},
           {"revoked_at", k.revoked ? Json(FormatIso8601(k.revoked_ms)) : Json(nullptr)}};
 }
 
