@@ -162,6 +162,26 @@ def test_usage_history_and_traffic_from_the_buckets_own_counters(own_clocked_ser
                                   params={"days": 31}), 400, "invalid_value", field="days")
 
 
+def test_published_catalogs_count_in_the_public_tier(srv):
+    account = srv.signup()
+    key, wid = account["api_key"], account["warehouse_id"]
+    r = requests.post(srv.api + f"/v1/warehouses/{wid}/public", headers=auth(key),
+                      json={"confirm": "lake"})
+    assert r.status_code == 200, r.text
+    r = internal(srv, "POST", "/internal/usage",
+                 json={"warehouse_id": wid, "bytes": 7000, "objects": 3, "blob_bytes": 500})
+    assert r.status_code == 200, r.text
+    u = requests.get(srv.api + "/v1/usage", headers=auth(key)).json()
+    [p] = u["projects"]
+    assert p["public_storage_bytes"]["current"] == 7000  # the table bucket only
+    assert p["public_storage_bytes"]["limit"] == 50_000_000_000
+    assert p["storage_bytes"]["current"] == 7500
+    [w] = p["warehouse_storage"]
+    assert (w["tier"], w["public"]) == ("public", True)
+    [o] = u["organizations"]
+    assert o["public_storage_bytes"]["current"] == 7000
+
+
 def test_the_hourly_metering_pass_samples_every_catalog(srv):
     # Runs last in this module: it moves the server's clock an hour forward.
     account = srv.signup()

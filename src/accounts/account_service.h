@@ -277,7 +277,8 @@ struct WarehouseUsage {
 struct StorageUsage {
   OrgId org_id;
   int64_t bytes = 0;
-  int64_t measured_ms = 0;  // the newest sample's time
+  int64_t public_bytes = 0;  // the published warehouses' table buckets (the public tier)
+  int64_t measured_ms = 0;   // the newest sample's time
   int warehouses = 0;
   int warehouses_metered = 0;
   std::vector<WarehouseUsage> per_warehouse;

@@ -168,7 +168,7 @@ Result<QuotaPass> AccountService::EnforceQuotas() {
 }
 
 Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {
-  StorageUsage u{org, 0, 0, 0, 0, {}};
+  StorageUsage u{.org_id = org};
   TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(org));
   for (auto& w : warehouses) {
     TM_ASSIGN(auto sample, meta_.usage().LatestSample(w.id));
@@ -176,6 +176,7 @@ Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {
     if (sample) {
       u.warehouses_metered++;
       u.bytes += sample->table_bytes + sample->blob_bytes;
+      if (w.published_ms != 0) u.public_bytes += sample->table_bytes;
       u.measured_ms = std::max(u.measured_ms, sample->at_ms);
     }
     u.per_warehouse.push_back({std::move(w), sample});

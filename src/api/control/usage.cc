@@ -26,6 +26,15 @@ Json StorageJson(const accounts::StorageUsage& u, int64_t limit) {
   return s;
 }
 
+// The public tier: published catalogs' table buckets, against their own allowance.
+Json PublicJson(const accounts::StorageUsage& u, int64_t limit) {
+  Json s = Counter(u.public_bytes, limit);
+  s["scope"] = "organization";
+  s["scope_id"] = u.org_id.str();
+  s["over_limit"] = u.public_bytes > limit;
+  return s;
+}
+
 Json TrafficFields(Json out, const accounts::BucketTraffic& t, int intervals) {
   out["requests"] = t.requests;
   out["requests_failed"] = t.requests_failed;
@@ -160,13 +169,17 @@ void BindUsage(Binder& b, Context& ctx) {
                                                l.warehouses_per_project)},
                         {"warehouse_ids", ids},
                         {"warehouse_storage", per}};
-          if (org_storage) entry["storage_bytes"] = StorageJson(*org_storage, l.storage_bytes);
+          if (org_storage) {
+            entry["storage_bytes"] = StorageJson(*org_storage, l.storage_bytes);
+            entry["public_storage_bytes"] = PublicJson(*org_storage, l.public_storage_bytes);
+          }
           projects.push_back(entry);
         }
         Json orgs = Json::array();
         for (const auto& [o, role] : report.orgs) {
           orgs.push_back({{"org_id", o.org_id.str()},
                           {"storage_bytes", StorageJson(o, l.storage_bytes)},
+                          {"public_storage_bytes", PublicJson(o, l.public_storage_bytes)},
                           {"role", metastore::Name(role)}});
         }
         Json out = {{"principal_id", caller.principal.id.str()},
