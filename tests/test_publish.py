@@ -6,6 +6,7 @@ refuses anonymous reads at once."""
 import uuid
 
 import boto3
+import duckdb
 import pyarrow as pa
 import pytest
 import requests
@@ -94,6 +95,15 @@ def test_publish_reads_anonymously_and_unpublish_stops_it(server, owner):
     assert sorted(table.refresh().scan().to_arrow().column("id").to_pylist()) == [1, 2, 3]
     r = requests.get(server.catalog + f"/v1/w-{wid}/namespaces/pub/tables/t/credentials")
     assert r.status_code == 403, r.text
+    # DuckDB attaches it with no secret and no token, and reads through the public bucket.
+    duck = duckdb.connect()
+    for ext in ("httpfs", "iceberg", "avro"):
+        duck.execute(f"LOAD {ext}")
+    duck.execute(f"ATTACH '{bucket}' AS pub (TYPE iceberg, ENDPOINT '{server.catalog}', "
+                 "AUTHORIZATION_TYPE 'none')")
+    assert duck.execute("SELECT sum(id) FROM pub.pub.t").fetchall() == [(6,)]
+    with pytest.raises(duckdb.Error):
+        duck.execute("INSERT INTO pub.pub.t VALUES (7, 'x')")
 
     # Unpublish: refused at once, both ways.
     r = requests.delete(server.api + f"/v1/warehouses/{wid}/public", headers=auth(key))
