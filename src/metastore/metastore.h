@@ -112,6 +112,9 @@ class VerificationStore {
                                         int64_t now_ms) = 0;
   // Records an event (a failure that counts toward a limit checked with PeekRate).
   virtual Result<void> RecordRate(const std::string& bucket, int64_t now_ms) = 0;
+  // Forgets events older than `before_ms` in every bucket (windows are at most an hour, so
+  // buckets that are never used again do not pile up); returns how many.
+  virtual Result<int64_t> PurgeRateEvents(int64_t before_ms) = 0;
 };
 
 // Passwords, login sessions and the mailed links that set or reset a password.

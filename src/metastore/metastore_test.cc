@@ -372,6 +372,16 @@ TEST_F(MetastoreTest, SessionsRotateOnceAndLinksAreSpentOnce) {
   EXPECT_EQ(x.FindPassword(PrincipalId("p_2")).error().code, ErrorCode::kNotFound);
 }
 
+TEST_F(MetastoreTest, OldRateEventsArePurged) {
+  auto& v = store_->verification();
+  ASSERT_TRUE(v.RecordRate("a", 10).has_value());
+  ASSERT_TRUE(v.RecordRate("b", 20).has_value());
+  ASSERT_TRUE(v.RecordRate("b", 30).has_value());
+  EXPECT_EQ(v.PurgeRateEvents(25).value(), 2);
+  EXPECT_EQ(v.PeekRate("b", 5, 1000, 40).value().count, 1);
+  EXPECT_EQ(v.PeekRate("a", 5, 1000, 40).value().count, 0);
+}
+
 TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {
   for (Level l : {Level::kNone, Level::kRead, Level::kWrite}) EXPECT_EQ(ParseLevel(Name(l)), l);
   for (Role r : {Role::kAdmin, Role::kMember}) EXPECT_EQ(ParseRole(Name(r)), r);

@@ -72,6 +72,13 @@ class SqliteVerification final : public VerificationStore {
     });
   }
 
+  Result<int64_t> PurgeRateEvents(int64_t before_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<int64_t> {
+      TM_TRY(Run(db, "DELETE FROM rate_events WHERE at_ms < ?", {before_ms}));
+      return db.Changes();
+    });
+  }
+
  private:
   static Result<RateDecision> Decide(sqlite::Db& db, const std::string& bucket, int limit,
                                      int64_t window_ms, int64_t now_ms) {

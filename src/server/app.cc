@@ -160,6 +160,8 @@ class AppImpl final : public App {
     tasks_->Register(accounts::kMeterStorageTask, [this](const metastore::Task&) -> Result<void> {
       TM_TRY(accounts_->MeterAll());
       TM_TRY(accounts_->EnforceQuotas());
+      // Rate windows are at most an hour: older events only take space.
+      TM_TRY(meta_->verification().PurgeRateEvents(clock_.NowMillis() - 2 * 3600 * 1000));
       return meta_->tasks().EnqueueTask(
           {accounts::kMeterStorageTask, "{}", accounts::kMeterEveryMs});
     });
