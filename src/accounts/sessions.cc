@@ -279,7 +279,7 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
       });
 }
 
-Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token, const ClientInfo& client) {
+Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token) {
   auto& store = accounts_.metastore().sessions();
   const std::string hash = HashToken(refresh_token);
   auto session = store.SessionByRefresh(hash);
@@ -325,7 +325,6 @@ Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token, const C
   g.expires_in_s = token.expires_in_s;
   g.refresh_expires_in_s = kSessionTtlMs / 1000;
   g.principal = principal;
-  (void)client;
   return g;
 }
 

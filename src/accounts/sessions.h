@@ -96,7 +96,7 @@ class Sessions {
   // POST /v1/auth/refresh. Errors: kUnauthenticated (invalid_refresh_token,
   // refresh_reused: the whole session is revoked, session_revoked, session_expired),
   // kPermissionDenied (principal_suspended).
-  Result<SessionGrant> Refresh(const std::string& refresh_token, const ClientInfo& client);
+  Result<SessionGrant> Refresh(const std::string& refresh_token);
   // POST /v1/auth/logout by refresh token. Errors: kUnauthenticated (invalid_refresh_token).
   Result<std::string> LogoutByRefresh(const std::string& refresh_token);
   // POST /v1/auth/logout by access token. Errors: kInvalidInput when the caller has no session.

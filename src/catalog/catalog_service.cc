@@ -83,11 +83,17 @@ Result<TokenGrant> CatalogService::ExchangeToken(const std::string& subject_toke
 namespace {
 
 // The warehouse id a prefix names, or the caller's own for "".
-Result<std::string> WarehouseIdOf(const CatalogPrincipal& caller, const std::string& name) {
+// The warehouse id in a prefix: "w-<id>", "s3://w-<id>/" or the id ("" for none).
+std::string IdInPrefix(const std::string& name) {
   std::string id = name;
   if (id.starts_with("s3://")) id = id.substr(5);
   while (id.ends_with("/")) id.pop_back();
   if (id.starts_with("w-")) id = id.substr(2);
+  return id;
+}
+
+Result<std::string> WarehouseIdOf(const CatalogPrincipal& caller, const std::string& name) {
+  std::string id = IdInPrefix(name);
   if (id.empty()) id = caller.warehouse_id;
   if (id != caller.warehouse_id) {
     return Fail(Forbidden("This credential belongs to warehouse w-" + caller.warehouse_id +
@@ -133,10 +139,7 @@ Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& b
 }
 
 Result<AuthenticatedCaller> CatalogService::AuthenticateAnonymous(const std::string& name) {
-  std::string id = name;
-  if (id.starts_with("s3://")) id = id.substr(5);
-  while (id.ends_with("/")) id.pop_back();
-  if (id.starts_with("w-")) id = id.substr(2);
+  const std::string id = IdInPrefix(name);
   const Error refused{ErrorCode::kUnauthenticated,
                       "Authorization: Bearer <token> required (only a published catalog is "
                       "readable without one); get a token at /v1/oauth/tokens",

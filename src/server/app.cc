@@ -1,5 +1,4 @@
 #include "server/app.h"
-#include "identity/signing_keys.h"
 
 #include <cstdlib>
 
@@ -22,6 +21,7 @@
 #include "catalog/generic_table_service.h"
 #include "common/key_ring.h"
 #include "http/server.h"
+#include "identity/signing_keys.h"
 #include "maintenance/task_runner.h"
 #include "metastore/metastore.h"
 #include "metrics/metrics.h"

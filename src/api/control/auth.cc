@@ -96,7 +96,7 @@ void BindAuth(Binder& b, Context& ctx) {
   b.Open("POST", "/v1/auth/refresh", [&ctx](Request& req, const PathParams&) -> Result<Response> {
     TM_ASSIGN(Json body, Body(req));
     TM_ASSIGN(std::string refresh, RequiredString(body, "refresh_token"));
-    TM_ASSIGN(auto g, ctx.sessions.Refresh(refresh, ClientOf(req)));
+    TM_ASSIGN(auto g, ctx.sessions.Refresh(refresh));
     return Response::Json(200, SessionJson(g).dump());
   });
 
