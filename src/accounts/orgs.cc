@@ -306,7 +306,6 @@ Result<OrgView> AccountService::AcceptInvitation(const Caller& caller, const std
   if (inv.accepted_ms != 0) return not_found();
   if (inv.expires_ms <= clock_.NowMillis()) {
     return Fail(Coded(ErrorCode::kNotFound, "invitation_expired", "The invitation has expired")
-                    .With("http_status", "410")
                     .With("remedy", "Ask an admin of the organisation for a new one."));
   }
   if (caller.principal.kind != PrincipalKind::kHuman ||

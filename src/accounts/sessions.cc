@@ -138,7 +138,6 @@ Result<LoginLink> Sessions::UsableLink(const std::string& token, const std::stri
   }
   if (link->expires_ms <= accounts_.clock().NowMillis()) {
     return Fail(Coded(ErrorCode::kNotFound, "token_expired", "This link has expired.")
-                    .With("http_status", "410")
                     .With("remedy", "Ask for a new link."));
   }
   return *link;

@@ -195,8 +195,7 @@ Result<metastore::PendingCode> Verification::CheckCode(const std::string& purpos
   if (pending->expires_ms <= accounts_.clock().NowMillis()) {
     TM_TRY(store.DeleteCode(purpose, email));
     return Fail(
-        Coded(ErrorCode::kNotFound, "code_expired", "The code has expired; ask for a new one.")
-            .With("http_status", "410"));
+        Coded(ErrorCode::kNotFound, "code_expired", "The code has expired; ask for a new one."));
   }
   if (!crypto::ConstantTimeEquals(pending->code_hash, HashCode(purpose, email, code))) {
     TM_ASSIGN(int attempts, store.AddCodeAttempt(purpose, email));
