@@ -11,7 +11,7 @@ Error FieldError(const std::string& code, const char* field, const std::string& 
 
 }  // namespace
 
-Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes) {
+Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes, EmptyBody empty) {
   auto body = http::ReadAll(*req.body, max_bytes);
   if (!body) {
     if (body.error().code == ErrorCode::kInvalidInput) {
@@ -23,7 +23,7 @@ Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes) {
     }
     return Fail(body.error());
   }
-  if (body->empty()) return Json::object();
+  if (body->empty() && empty == EmptyBody::kEmptyObject) return Json::object();
   Json j = Json::parse(*body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return Fail(Error{ErrorCode::kInvalidInput, "The request body must be a JSON object", {}}.With(

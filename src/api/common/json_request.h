@@ -15,9 +15,14 @@ namespace tablemere::api {
 
 using Json = nlohmann::json;
 
-// The body as a JSON object ({} when empty). Errors: kInvalidInput (invalid_json),
-// kInvalidInput (body_too_large) beyond `max_bytes`.
-Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes);
+// What an empty body means: the control API reads it as {} (every field absent); the
+// catalog protocols require a document, so there it is invalid_json like any other.
+enum class EmptyBody { kEmptyObject, kInvalid };
+
+// The body as a JSON object. Errors: kInvalidInput (invalid_json), kInvalidInput
+// (body_too_large) beyond `max_bytes`.
+Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes,
+                             EmptyBody empty = EmptyBody::kEmptyObject);
 // The query string as a map (the first of repeated names wins).
 std::map<std::string, std::string> QueryMap(const http::Request& req);
 // A string field: "" when absent or null; kInvalidInput (invalid_value, field) when the

@@ -13,7 +13,10 @@ struct ControlApi::Impl {
 
   Impl(ControlServices s, ControlApiOptions o)
       : ctx{s.accounts, s.tables, s.verification, s.devices, s.sessions, std::move(o)},
-        binder([this](const Request& req) { return Authenticate(req); }, ErrorResponse) {
+        binder([this](const Request& req, const PathParams&) { return Authenticate(req); },
+               [](const Request& req, const Error& e, std::monostate) {
+                 return ErrorResponse(req, e);
+               }) {
     BindHealth(binder, ctx);
     BindSignup(binder, ctx);
     BindConnection(binder, ctx);

@@ -7,6 +7,10 @@ namespace tablemere::api::iceberg {
 ErrorType MapError(const Error& e, Subject subject) {
   std::string explicit_type = e.Detail("iceberg_type");
   std::string missing = e.Detail("missing");
+  // The route binder's own answers: no such route, or not with this method.
+  std::string code = e.Detail("code");
+  if (code == "route_not_found") return {404, "NotFoundException"};
+  if (code == "method_not_allowed") return {405, "MethodNotAllowedException"};
   switch (e.code) {
     case ErrorCode::kNotFound:
       if (missing == "namespace" || subject == Subject::kNamespace) {

@@ -4,11 +4,12 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "api/common/json_request.h"
+#include "api/common/route_binder.h"
 #include "api/iceberg/error_model.h"
 #include "api/iceberg/rest_common.h"
 #include "common/crypto.h"
 #include "common/strings.h"
-#include "http/router.h"
 
 namespace tablemere::api::iceberg {
 namespace {
@@ -27,8 +28,6 @@ constexpr size_t kMaxJsonBody = 16 * 1024 * 1024;
 Response ErrorResponse(int status, const std::string& type, const std::string& message) {
   return ErrorModelResponse(status, type, message);
 }
-
-Response ToResponse(const Error& e, Subject subject) { return ErrorModelResponse(e, subject); }
 
 Json NamespaceJson(const Namespace& ns) { return Json(ns); }
 
@@ -126,37 +125,8 @@ Json IdentifiersJson(const std::vector<TableIdent>& idents) {
   return ids;
 }
 
-Result<Json> ParseBody(Request& req) { return ParseJsonBody(req, kMaxJsonBody); }
-
-// Applies pageToken/pageSize when the client asked for pages; returns the page and the
-// next token ("" when done).
-template <typename T>
-Result<std::pair<std::vector<T>, std::string>> Paginate(
-    std::vector<T> all, const std::map<std::string, std::string>& q) {
-  auto size_it = q.find("pageSize");
-  auto token_it = q.find("pageToken");
-  if (size_it == q.end() && (token_it == q.end() || token_it->second.empty())) {
-    return std::pair<std::vector<T>, std::string>{std::move(all), ""};
-  }
-  int64_t total = static_cast<int64_t>(all.size());
-  int64_t start = 0;
-  if (token_it != q.end() && !token_it->second.empty()) {
-    auto n = ParseInt(token_it->second);
-    if (!n) return Fail(ErrorCode::kInvalidInput, "Invalid pageToken");
-    start = std::min(*n, total);
-  }
-  int64_t size = total;
-  if (size_it != q.end()) {
-    auto n = ParseInt(size_it->second);
-    if (!n || *n < 1) return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
-    size = *n;
-  }
-  // Clamped so a huge pageSize cannot overflow start + size.
-  int64_t end = start + std::min(size, total - start);
-  std::vector<T> page;
-  for (int64_t i = start; i < end; i++) page.push_back(std::move(all[static_cast<size_t>(i)]));
-  std::string next = end < total ? std::to_string(end) : "";
-  return std::pair<std::vector<T>, std::string>{std::move(page), next};
+Result<Json> ParseBody(Request& req) {
+  return ParseJsonObject(req, kMaxJsonBody, EmptyBody::kInvalid);
 }
 
 bool WantsVending(const Request& req) {
@@ -187,16 +157,24 @@ Response OAuthError(int status, const std::string& error, const std::string& des
 struct IcebergRestApi::Impl {
   catalog::CatalogService& catalog;
   catalog::ViewService& views;
-  http::Router router;
+  // Every route but /v1/config and the token endpoint authenticates for the warehouse its
+  // {prefix} names; the subject picks the Iceberg exception a NotFound or Conflict becomes.
+  RouteBinder<catalog::AuthenticatedCaller, Subject> binder;
 
-  // A handler that runs after authentication with the resolved warehouse.
-  using Authed = std::function<Response(Request&, const PathParams&, const CatalogPrincipal&,
-                                        const metastore::Warehouse&)>;
-
-  Impl(catalog::CatalogService& c, catalog::ViewService& v) : catalog(c), views(v) {
-    router.Add("GET", "/v1/config", [this](Request& r, const PathParams&) { return Config(r); });
-    router.Add("POST", "/v1/oauth/tokens",
-               [this](Request& r, const PathParams&) { return Token(r); });
+  Impl(catalog::CatalogService& c, catalog::ViewService& v)
+      : catalog(c),
+        views(v),
+        binder([this](const Request& req,
+                      const PathParams& params) { return Authenticate(req, params.at("prefix")); },
+               [](const Request&, const Error& e, Subject subject) {
+                 return ErrorModelResponse(e, subject);
+               }) {
+    binder.Open(
+        "GET", "/v1/config", [this](Request& r, const PathParams&) { return Config(r); },
+        Subject::kOther);
+    binder.Open(
+        "POST", "/v1/oauth/tokens", [this](Request& r, const PathParams&) { return Token(r); },
+        Subject::kOther);
     const std::string ns = "/v1/{prefix}/namespaces";
     const std::string one = ns + "/{namespace}";
     const std::string tables = one + "/tables";
@@ -232,39 +210,12 @@ struct IcebergRestApi::Impl {
 
   template <typename Method>
   void Route(const std::string& method, const std::string& pattern, Subject subject, Method m) {
-    router.Add(method, pattern, [this, subject, m](Request& req, const PathParams& params) {
-      // Authentication fails only as 401 or 403, which map alike for every subject.
-      auto caller = Authenticate(req, params.at("prefix"));
-      if (!caller) return ToResponse(caller.error(), subject);
-      auto result = (this->*m)(req, params, caller->principal, caller->warehouse);
-      if (!result) return ToResponse(result.error(), subject);
-      return std::move(*result);
-    });
-  }
-
-  Response Handle(Request& req) {
-    auto match = router.Find(req.method, req.path);
-    Response resp;
-    if (match.handler) {
-      // The HTTP layer answers an escaped exception with the control-plane error shape;
-      // engines parse only {"error":{"message","type","code"}} (PyIceberg, DuckDB).
-      try {
-        resp = (*match.handler)(req, match.params);
-      } catch (const std::exception&) {
-        resp = ErrorResponse(500, "InternalServerError",
-                             "internal error (request " + req.request_id + ")");
-      }
-    } else if (match.path_known) {
-      resp = ErrorResponse(405, "MethodNotAllowedException", "Method not allowed");
-    } else {
-      resp = ErrorResponse(404, "NotFoundException", "No route for " + req.method + " " + req.path);
-    }
-    if (req.method == "HEAD") {
-      resp.body.clear();
-      resp.body_shared.reset();
-      resp.body_tail.clear();
-    }
-    return resp;
+    binder.Authed(
+        method, pattern,
+        [this, m](Request& req, const PathParams& params, const catalog::AuthenticatedCaller& c) {
+          return (this->*m)(req, params, c.principal, c.warehouse);
+        },
+        subject);
   }
 
   // No credential at all. PyIceberg 0.12 without a token or credential sends the literal
@@ -295,10 +246,10 @@ struct IcebergRestApi::Impl {
   }
 
   // ---------------------------------------------------------------- config & tokens
-  Response Config(Request& req) {
+  Result<Response> Config(Request& req) {
     auto q = QueryMap(req);
     auto caller = Authenticate(req, q.count("warehouse") ? q["warehouse"] : "");
-    if (!caller) return ToResponse(caller.error(), Subject::kOther);
+    if (!caller) return Fail(caller.error());
     std::string prefix = catalog::CatalogService::PrefixOf(caller->warehouse);
     Json endpoints = Json::array();
     for (const char* e : {"GET /v1/{prefix}/namespaces",
@@ -334,7 +285,7 @@ struct IcebergRestApi::Impl {
     return JsonResponse(200, body);
   }
 
-  Response Token(Request& req) {
+  Result<Response> Token(Request& req) {
     auto body = http::ReadAll(*req.body, 64 * 1024);
     if (!body) return OAuthError(400, "invalid_request", "Unreadable request body");
     auto form = ParseQuery(*body, true);
@@ -703,6 +654,8 @@ struct IcebergRestApi::Impl {
 IcebergRestApi::IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views)
     : impl_(std::make_unique<Impl>(catalog, views)) {}
 IcebergRestApi::~IcebergRestApi() = default;
-http::Response IcebergRestApi::Handle(http::Request& request) { return impl_->Handle(request); }
+http::Response IcebergRestApi::Handle(http::Request& request) {
+  return impl_->binder.Dispatch(request);
+}
 
 }  // namespace tablemere::api::iceberg

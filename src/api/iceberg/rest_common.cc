@@ -16,21 +16,6 @@ http::Response NoContent() {
   return r;
 }
 
-Result<Json> ParseJsonBody(http::Request& request, size_t limit) {
-  TM_ASSIGN(std::string body, http::ReadAll(*request.body, limit));
-  Json j = Json::parse(body, nullptr, false);
-  if (j.is_discarded()) return Fail(ErrorCode::kInvalidInput, "Malformed JSON request body");
-  return j;
-}
-
-std::map<std::string, std::string> QueryMap(const http::Request& request) {
-  std::map<std::string, std::string> out;
-  if (auto q = ParseQuery(request.query)) {
-    for (auto& [k, v] : *q) out.emplace(k, v);
-  }
-  return out;
-}
-
 Json CredentialsJson(const std::vector<catalog::StorageCredential>& credentials) {
   Json list = Json::array();
   for (const auto& c : credentials) {

@@ -2,10 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/common/json_request.h"
+#include "api/common/route_binder.h"
 #include "api/iceberg/error_model.h"
 #include "api/iceberg/rest_common.h"
 #include "common/strings.h"
-#include "http/router.h"
 
 namespace tablemere::api::lakekeeper {
 namespace {
@@ -22,7 +23,6 @@ using iceberg::ErrorModelResponse;
 using iceberg::IdentField;
 using iceberg::JsonResponse;
 using iceberg::NoContent;
-using iceberg::QueryMap;
 using iceberg::Subject;
 
 // JSON bodies here are small (a table record with an optional schema).
@@ -30,10 +30,7 @@ constexpr size_t kMaxJsonBody = 4 * 1024 * 1024;
 constexpr int64_t kDefaultPageSize = 100;
 
 Result<Json> ParseBody(Request& req) {
-  TM_ASSIGN(Json j, iceberg::ParseJsonBody(req, kMaxJsonBody));
-  if (!j.is_object())
-    return Fail(ErrorCode::kInvalidInput, "The request body must be a JSON object");
-  return j;
+  return ParseJsonObject(req, kMaxJsonBody, EmptyBody::kInvalid);
 }
 
 bool WantsVending(const Request& req) {
@@ -87,12 +84,19 @@ Result<std::vector<TableIdent>> ParseReferencedBy(const std::string& value) {
 struct LakekeeperApi::Impl {
   catalog::CatalogService& catalog;
   catalog::GenericTableService& tables;
-  http::Router router;
+  RouteBinder<catalog::AuthenticatedCaller, Subject> binder;
 
   using Method = Result<Response> (Impl::*)(Request&, const PathParams&, const CatalogPrincipal&,
                                             const metastore::Warehouse&);
 
-  Impl(catalog::CatalogService& c, catalog::GenericTableService& t) : catalog(c), tables(t) {
+  Impl(catalog::CatalogService& c, catalog::GenericTableService& t)
+      : catalog(c),
+        tables(t),
+        binder([this](const Request& req,
+                      const PathParams& params) { return Authenticate(req, params); },
+               [](const Request&, const Error& e, Subject subject) {
+                 return ErrorModelResponse(e, subject);
+               }) {
     const std::string collection = "/lakekeeper/v1/{prefix}/namespaces/{namespace}/generic-tables";
     const std::string table = collection + "/{table}";
     Route("GET", collection, Subject::kNamespace, &Impl::List);
@@ -106,43 +110,28 @@ struct LakekeeperApi::Impl {
   }
 
   void Route(const std::string& method, const std::string& pattern, Subject subject, Method m) {
-    router.Add(method, pattern, [this, subject, m](Request& req, const PathParams& params) {
-      auto auth = req.headers.Get("Authorization");
-      if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
-        return ErrorModelResponse(
-            401, "NotAuthorizedException",
-            "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
-      }
-      // {prefix} is the /v1/config prefix (w-<id>) or the bare warehouse id.
-      auto caller = catalog.AuthenticateFor(Trim(auth->substr(7)), params.at("prefix"));
-      if (!caller) return ErrorModelResponse(caller.error(), Subject::kOther);
-      auto result = (this->*m)(req, params, caller->principal, caller->warehouse);
-      if (!result) return ErrorModelResponse(result.error(), subject);
-      return std::move(*result);
-    });
+    binder.Authed(
+        method, pattern,
+        [this, m](Request& req, const PathParams& params, const catalog::AuthenticatedCaller& c) {
+          return (this->*m)(req, params, c.principal, c.warehouse);
+        },
+        subject);
   }
 
-  Response Handle(Request& req) {
-    auto match = router.Find(req.method, req.path);
-    if (match.handler) {
-      for (const auto& [name, value] : match.params) {
-        if (!JsonSafe(value)) {
-          return ErrorModelResponse(400, "BadRequestException",
-                                    "The " + name + " must be valid UTF-8");
-        }
-      }
-      // Engines parse only the Iceberg envelope, never the HTTP layer's own error shape.
-      try {
-        return (*match.handler)(req, match.params);
-      } catch (const std::exception&) {
-        return ErrorModelResponse(500, "InternalServerError",
-                                  "internal error (request " + req.request_id + ")");
-      }
+  // Path names end up in JSON records and messages, so they must be UTF-8 before anything
+  // else; then the bearer token must be valid for the warehouse {prefix} names (the
+  // /v1/config prefix w-<id>, or the bare warehouse id).
+  Result<catalog::AuthenticatedCaller> Authenticate(const Request& req, const PathParams& params) {
+    for (const auto& [name, value] : params) {
+      if (!JsonSafe(value))
+        return Fail(ErrorCode::kInvalidInput, "The " + name + " must be valid UTF-8");
     }
-    if (match.path_known)
-      return ErrorModelResponse(405, "MethodNotAllowedException", "Method not allowed");
-    return ErrorModelResponse(404, "NotFoundException",
-                              "No route for " + req.method + " " + req.path);
+    auto auth = req.headers.Get("Authorization");
+    if (!auth || !StartsWith(ToLower(*auth), "bearer ")) {
+      return Fail(ErrorCode::kUnauthenticated,
+                  "Authorization: Bearer <token> required; get a token at /v1/oauth/tokens");
+    }
+    return catalog.AuthenticateFor(Trim(auth->substr(7)), params.at("prefix"));
   }
 
   static Result<TableIdent> Ident(const PathParams& params) {
@@ -154,35 +143,14 @@ struct LakekeeperApi::Impl {
                         const metastore::Warehouse& w) {
     TM_ASSIGN(Namespace ns, catalog::ParseNamespace(params.at("namespace")));
     TM_ASSIGN(auto all, tables.List(w, ns));
-    auto q = QueryMap(req);
-    int64_t start = 0;
-    if (q.count("pageToken") && !q["pageToken"].empty()) {
-      auto n = ParseInt(q["pageToken"]);
-      if (!n) return Fail(ErrorCode::kInvalidInput, "Invalid pageToken");
-      start = *n;
-    }
-    int64_t size = static_cast<int64_t>(all.size());
-    if (q.count("pageSize") && !q["pageSize"].empty()) {
-      auto n = ParseInt(q["pageSize"]);
-      if (!n || *n < 1)
-        return Fail(ErrorCode::kInvalidInput, "pageSize must be a positive integer");
-      size = *n;
-    } else if (q.count("pageToken")) {
-      size = kDefaultPageSize;
-    }
+    TM_ASSIGN(auto page, iceberg::Paginate(std::move(all), QueryMap(req), kDefaultPageSize));
     Json ids = Json::array();
-    // Clamped before adding: pageSize may be as large as int64 allows.
-    int64_t total = static_cast<int64_t>(all.size());
-    start = std::min(start, total);
-    int64_t end = start + std::min(size, total - start);
-    for (int64_t i = start; i < end; i++) {
-      const auto& t = all[static_cast<size_t>(i)];
+    for (const auto& t : page.first) {
       ids.push_back(
           {{"namespace", t.ident.ns}, {"name", t.ident.name}, {"id", t.id}, {"format", t.format}});
     }
     Json body = {{"identifiers", ids}};
-    body["next-page-token"] =
-        end < static_cast<int64_t>(all.size()) ? Json(std::to_string(end)) : Json(nullptr);
+    body["next-page-token"] = page.second.empty() ? Json(nullptr) : Json(page.second);
     return JsonResponse(200, body);
   }
 
@@ -247,6 +215,8 @@ struct LakekeeperApi::Impl {
 LakekeeperApi::LakekeeperApi(catalog::CatalogService& catalog, catalog::GenericTableService& tables)
     : impl_(std::make_unique<Impl>(catalog, tables)) {}
 LakekeeperApi::~LakekeeperApi() = default;
-http::Response LakekeeperApi::Handle(http::Request& request) { return impl_->Handle(request); }
+http::Response LakekeeperApi::Handle(http::Request& request) {
+  return impl_->binder.Dispatch(request);
+}
 
 }  // namespace tablemere::api::lakekeeper
