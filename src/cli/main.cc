@@ -1,15 +1,40 @@
-// tablemere: the command-line client. For now it reports its version; the CLI issue
-// fills in the commands (it talks to the server only through the public HTTP API).
-#include <cstdio>
-#include <cstring>
+// tablemere: the command-line client and MCP server of the control API. It talks to the
+// server only through the public HTTP API (libcurl), with the api/wire request structs.
+// Command groups live in their own files; see cli.h.
+#include <iostream>
+
+#include "cli/cli.h"
 
 int main(int argc, char** argv) {
-  if (argc > 1 &&
-      (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0)) {
-    std::printf("tablemere %s\n", TABLEMERE_VERSION);
-    return 0;
+  using tablemere::cli::Cli;
+  Cli cli;
+  CLI::App app{"Tablemere: an open lakehouse you control.", "tablemere"};
+  app.set_version_flag("--version", std::string("tablemere ") + TABLEMERE_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--url", cli.url_flag,
+                 "API base URL (env TABLEMERE_URL, default http://localhost:8080)");
+  app.add_option("--api-key", cli.key_flag, "API key (env TABLEMERE_API_KEY)");
+  app.add_flag("--json", cli.json, "force JSON output");
+  app.add_flag("--human", cli.human, "force human-readable output");
+  app.footer(
+      "Output is JSON when piped and a table on a terminal. Anywhere a project_id or a "
+      "catalog's warehouse_id is accepted, the name works too.\nExit codes, one meaning "
+      "each: 0 ok; 1 invalid input (fix the values, do not retry); 2 limit/conflict (a real "
+      "quota or a real 409; change the plan); 3 auth (key missing, wrong or revoked); 4 not "
+      "found; 5 server or unreachable (safe to retry); 6 usage error (the command line is "
+      "malformed).");
+  tablemere::cli::AddAccountCommands(app, cli);
+  tablemere::cli::AddLoginCommand(app, cli);
+  tablemere::cli::AddOrgCommands(app, cli);
+  tablemere::cli::AddCatalogCommands(app, cli);
+  tablemere::cli::AddMcpCommands(app, cli);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : tablemere::cli::kUsageExit;
   }
-  std::printf("tablemere %s\nThe command set arrives with the CLI issue; try --version.\n",
-              TABLEMERE_VERSION);
-  return argc > 1 ? 6 : 0;
+  if (!cli.action) return tablemere::cli::kUsageExit;
+  return cli.action();
 }

@@ -8,12 +8,11 @@
 #include <optional>
 #include <string>
 
+#include "api/wire/fields.h"
 #include "common/result.h"
 #include "http/message.h"
 
 namespace tablemere::api {
-
-using Json = nlohmann::json;
 
 // What an empty body means: the control API reads it as {} (every field absent); the
 // catalog protocols require a document, so there it is invalid_json like any other.
@@ -25,12 +24,4 @@ Result<Json> ParseJsonObject(http::Request& req, size_t max_bytes,
                              EmptyBody empty = EmptyBody::kEmptyObject);
 // The query string as a map (the first of repeated names wins).
 std::map<std::string, std::string> QueryMap(const http::Request& req);
-// A string field: "" when absent or null; kInvalidInput (invalid_value, field) when the
-// field holds another JSON type.
-Result<std::string> StringField(const Json& body, const char* name);
-// A boolean field: nullopt when absent or null.
-Result<std::optional<bool>> BoolField(const Json& body, const char* name);
-// A required string field: kInvalidInput (missing_field) when absent or empty.
-Result<std::string> RequiredString(const Json& body, const char* name);
-
 }  // namespace tablemere::api

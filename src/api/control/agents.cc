@@ -21,22 +21,10 @@ Json AgentJson(const accounts::AgentView& v) {
           {"warehouses", legacy}};
 }
 
-// The grants list of a create or update body: [{warehouse_id, level}, …].
-Result<std::vector<accounts::AgentGrantRequest>> GrantsOf(const Json& body) {
-  std::vector<accounts::AgentGrantRequest> grants;
-  auto invalid = [](const std::string& m) {
-    return Fail(Error{ErrorCode::kInvalidInput, m, {}}
-                    .With("code", "invalid_value")
-                    .With("field", "grants"));
-  };
-  if (!body["grants"].is_array()) return invalid("grants must be a list");
-  for (const auto& g : body["grants"]) {
-    if (!g.is_object()) return invalid("each grant is {warehouse_id, level}");
-    TM_ASSIGN(std::string warehouse, StringField(g, "warehouse_id"));
-    TM_ASSIGN(std::string level, StringField(g, "level"));
-    grants.push_back({warehouse, level});
-  }
-  return grants;
+std::vector<accounts::AgentGrantRequest> GrantRequests(const std::vector<wire::AgentGrant>& in) {
+  std::vector<accounts::AgentGrantRequest> out;
+  for (const auto& g : in) out.push_back({g.warehouse_id, g.level});
+  return out;
 }
 
 }  // namespace
@@ -55,15 +43,9 @@ void BindAgents(Binder& b, Context& ctx) {
   b.Authed("POST", "/v1/orgs/{org_id}/agents",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
-             std::vector<accounts::AgentGrantRequest> grants;
-             if (body.contains("grants")) {
-               TM_ASSIGN(grants, GrantsOf(body));
-             }
-             TM_ASSIGN(std::string name, StringField(body, "name"));
-             TM_ASSIGN(std::string role, StringField(body, "role"));
-             TM_ASSIGN(auto agent,
-                       ctx.accounts.CreateAgent(caller, params.at("org_id"), name, role, grants));
+             TM_ASSIGN(auto r, Parse<wire::CreateAgent>(req));
+             TM_ASSIGN(auto agent, ctx.accounts.CreateAgent(caller, params.at("org_id"), r.name,
+                                                            r.role, GrantRequests(r.grants)));
              auto parsed = accounts::ParseApiKey(agent.api_key);
              Json out = AgentJson({agent.agent, agent.grants, caller.principal.display_name});
              out["api_key"] = agent.api_key;
@@ -84,20 +66,11 @@ void BindAgents(Binder& b, Context& ctx) {
   b.Authed("PATCH", "/v1/orgs/{org_id}/agents/{agent_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
+             TM_ASSIGN(auto r, Parse<wire::UpdateAgent>(req));
              accounts::AgentUpdate update;
-             if (body.contains("name")) {
-               TM_ASSIGN(std::string name, StringField(body, "name"));
-               update.name = name;
-             }
-             if (body.contains("role")) {
-               TM_ASSIGN(std::string role, StringField(body, "role"));
-               update.role = role;
-             }
-             if (body.contains("grants")) {
-               TM_ASSIGN(auto grants, GrantsOf(body));
-               update.grants = std::move(grants);
-             }
+             update.name = r.name;
+             update.role = r.role;
+             if (r.grants) update.grants = GrantRequests(*r.grants);
              TM_ASSIGN(auto v,
                        ctx.accounts.UpdateAgent(caller, params.at("org_id"), params.at("agent_id"),
                                                 update, req.request_id));

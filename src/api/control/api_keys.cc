@@ -18,9 +18,8 @@ void BindApiKeys(Binder& b, Context& ctx) {
   b.Authed(
       "POST", "/v1/api-keys",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(Json body, Body(req));
-        TM_ASSIGN(std::string label, StringField(body, "label"));
-        TM_ASSIGN(auto issued, ctx.accounts.CreateApiKey(caller, label, req.request_id));
+        TM_ASSIGN(auto r, Parse<wire::CreateApiKey>(req));
+        TM_ASSIGN(auto issued, ctx.accounts.CreateApiKey(caller, r.label, req.request_id));
         Json out = {{"api_key", issued.api_key},
                     {"key_id", issued.record.key_id},
                     {"label", issued.record.label},

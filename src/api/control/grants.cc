@@ -29,11 +29,10 @@ void BindGrants(Binder& b, Context& ctx) {
   b.Authed("PUT", "/v1/warehouses/{warehouse_id}/grants/{principal_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
-             TM_ASSIGN(std::string level, StringField(body, "level"));
+             TM_ASSIGN(auto r, Parse<wire::SetGrant>(req));
              TM_ASSIGN(auto g,
                        ctx.accounts.PutGrant(caller, params.at("warehouse_id"),
-                                             params.at("principal_id"), level, req.request_id));
+                                             params.at("principal_id"), r.level, req.request_id));
              Json out = GrantJson(g);
              out["warehouse_id"] = g.warehouse_id.str();
              return Response::Json(200, out.dump());

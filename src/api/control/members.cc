@@ -30,11 +30,10 @@ void BindMembers(Binder& b, Context& ctx) {
   b.Authed("PATCH", "/v1/orgs/{org_id}/members/{member_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
-             TM_ASSIGN(std::string role, RequiredString(body, "role"));
+             TM_ASSIGN(auto r, Parse<wire::SetRole>(req));
              TM_ASSIGN(auto m,
                        ctx.accounts.SetMemberRole(caller, params.at("org_id"),
-                                                  params.at("member_id"), role, req.request_id));
+                                                  params.at("member_id"), r.role, req.request_id));
              Json out = {{"org_id", m.membership.org_id.str()},
                          {"principal_id", m.principal.id.str()},
                          {"role", metastore::Name(m.membership.role)}};
@@ -51,27 +50,25 @@ void BindMembers(Binder& b, Context& ctx) {
                          {"left", r.left}};
              return Response::Json(200, out.dump());
            });
-  b.Authed(
-      "POST", "/v1/orgs/{org_id}/invitations",
-      [&ctx](Request& req, const PathParams& params,
-             const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(Json body, Body(req));
-        TM_ASSIGN(std::string email, RequiredString(body, "email"));
-        TM_ASSIGN(std::string role, StringField(body, "role"));
-        TM_ASSIGN(auto inv,
-                  ctx.accounts.Invite(caller, params.at("org_id"), email, role, req.request_id));
-        Json out = {{"org_id", inv.invitation.org_id.str()},
-                    {"email", inv.invitation.email},
-                    {"role", metastore::Name(inv.invitation.role)},
-                    {"token", inv.token},
-                    {"mailed", false},
-                    {"expires_in", kInvitationSeconds},
-                    {"accept_with", "tablemere org accept --token " + inv.token},
-                    {"note",
-                     "The token is shown once. If the address signs up later, the invitation is "
-                     "applied automatically."}};
-        return Response::Json(201, out.dump());
-      });
+  b.Authed("POST", "/v1/orgs/{org_id}/invitations",
+           [&ctx](Request& req, const PathParams& params,
+                  const accounts::Caller& caller) -> Result<Response> {
+             TM_ASSIGN(auto r, Parse<wire::Invite>(req));
+             TM_ASSIGN(auto inv, ctx.accounts.Invite(caller, params.at("org_id"), r.email, r.role,
+                                                     req.request_id));
+             Json out = {
+                 {"org_id", inv.invitation.org_id.str()},
+                 {"email", inv.invitation.email},
+                 {"role", metastore::Name(inv.invitation.role)},
+                 {"token", inv.token},
+                 {"mailed", false},
+                 {"expires_in", kInvitationSeconds},
+                 {"accept_with", "tablemere org accept --token " + inv.token},
+                 {"note",
+                  "The token is shown once. If the address signs up later, the invitation is "
+                  "applied automatically."}};
+             return Response::Json(201, out.dump());
+           });
   b.Authed(
       "POST", "/v1/orgs/invitations/accept",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {

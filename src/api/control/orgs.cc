@@ -32,13 +32,10 @@ void BindOrgs(Binder& b, Context& ctx) {
   b.Authed("PATCH", "/v1/orgs/{org_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
+             TM_ASSIGN(auto r, Parse<wire::UpdateOrg>(req));
              accounts::OrgUpdate update;
-             if (body.contains("name")) {
-               TM_ASSIGN(std::string name, StringField(body, "name"));
-               update.name = name;
-             }
-             TM_ASSIGN(update.domain_join, BoolField(body, "domain_join"));
+             update.name = r.name;
+             update.domain_join = r.domain_join;
              TM_ASSIGN(auto v,
                        ctx.accounts.UpdateOrg(caller, params.at("org_id"), update, req.request_id));
              return Response::Json(200, OrgJson(v).dump());

@@ -23,12 +23,12 @@ void BindProjects(Binder& b, Context& ctx) {
   b.Authed(
       "POST", "/v1/projects",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(Json body, Body(req));
+        TM_ASSIGN(auto w, Parse<wire::CreateProject>(req));
         accounts::CreateProjectRequest r;
-        TM_ASSIGN(r.name, StringField(body, "name"));
-        TM_ASSIGN(r.provider, StringField(body, "provider"));
-        TM_ASSIGN(r.region, StringField(body, "region"));
-        TM_ASSIGN(r.org_id, StringField(body, "org_id"));
+        r.name = w.name;
+        r.provider = w.provider;
+        r.region = w.region;
+        r.org_id = w.org_id;
         r.idempotency_key = IdempotencyKey(req);
         r.request_id = req.request_id;
         TM_ASSIGN(auto created, ctx.accounts.CreateProject(caller, r));

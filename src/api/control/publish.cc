@@ -38,10 +38,9 @@ void BindPublish(Binder& b, Context& ctx) {
   b.Authed("POST", "/v1/warehouses/{warehouse_id}/public",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
-             TM_ASSIGN(std::string confirm, StringField(body, "confirm"));
+             TM_ASSIGN(auto r, Parse<wire::Confirm>(req));
              TM_ASSIGN(auto p, ctx.accounts.SetPublic(caller, params.at("warehouse_id"), true,
-                                                      confirm, req.request_id));
+                                                      r.confirm, req.request_id));
              return Response::Json(200, PublishedJson(ctx, p).dump());
            });
 

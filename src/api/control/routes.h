@@ -12,6 +12,7 @@
 #include "api/common/json_request.h"
 #include "api/common/route_binder.h"
 #include "api/control/control_api.h"
+#include "api/wire/control.h"
 #include "catalog/control_tables.h"
 
 namespace tablemere::api::control {
@@ -34,6 +35,12 @@ struct Context {
 };
 
 inline Result<Json> Body(Request& req) { return ParseJsonObject(req, kMaxBody); }
+// The body as the typed request T of api/wire (T::FromJson), shared with the clients.
+template <typename T>
+Result<T> Parse(Request& req) {
+  TM_ASSIGN(Json body, Body(req));
+  return T::FromJson(body);
+}
 inline std::string IdempotencyKey(const Request& req) {
   return req.headers.Get("Idempotency-Key").value_or("");
 }

@@ -36,9 +36,8 @@ void BindTerms(Binder& b, Context& ctx) {
   b.Authed(
       "DELETE", "/v1/me",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(Json body, Body(req));
-        TM_ASSIGN(std::string confirm, StringField(body, "confirm"));
-        TM_ASSIGN(auto d, ctx.accounts.DeleteAccount(caller, confirm, req.request_id));
+        TM_ASSIGN(auto r, Parse<wire::Confirm>(req));
+        TM_ASSIGN(auto d, ctx.accounts.DeleteAccount(caller, r.confirm, req.request_id));
         Json out = {{"deleted", true},
                     {"principal_id", d.principal_id.str()},
                     {"keys_revoked", d.keys_revoked},

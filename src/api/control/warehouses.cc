@@ -48,13 +48,10 @@ void BindWarehouses(Binder& b, Context& ctx) {
   b.Authed(
       "POST", "/v1/warehouses",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(Json body, Body(req));
+        TM_ASSIGN(auto body, Parse<wire::CreateWarehouse>(req));
         accounts::CreateWarehouseRequest r;
-        TM_ASSIGN(r.project, StringField(body, "project_id"));
-        if (r.project.empty()) {
-          TM_ASSIGN(r.project, StringField(body, "project"));
-        }
-        TM_ASSIGN(r.name, StringField(body, "name"));
+        r.project = body.project;
+        r.name = body.name;
         r.idempotency_key = IdempotencyKey(req);
         r.request_id = req.request_id;
         TM_ASSIGN(auto created, ctx.accounts.CreateWarehouse(caller, r));
@@ -76,10 +73,9 @@ void BindWarehouses(Binder& b, Context& ctx) {
   b.Authed("DELETE", "/v1/warehouses/{warehouse_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(Json body, Body(req));
-             TM_ASSIGN(std::string confirm, StringField(body, "confirm"));
+             TM_ASSIGN(auto r, Parse<wire::Confirm>(req));
              TM_ASSIGN(auto d, ctx.accounts.DeleteWarehouse(caller, params.at("warehouse_id"),
-                                                            confirm, req.request_id));
+                                                            r.confirm, req.request_id));
              Json out = {{"deleted", true},
                          {"warehouse_id", d.warehouse.id.str()},
                          {"name", d.warehouse.name},

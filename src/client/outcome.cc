@@ -1,0 +1,142 @@
+#include "client/outcome.h"
+
+namespace tablemere::client {
+
+std::string Failure::code() const {
+  if (envelope.is_object() && envelope.contains("error") && envelope["error"].is_object()) {
+    return envelope["error"].value("code", "");
+  }
+  return "";
+}
+
+Failure LocalFailure(const std::string& code, const std::string& message,
+                     const std::string& remedy) {
+  Json e = {{"code", code}, {"message", message}};
+  if (!remedy.empty()) e["remedy"] = remedy;
+  return Failure{0, Json{{"error", e}}, ""};
+}
+
+Outcome Request(const ApiClient& api, const Call& call) {
+  auto answer = api.Send(call);
+  if (!answer) {
+    const Error& e = answer.error();
+    return std::unexpected(
+        LocalFailure(e.Detail("code").empty() ? "client_error" : e.Detail("code"), e.message,
+                     e.Detail("remedy")));
+  }
+  if (answer->ok()) return answer->body.is_null() ? Json::object() : answer->body;
+  Failure f{answer->status, answer->body, answer->retry_after};
+  if (!f.envelope.is_object() || !f.envelope.contains("error")) {
+    f.envelope = {{"error",
+                   {{"code", answer->status >= 500 ? "server_error" : "unexpected_answer"},
+                    {"message", "HTTP " + std::to_string(answer->status) + " without an error body"}}}};
+  }
+  if (answer->status == 404 && f.code() == "route_not_found") {
+    f = LocalFailure("route_missing",
+                     "This server has no route " + call.method + " " + call.path +
+                         "; nothing was changed",
+                     "The deployed control plane predates this call; upgrade the server");
+  }
+  return std::unexpected(std::move(f));
+}
+
+ExitClass ClassOf(const Failure& f) {
+  const std::string code = f.code();
+  if (f.http_status == 0) {
+    if (code == "unreachable" || code == "route_missing") return ExitClass::kRetry;
+    if (code == "missing_credential") return ExitClass::kAuth;
+    if (code == "ambiguous_name") return ExitClass::kLimitOrConflict;
+    if (code.ends_with("_not_found")) return ExitClass::kNotFound;
+    return ExitClass::kInvalidInput;
+  }
+  switch (f.http_status) {
+    case 400:
+    case 410:
+    case 413:
+    case 422:
+      return ExitClass::kInvalidInput;
+    case 401:
+      return code == "invalid_code" ? ExitClass::kInvalidInput : ExitClass::kAuth;
+    case 403:
+      if (code == "quota_exceeded" || code == "limit_exceeded") return ExitClass::kLimitOrConflict;
+      if (code == "verification_required" || code == "terms_required") {
+        return ExitClass::kInvalidInput;
+      }
+      return ExitClass::kAuth;
+    case 404:
+      return ExitClass::kNotFound;
+    case 409:
+    case 429:
+      return ExitClass::kLimitOrConflict;
+    default:
+      return f.http_status >= 500 ? ExitClass::kRetry : ExitClass::kInvalidInput;
+  }
+}
+
+Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
+  auto projects = Request(api, Call{.path = "/v1/projects"});
+  if (!projects) return projects;
+  Json matches = Json::array();
+  for (const auto& p : (*projects)["projects"]) {
+    auto listing = Request(api, Call{.path = "/v1/warehouses",
+                                     .query = {{"project", p.value("project_id", "")}}});
+    if (!listing) return listing;
+    for (auto w : (*listing)["warehouses"]) {
+      if (w.value("warehouse_id", "") == id_or_name) return w;
+      if (w.value("name", "") == id_or_name) {
+        w["project"] = p.value("name", "");
+        w["project_id"] = p.value("project_id", "");
+        matches.push_back(w);
+      }
+    }
+  }
+  if (matches.size() == 1) return matches[0];
+  if (matches.empty()) {
+    return std::unexpected(LocalFailure(
+        "warehouse_not_found",
+        "No catalog with warehouse_id or name '" + id_or_name + "' among those you can see",
+        "List both forms with: tablemere catalog list"));
+  }
+  Failure f = LocalFailure("ambiguous_name",
+                           "Several catalogs are named '" + id_or_name + "'; pass the warehouse_id",
+                           "Pick one of the candidates' warehouse_id");
+  Json candidates = Json::array();
+  for (const auto& m : matches) {
+    candidates.push_back({{"warehouse_id", m["warehouse_id"]},
+                          {"name", m["name"]},
+                          {"project", m["project"]},
+                          {"project_id", m["project_id"]}});
+  }
+  f.envelope["error"]["candidates"] = candidates;
+  return std::unexpected(f);
+}
+
+Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle) {
+  auto orgs = Request(api, Call{.path = "/v1/orgs"});
+  if (!orgs) return orgs;
+  const Json& list = (*orgs)["organizations"];
+  if (!id_or_handle.empty()) {
+    for (const auto& o : list) {
+      if (o.value("org_id", "") == id_or_handle || o.value("handle", "") == id_or_handle) return o;
+    }
+    // Not one of the caller's: let the API judge (an operator may name any organisation).
+    return Json{{"org_id", id_or_handle}};
+  }
+  if (list.size() == 1) return list[0];
+  if (list.empty()) {
+    return std::unexpected(
+        LocalFailure("no_organization", "This key is not a member of any organisation",
+                     "Use a member's key (tablemere login, or tablemere api-key create as a "
+                     "member), or pass --org"));
+  }
+  Failure f = LocalFailure("org_required", "You belong to several organisations; name one",
+                           "Pass --org with an org_id or handle from: tablemere org list");
+  Json candidates = Json::array();
+  for (const auto& o : list) {
+    candidates.push_back({{"org_id", o["org_id"]}, {"handle", o["handle"]}, {"name", o["name"]}});
+  }
+  f.envelope["error"]["candidates"] = candidates;
+  return std::unexpected(f);
+}
+
+}  // namespace tablemere::client

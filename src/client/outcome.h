@@ -1,0 +1,52 @@
+// A control-API call as a client reports it: the answer's JSON, or a Failure carrying the
+// API's error envelope unchanged (with its HTTP status) or one of the client's own
+// envelopes (http_status 0): missing_credential, unreachable, route_missing,
+// ambiguous_name, org_required, no_organization, confirmation_mismatch, invalid_value.
+// The CLI turns a Failure into an exit code; the MCP server into an isError result.
+#pragma once
+
+#include <expected>
+#include <string>
+
+#include "client/api_client.h"
+
+namespace tablemere::client {
+
+struct Failure {
+  int http_status = 0;  // 0: the client's own envelope, nothing reached the API
+  Json envelope;        // {"error": {"code", "message", …}}
+  std::string retry_after;
+  std::string code() const;
+};
+
+using Outcome = std::expected<Json, Failure>;
+
+// A client-side failure in the API's envelope shape.
+Failure LocalFailure(const std::string& code, const std::string& message,
+                     const std::string& remedy = "");
+
+// Sends `call`; a non-2xx answer becomes a Failure holding the server's envelope (a 404
+// for a route this server does not have becomes route_missing, naming method and path).
+Outcome Request(const ApiClient& api, const Call& call);
+
+// The exit-code classes of the CLI reference.
+enum class ExitClass : int {
+  kOk = 0,
+  kInvalidInput = 1,
+  kLimitOrConflict = 2,
+  kAuth = 3,
+  kNotFound = 4,
+  kRetry = 5,
+  kUsage = 6,
+};
+ExitClass ClassOf(const Failure& f);
+
+// The warehouse a value names: its id, or its name among every warehouse the caller
+// sees. Failures: 404 warehouse_not_found naming both forms and `tablemere catalog list`;
+// ambiguous_name with the candidates when two projects hold that name.
+Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name);
+// The organisation a value names (org_id or handle), or the caller's only one when the
+// value is empty (org_required with candidates when there are several).
+Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle);
+
+}  // namespace tablemere::client

@@ -1,0 +1,134 @@
+#include "client/settings.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace tablemere::client {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string Home() { return Env("HOME"); }
+
+std::string TrimSlash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+std::optional<nlohmann::json> ReadJsonFile(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+// Files to read keys from, in order: the one written to, then the pre-rename ones.
+std::vector<std::string> ReadPaths() {
+  std::vector<std::string> paths = {CredentialsPath()};
+  if (!Env("AGENTLAKE_CREDENTIALS").empty()) paths.push_back(Env("AGENTLAKE_CREDENTIALS"));
+  if (!Home().empty()) paths.push_back(Home() + "/.config/agentlake/credentials.json");
+  return paths;
+}
+
+Error IoError(const std::string& what, const std::string& path) {
+  return Error{ErrorCode::kInternal, what + " " + path + ": " + std::strerror(errno), {}}.With(
+      "code", "credentials_file");
+}
+
+}  // namespace
+
+std::string ResolveUrl(const std::string& flag) {
+  if (!flag.empty()) return TrimSlash(flag);
+  if (!Env("TABLEMERE_URL").empty()) return TrimSlash(Env("TABLEMERE_URL"));
+  if (!Env("AGENTLAKE_URL").empty()) return TrimSlash(Env("AGENTLAKE_URL"));
+  return kDefaultUrl;
+}
+
+std::string ResolveKey(const std::string& flag, const std::string& url) {
+  if (!flag.empty()) return flag;
+  if (!Env("TABLEMERE_API_KEY").empty()) return Env("TABLEMERE_API_KEY");
+  if (!Env("AGENTLAKE_API_KEY").empty()) return Env("AGENTLAKE_API_KEY");
+  auto entry = SavedEntry(url);
+  if (entry && entry->contains("api_key") && (*entry)["api_key"].is_string()) {
+    return (*entry)["api_key"].get<std::string>();
+  }
+  return "";
+}
+
+std::string CredentialsPath() {
+  if (!Env("TABLEMERE_CREDENTIALS").empty()) return Env("TABLEMERE_CREDENTIALS");
+  return Home() + "/.config/tablemere/credentials.json";
+}
+
+std::optional<nlohmann::json> SavedEntry(const std::string& url) {
+  const std::string key = TrimSlash(url);
+  for (const auto& path : ReadPaths()) {
+    auto file = ReadJsonFile(path);
+    if (file && file->contains(key) && (*file)[key].is_object()) return (*file)[key];
+  }
+  return std::nullopt;
+}
+
+Result<std::string> SaveEntry(const std::string& url, const nlohmann::json& entry) {
+  const std::string path = CredentialsPath();
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) {
+    std::error_code ec;
+    bool created = std::filesystem::create_directories(dir, ec);
+    if (ec) return Fail(IoError("Cannot create the directory of", path));
+    if (created) ::chmod(dir.c_str(), 0700);
+  }
+  nlohmann::json file = ReadJsonFile(path).value_or(nlohmann::json::object());
+  file[TrimSlash(url)] = entry;
+  const std::string text = file.dump(2) + "\n";
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Fail(IoError("Cannot write", tmp));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Fail(IoError("Cannot write", tmp));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fchmod(fd, 0600) != 0 || ::fsync(fd) != 0) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Fail(IoError("Cannot write", tmp));
+  }
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Fail(IoError("Cannot replace", path));
+  }
+  return path;
+}
+
+std::string MaskKey(const std::string& key) {
+  // The key id ends at the first underscore after the prefix; the secret may hold more.
+  constexpr std::string_view kPrefix = "al_live_";
+  size_t end = key.starts_with(kPrefix) ? key.find('_', kPrefix.size()) : std::string::npos;
+  if (end == std::string::npos) return "********";
+  return key.substr(0, end + 1) + "********";
+}
+
+}  // namespace tablemere::client

@@ -1,0 +1,35 @@
+// Where a client finds its API URL and key: flags, then the environment (TABLEMERE_*,
+// with the pre-rename AGENTLAKE_* names read as fallbacks), then the credentials file,
+// keyed by API URL and written with mode 0600. The old ~/.config/agentlake file is read,
+// never written.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+
+namespace tablemere::client {
+
+// The local stack's API: what a self-hosted `tablemere-server` listens on by default.
+inline constexpr const char* kDefaultUrl = "http://localhost:8080";
+
+// `flag` if set, else TABLEMERE_URL, AGENTLAKE_URL, kDefaultUrl; without a trailing slash.
+std::string ResolveUrl(const std::string& flag);
+// `flag` if set, else TABLEMERE_API_KEY, AGENTLAKE_API_KEY, else the key saved for `url`
+// ("" when none).
+std::string ResolveKey(const std::string& flag, const std::string& url);
+
+// The file keys are written to: TABLEMERE_CREDENTIALS or ~/.config/tablemere/credentials.json.
+std::string CredentialsPath();
+// The entry saved for `url` ({"api_key", …}), from the first file that has one.
+std::optional<nlohmann::json> SavedEntry(const std::string& url);
+// Stores `entry` under `url` in CredentialsPath() (other URLs kept), through a temporary
+// file renamed into place, mode 0600, its directory 0700. Returns the path.
+Result<std::string> SaveEntry(const std::string& url, const nlohmann::json& entry);
+
+// "al_live_<id>_********": a key with its secret part masked, for display.
+std::string MaskKey(const std::string& key);
+
+}  // namespace tablemere::client
