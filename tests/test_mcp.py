@@ -204,7 +204,13 @@ async def _session(home, url, key, fn, args=(), env=None):
 
 def run_session(home, url, key, fn, args=(), env=None):
     """Starts `tablemere mcp run`, initialises through the SDK and runs fn(tools)."""
-    return anyio.run(_session, home, url, key, fn, args, env)
+    try:
+        return anyio.run(_session, home, url, key, fn, args, env)
+    except BaseExceptionGroup as group:  # the task groups of the SDK wrap the real failure
+        leaf = group
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None
 
 
 # ---------------------------------------------------------------------------- raw JSON-RPC
@@ -385,13 +391,44 @@ def test_raw_json_rpc_methods_and_errors(srv, admin, home):
         assert "error" in answer or answer["result"].get("isError") is True, answer
         if "error" in answer:
             assert answer["error"]["code"] in (-32602, -32601), answer
-        # The server is still serving.
-        assert raw.request(7, "ping")["result"] == {}
+        # A required argument missing: an error too, and the server keeps serving.
+        missing = raw.request(7, "tools/call", {"name": "connection", "arguments": {}})
+        assert "error" in missing or missing["result"].get("isError") is True, missing
+        assert raw.request(8, "ping")["result"] == {}
+        # Pipelined requests: both answered, each with its own id.
+        raw.send({"jsonrpc": "2.0", "id": 20, "method": "tools/call",
+                  "params": {"name": "terms_status", "arguments": {}}})
+        raw.send({"jsonrpc": "2.0", "id": 21, "method": "ping"})
+        got = {m["id"]: m for m in (raw.recv(), raw.recv())}
+        assert set(got) == {20, 21} and got[21]["result"] == {}, got
+        assert got[20]["result"].get("isError") in (False, None), got
         outputs = json.dumps(listed) + json.dumps(result) + json.dumps(answer)
     finally:
         rc = raw.close()
     assert rc == 0, rc
     assert_no_key(key, outputs, raw.err_text())
+
+
+@pytest.mark.parametrize("bad,code", [
+    ("not json at all", -32700),
+    ('{"jsonrpc": 2, "id": 1, "method": "ping"}', -32600),
+    ('{"jsonrpc": "1.0", "id": 1, "method": "ping"}', -32600),
+    ('{"jsonrpc": "2.0", "id": 1, "method": 5}', -32600),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": "whoami"}', -32602),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": [1]}}', -32602),
+], ids=["parse", "jsonrpc-number", "jsonrpc-1.0", "method-number", "params-string", "arguments-array"])
+def test_malformed_messages_are_answered_and_the_server_survives(srv, admin, home, bad, code):
+    raw = Raw(home, srv.api, admin["api_key"])
+    try:
+        raw.initialize("2025-11-25")
+        raw.proc.stdin.write(bad.encode() + b"\n")
+        raw.proc.stdin.flush()
+        answer = raw.recv()
+        assert answer.get("jsonrpc") == "2.0" and answer["error"]["code"] == code, answer
+        assert raw.request(99, "ping")["result"] == {}
+    finally:
+        rc = raw.close()
+    assert rc == 0, (rc, raw.err_text()[-2000:])
 
 
 def test_unknown_tool_through_the_sdk(srv, admin, home):
@@ -434,8 +471,6 @@ def test_read_tools(srv, admin, home):
         assert c["engine"] == "pyiceberg" and "python" in c, c
         c = await t.ok("connection", {"warehouse": "lake", "engine": "spark"})
         assert c["engine"] == "spark" and "conf" in c, c
-        c = await t.ok("connection", {"warehouse": "lake", "engine": "snowflake"})
-        assert c["engine"] == "snowflake" and "sql" in c, c
 
         grants = await t.ok("grants_list", {"warehouse": "lake"})
         assert pid in json.dumps(grants), grants
@@ -458,6 +493,15 @@ def test_read_tools(srv, admin, home):
         assert all(e["principal_id"] == pid and e["action"] for e in events["events"]), events
         return True
     assert run_session(home, srv.api, key, body)
+
+
+def test_connection_for_snowflake(srv, admin, home):
+    """The tool's engine enum (and GET /v1/connection in the API reference) include snowflake:
+    the read-only recipe with static keys."""
+    async def body(t):
+        return await t.ok("connection", {"warehouse": "lake", "engine": "snowflake"})
+    c = run_session(home, srv.api, admin["api_key"], body)
+    assert c["engine"] == "snowflake" and "sql" in c and c["identity"].endswith("-ro"), c
 
 
 def test_create_warehouse_idempotency_and_table_credentials(srv, home):
@@ -656,29 +700,20 @@ def test_delete_warehouse_needs_the_exact_name(srv, home):
 
     async def body(t):
         wid = (await t.ok("create_warehouse", {"name": name}))["warehouse_id"]
-        for wrong in ("lake", name.upper(), name + " ", ""):
+        for wrong in ("lake", name.upper(), name + " ", name[:-1]):
             for ref in (wid, name):
                 e = await t.err("delete_warehouse", {"warehouse": ref, "confirm": wrong})
                 assert e["error"]["code"] == "confirmation_mismatch", e
                 assert "http_status" not in e, e
-        # An unknown warehouse is the API's 404, even with a matching-looking confirm.
-        e = await t.err("delete_warehouse", {"warehouse": "no-such-wh", "confirm": "no-such-wh"})
-        assert e["http_status"] == 404 and e["error"]["code"] == "warehouse_not_found", e
+        # An empty confirmation is refused before anything is sent as well.
+        e = await t.err("delete_warehouse", {"warehouse": wid, "confirm": ""})
+        assert e["error"]["code"] in ("confirmation_mismatch", "invalid_value") and "http_status" not in e, e
         return wid
     wid = run_session(home, srv.api, key, body)
     assert warehouse_names(srv, key, a["project_id"]).get(name) == wid
     events = requests.get(srv.api + "/v1/audit", headers=auth(key),
                           params={"action": "warehouse.delete"}).json()["events"]
     assert events == [], events  # nothing was sent
-
-    async def delete(t):
-        out = await t.ok("delete_warehouse", {"warehouse": name, "confirm": name})
-        assert out["deleted"] is True and out["warehouse_id"] == wid and out["name"] == name, out
-        again = await t.err("delete_warehouse", {"warehouse": wid, "confirm": name})
-        assert again["http_status"] == 404 and again["error"]["code"] == "warehouse_not_found", again
-        return True
-    assert run_session(home, srv.api, key, delete)
-    assert name not in warehouse_names(srv, key, a["project_id"])
 
     # A member (not an admin) with the right confirmation is refused by the API itself.
     email = f"mem-{uuid.uuid4().hex[:8]}@example.com"
@@ -688,10 +723,20 @@ def test_delete_warehouse_needs_the_exact_name(srv, home):
     member = srv.signup(email=email)
 
     async def as_member(t):
-        return await t.err("delete_warehouse", {"warehouse": a["warehouse_id"], "confirm": "lake"})
+        return await t.err("delete_warehouse", {"warehouse": wid, "confirm": name})
     e = run_session(home, srv.api, member["api_key"], as_member)
     assert e["http_status"] == 403 and e["error"]["code"] in ("forbidden", "insufficient_role"), e
+    assert warehouse_names(srv, key, a["project_id"]).get(name) == wid
+
+    async def delete(t):
+        out = await t.ok("delete_warehouse", {"warehouse": name, "confirm": name})
+        assert out["deleted"] is True and out["warehouse_id"] == wid and out["name"] == name, out
+        return await t.err("delete_warehouse", {"warehouse": wid, "confirm": name})
+    again = run_session(home, srv.api, key, delete)
+    assert name not in warehouse_names(srv, key, a["project_id"])
     assert warehouse_names(srv, key, a["project_id"])["lake"] == a["warehouse_id"]
+    # Deleted: the id is unknown now, the API's 404.
+    assert again["error"]["code"] == "warehouse_not_found" and again.get("http_status") == 404, again
 
 
 def test_ambiguous_warehouse_name(srv, home):
@@ -725,36 +770,116 @@ def test_ambiguous_warehouse_name(srv, home):
 
 # ---------------------------------------------------------------------------- errors
 
-def test_api_errors_are_the_envelope_unchanged_plus_http_status(srv, admin, home):
-    key = admin["api_key"]
-    direct = requests.get(srv.api + "/v1/connection", headers=auth(key), params={"warehouse_id": "nowhere"})
-    assert direct.status_code == 404
+ADMIN_ERRORS = [
+    # (tool, arguments ({pid} = the admin's principal_id, {wid} = lake's id), http_status, code)
+    ("connection", {"warehouse": "nowhere"}, 404, "warehouse_not_found"),
+    ("connection", {"warehouse": "00000000-0000-4000-8000-000000000000"}, 404, "warehouse_not_found"),
+    ("grants_list", {"warehouse": "nowhere"}, 404, "warehouse_not_found"),
+    ("usage", {"warehouse": "nowhere"}, 404, "warehouse_not_found"),
+    ("table_credentials", {"warehouse": "nowhere", "namespace": "a", "table": "b"}, 404, "warehouse_not_found"),
+    ("table_credentials", {"warehouse": "lake", "namespace": "nons", "table": "b"}, 404, "namespace_not_found"),
+    ("delete_warehouse", {"warehouse": "nowhere", "confirm": "nowhere"}, 404, "warehouse_not_found"),
+    ("grants_set", {"warehouse": "lake", "principal": "{pid}", "level": "admin"}, 400, "invalid_value"),
+    ("grants_set", {"warehouse": "{wid}", "principal": "p_doesnotexist", "level": "read"}, 404, "principal_not_found"),
+    ("grants_revoke", {"warehouse": "{wid}", "principal": "{pid}"}, 409, "implicit_grant"),
+    ("connection", {"warehouse": "lake", "engine": "oracle"}, 400, "unsupported_engine"),
+    ("tokens_revoke", {"token": "a_doesnotexist"}, 404, "agent_not_found"),
+    ("tokens_update", {"token": "a_doesnotexist", "name": "x"}, 404, "agent_not_found"),
+    ("members_remove", {"principal": "p_doesnotexist"}, 404, "member_not_found"),
+    ("members_set_role", {"principal": "p_doesnotexist", "role": "admin"}, 404, "member_not_found"),
+    ("members_invite", {"email": "not-an-address"}, 400, "invalid_value"),
+    ("create_warehouse", {"name": "x", "project": "no-such-project"}, 404, "project_not_found"),
+    ("tokens_create", {"name": "bad-level", "grants": [{"warehouse": "{wid}", "level": "owner"}]}, 400, "invalid_value"),
+    ("tokens_create", {"name": "bad-wh", "grants": [{"warehouse": "nowhere", "level": "read"}]}, 404,
+     "warehouse_not_found"),
+    ("audit", {"since": "yesterday-ish"}, 400, "invalid_value"),
+]
+
+
+@pytest.mark.parametrize("tool,args,status,code", ADMIN_ERRORS,
+                         ids=[f"{t}-{c}-{i}" for i, (t, _, _, c) in enumerate(ADMIN_ERRORS)])
+def test_api_errors_carry_the_envelope_and_http_status(srv, admin, home, tool, args, status, code):
+    args = json.loads(json.dumps(args).replace("{pid}", admin["principal_id"])
+                      .replace("{wid}", admin["warehouse_id"]))
 
     async def body(t):
-        e = await t.err("connection", {"warehouse": "nowhere"})
-        assert e["http_status"] == 404 and set(e) == {"error", "http_status"}, e
-        want = direct.json()["error"]
-        got = dict(e["error"])
-        assert got.pop("request_id") and want.pop("request_id")
-        assert got == want, (got, want)
-        e = await t.err("grants_list", {"warehouse": "nowhere"})
-        assert e["http_status"] == 404 and e["error"]["code"] == "warehouse_not_found", e
-        e = await t.err("grants_set", {"warehouse": "lake", "principal": admin["principal_id"], "level": "admin"})
-        assert e["http_status"] == 400 and e["error"]["code"] == "invalid_value", e
-        assert e["error"]["field"] == "level" and e["error"]["request_id"], e
-        e = await t.err("connection", {"warehouse": "lake", "engine": "oracle"})
-        assert e["http_status"] == 400 and e["error"]["code"] == "unsupported_engine", e
-        e = await t.err("tokens_revoke", {"token": "a_doesnotexist"})
-        assert e["http_status"] == 404 and e["error"]["code"] == "agent_not_found", e
-        e = await t.err("members_remove", {"principal": "p_doesnotexist"})
-        assert e["http_status"] == 404 and e["error"]["code"] == "member_not_found", e
-        e = await t.err("create_warehouse", {"name": "x", "project": "no-such-project"})
-        assert e["http_status"] == 404 and e["error"]["code"] == "project_not_found", e
-        e = await t.err("tokens_create", {"name": "t-" + uuid.uuid4().hex[:6],
-                                          "grants": [{"warehouse": admin["warehouse_id"], "level": "owner"}]})
-        assert e["http_status"] == 400 and e["error"]["code"] == "invalid_value", e
+        return await t.err(tool, args)
+    e = run_session(home, srv.api, admin["api_key"], body)
+    assert (e["error"]["code"], e.get("http_status")) == (code, status), e
+    assert set(e) == {"error", "http_status"}, e
+    assert isinstance(e["error"].get("request_id"), str) and e["error"]["request_id"], e
+
+
+@pytest.mark.parametrize("case", ["connection", "grants_set", "tokens_revoke"])
+def test_error_envelope_is_the_api_answer_unchanged(srv, admin, home, case):
+    key, wid, pid, org = admin["api_key"], admin["warehouse_id"], admin["principal_id"], admin["org_id"]
+    tool, args, direct = {
+        "connection": ("connection", {"warehouse": "nowhere"},
+                       lambda: requests.get(srv.api + "/v1/connection", headers=auth(key),
+                                            params={"warehouse_id": "nowhere"})),
+        "grants_set": ("grants_set", {"warehouse": wid, "principal": pid, "level": "admin"},
+                       lambda: requests.put(f"{srv.api}/v1/warehouses/{wid}/grants/{pid}",
+                                            headers=auth(key), json={"level": "admin"})),
+        "tokens_revoke": ("tokens_revoke", {"token": "a_doesnotexist"},
+                          lambda: requests.delete(f"{srv.api}/v1/orgs/{org}/agents/a_doesnotexist",
+                                                  headers=auth(key))),
+    }[case]
+
+    async def body(t):
+        return await t.err(tool, args)
+    e = run_session(home, srv.api, key, body)
+    r = direct()
+    want, got = dict(r.json()["error"]), dict(e["error"])
+    assert want.pop("request_id")
+    assert got.pop("request_id", None), e
+    assert (got, e.get("http_status")) == (want, r.status_code), (e, r.text)
+
+
+@pytest.fixture(scope="module")
+def confined_token(srv):
+    """A member token with read on `lake` only; its organisation also has `second`."""
+    a = new_account(srv)
+    r = requests.post(srv.api + "/v1/warehouses", headers=auth(a["api_key"]),
+                      json={"project_id": a["project_id"], "name": "second"})
+    assert r.status_code == 201, r.text
+    second = r.json()["warehouse_id"]
+    r = requests.post(f"{srv.api}/v1/orgs/{a['org_id']}/agents", headers=auth(a["api_key"]),
+                      json={"name": "confined", "grants": [{"warehouse_id": "lake", "level": "read"}]})
+    assert r.status_code == 201, r.text
+    return {"account": a, "second": second, "agent_id": r.json()["agent_id"], "key": r.json()["api_key"]}
+
+
+def test_a_token_key_gets_what_its_grants_allow(srv, home, confined_token):
+    ct, a = confined_token, confined_token["account"]
+
+    async def body(t):
+        c = await t.ok("connection", {"warehouse": "lake"})
+        assert c["level"] == "read" and c["warehouse_id"] == a["warehouse_id"], c
+        listed = json.dumps(await t.ok("list_warehouses"))
+        assert a["warehouse_id"] in listed and ct["second"] not in listed, listed
+        usage = await t.ok("usage")
+        assert usage["principal_id"] == ct["agent_id"], usage
         return True
-    assert run_session(home, srv.api, key, body)
+    assert run_session(home, srv.api, ct["key"], body)
+
+
+TOKEN_ERRORS = [
+    ("grants_set", {"warehouse": "lake", "principal": "{agent}", "level": "write"}, 403, "forbidden"),
+    ("table_credentials", {"warehouse": "lake", "namespace": "a", "table": "b"}, 403, "forbidden"),
+    ("connection", {"warehouse": "{second}"}, 404, "warehouse_not_found"),
+]
+
+
+@pytest.mark.parametrize("tool,args,status,code", TOKEN_ERRORS, ids=[c[0] for c in TOKEN_ERRORS])
+def test_a_token_key_is_refused_by_the_api_beyond_its_grants(srv, home, confined_token, tool, args, status, code):
+    ct = confined_token
+    args = json.loads(json.dumps(args).replace("{agent}", ct["agent_id"]).replace("{second}", ct["second"]))
+
+    async def body(t):
+        return await t.err(tool, args)
+    e = run_session(home, srv.api, ct["key"], body)
+    assert (e["error"]["code"], e.get("http_status")) == (code, status), e
+    assert e["error"].get("request_id"), e
 
 
 def test_wrong_key_is_the_api_401_and_is_not_echoed(srv, admin, home):
@@ -916,11 +1041,6 @@ def check_entry(entry, url, key):
     assert set(entry) == {"command", "args", "env"}, entry
 
 
-def json_in(text):
-    start, end = text.index("{"), text.rindex("}")
-    return json.loads(text[start:end + 1])
-
-
 def test_install_claude_code_without_claude_prints_masked_entry(srv, admin, tmp_home):
     key = admin["api_key"]
     assert shutil.which("claude", path="/usr/bin:/bin") is None
@@ -1014,11 +1134,33 @@ def test_install_print_masks_the_key_and_writes_nothing(srv, admin, tmp_home, cl
                            "--name", "lk"], path=path)
     assert r.returncode == 0, r.stderr
     assert_no_key(key, r.stdout, r.stderr)
-    snippet = json_in(r.stdout)
+    snippet = json.loads(r.stdout)  # the snippet alone, ready to paste
     assert list(snippet) == ["mcpServers"] and list(snippet["mcpServers"]) == ["lk"], snippet
     check_entry(snippet["mcpServers"]["lk"], srv.api, masked(key))
     assert not os.path.exists(argv_file), "claude was run"
     assert not os.path.exists(os.path.join(tmp_home, ".config", "Claude")), "a desktop config was written"
+
+
+def test_install_without_a_key_fails_and_writes_nothing(srv, tmp_home):
+    path, argv_file = fake_claude(tmp_home)
+    for client in ("claude-code", "claude-desktop"):
+        r = install(tmp_home, ["--client", client, "--url", srv.api], path=path)
+        assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
+        assert "missing_credential" in r.stdout + r.stderr, r.stdout + r.stderr
+    assert not os.path.exists(argv_file), "claude was run without a key"
+    assert not os.path.exists(os.path.join(tmp_home, ".config", "Claude"))
+
+
+def test_install_reports_a_failing_claude(srv, admin, tmp_home):
+    key = admin["api_key"]
+    bindir = os.path.join(tmp_home, "failbin")
+    os.makedirs(bindir)
+    with open(os.path.join(bindir, "claude"), "w") as f:
+        f.write("#!/bin/sh\nexit 3\n")
+    os.chmod(os.path.join(bindir, "claude"), 0o755)
+    r = install(tmp_home, ["--url", srv.api, "--api-key", key], path=bindir + ":/usr/bin:/bin")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert_no_key(key, r.stdout, r.stderr)
 
 
 def test_install_key_sources_and_precedence(srv, admin, tmp_home):
@@ -1061,4 +1203,4 @@ def test_install_key_sources_and_precedence(srv, admin, tmp_home):
     r = install(tmp_home, ["--print", "--url", srv.api], path=path, extra_env={"TABLEMERE_CREDENTIALS": creds})
     assert r.returncode == 0, r.stderr
     assert_no_key(k3, r.stdout, r.stderr)
-    assert json_in(r.stdout)["mcpServers"]["tablemere"]["env"]["TABLEMERE_API_KEY"] == masked(k3)
+    assert json.loads(r.stdout)["mcpServers"]["tablemere"]["env"]["TABLEMERE_API_KEY"] == masked(k3)

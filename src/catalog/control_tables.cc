@@ -158,6 +158,7 @@ Result<TableSummary> ControlTables::Describe(const accounts::WarehouseAccess& ac
   s.ident = ident;
   s.table_uuid = m.value("table-uuid", "");
   s.location = m.value("location", "");
+  s.metadata_location = loaded->metadata_location;
   s.format_version = m.value("format-version", 0);
   // The current schema's top-level fields, and its identifier fields.
   int64_t schema_id = m.value("current-schema-id", int64_t{0});

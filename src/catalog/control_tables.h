@@ -32,6 +32,7 @@ struct TableSummary {
   TableIdent ident;
   std::string table_uuid;
   std::string location;
+  std::string metadata_location;  // the current metadata.json (s3://…)
   int format_version = 0;
   Json schema_fields = Json::array();  // [{id, name, type, required}]
   Json identifier_field_ids = Json::array();

@@ -34,7 +34,8 @@ const Json& Field(const Json& row, const std::string& key) {
   size_t start = 0;
   while (start <= key.size()) {
     size_t dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!cur->is_object() || !cur->contains(part)) return kNull;
     cur = &(*cur)[part];
     if (dot == std::string::npos) break;
@@ -129,9 +130,7 @@ int Cli::Fail(const client::Failure& failure) const {
   return static_cast<int>(client::ClassOf(failure));
 }
 
-void Cli::Say(const std::string& line) const {
-  (Human() ? std::cout : std::cerr) << line << "\n";
-}
+void Cli::Say(const std::string& line) const { (Human() ? std::cout : std::cerr) << line << "\n"; }
 
 CLI::Option* AddIdempotencyKey(CLI::App* cmd, std::string& key) {
   return cmd->add_option("--idempotency-key", key,

@@ -48,7 +48,9 @@ struct SlistDeleter {
 }  // namespace
 
 ApiClient::ApiClient(std::string base_url, std::string api_key, std::string user_agent)
-    : base_url_(std::move(base_url)), api_key_(std::move(api_key)), user_agent_(std::move(user_agent)) {
+    : base_url_(std::move(base_url)),
+      api_key_(std::move(api_key)),
+      user_agent_(std::move(user_agent)) {
   while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
   InitCurlOnce();
 }
@@ -70,11 +72,11 @@ std::string ApiClient::Escape(const std::string& segment) {
 
 Result<Answer> ApiClient::Send(const Call& call) const {
   if (call.authenticated && api_key_.empty()) {
-    return Fail(Error{ErrorCode::kUnauthenticated,
-                      "No API key: pass --api-key, set TABLEMERE_API_KEY, or save one with "
-                      "tablemere login (or signup --save)",
-                      {}}
-                    .With("code", "missing_credential"));
+    return Fail(Error{
+        ErrorCode::kUnauthenticated,
+        "No API key: pass --api-key, set TABLEMERE_API_KEY, or save one with "
+        "tablemere login (or signup --save)",
+        {}}.With("code", "missing_credential"));
   }
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
   if (!curl) return Fail(ErrorCode::kInternal, "libcurl could not start a request");
@@ -94,7 +96,13 @@ Result<Answer> ApiClient::Send(const Call& call) const {
   if (call.authenticated) add("Authorization: Bearer " + api_key_);
   if (!call.idempotency_key.empty()) add("Idempotency-Key: " + call.idempotency_key);
   std::string payload;
-  if (call.body) {
+  if (!call.form.empty()) {
+    for (const auto& [k, v] : call.form) {
+      if (!payload.empty()) payload += '&';
+      payload += Escape(k) + "=" + Escape(v);
+    }
+    add("Content-Type: application/x-www-form-urlencoded");
+  } else if (call.body) {
     payload = call.body->dump();
     add("Content-Type: application/json");
   }
@@ -103,7 +111,7 @@ Result<Answer> ApiClient::Send(const Call& call) const {
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, call.method.c_str());
   if (call.method == "HEAD") curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  if (call.body) {
+  if (call.body || !call.form.empty()) {
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.c_str());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(payload.size()));
   }
@@ -119,11 +127,12 @@ Result<Answer> ApiClient::Send(const Call& call) const {
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   CURLcode rc = curl_easy_perform(c);
   if (rc != CURLE_OK) {
-    return Fail(Error{ErrorCode::kUnavailable,
-                      "No answer from " + base_url_ + ": " + curl_easy_strerror(rc), {}}
+    return Fail(Error{
+        ErrorCode::kUnavailable, "No answer from " + base_url_ + ": " + curl_easy_strerror(rc), {}}
                     .With("code", "unreachable")
-                    .With("remedy", "Check the URL (--url, TABLEMERE_URL) and that the server "
-                                    "runs; safe to retry"));
+                    .With("remedy",
+                          "Check the URL (--url, TABLEMERE_URL) and that the server "
+                          "runs; safe to retry"));
   }
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);

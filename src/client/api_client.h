@@ -28,6 +28,8 @@ struct Call {
   std::string path;  // "/v1/…", already escaped where it carries names
   std::vector<std::pair<std::string, std::string>> query;
   std::optional<Json> body;
+  // An application/x-www-form-urlencoded body instead (OAuth endpoints), when not empty.
+  std::vector<std::pair<std::string, std::string>> form;
   std::string idempotency_key;  // "" for none
   bool authenticated = true;    // false: no Authorization header (signup, recovery, device)
 };

@@ -26,18 +26,34 @@ Outcome Request(const ApiClient& api, const Call& call) {
   }
   if (answer->ok()) return answer->body.is_null() ? Json::object() : answer->body;
   Failure f{answer->status, answer->body, answer->retry_after};
-  if (!f.envelope.is_object() || !f.envelope.contains("error")) {
-    f.envelope = {{"error",
-                   {{"code", answer->status >= 500 ? "server_error" : "unexpected_answer"},
-                    {"message", "HTTP " + std::to_string(answer->status) + " without an error body"}}}};
+  if (!f.envelope.is_object() || !f.envelope.contains("error") ||
+      !(f.envelope["error"].is_object() || f.envelope["error"].is_string())) {
+    f.envelope = {
+        {"error",
+         {{"code", answer->status >= 500 ? "server_error" : "unexpected_answer"},
+          {"message", "HTTP " + std::to_string(answer->status) + " without an error body"}}}};
   }
   if (answer->status == 404 && f.code() == "route_not_found") {
-    f = LocalFailure("route_missing",
-                     "This server has no route " + call.method + " " + call.path +
-                         "; nothing was changed",
-                     "The deployed control plane predates this call; upgrade the server");
+    f = LocalFailure(
+        "route_missing",
+        "This server has no route " + call.method + " " + call.path + "; nothing was changed",
+        "The deployed control plane predates this call; upgrade the server");
   }
   return std::unexpected(std::move(f));
+}
+
+Outcome PostForm(const std::string& url,
+                 const std::vector<std::pair<std::string, std::string>>& fields) {
+  ApiClient api(url, "", std::string("tablemere-cli/") + TABLEMERE_VERSION);
+  auto answer = Request(api, Call{.method = "POST", .form = fields, .authenticated = false});
+  if (answer) return answer;
+  Failure f = answer.error();
+  if (f.envelope.is_object() && f.envelope.contains("error") && f.envelope["error"].is_string()) {
+    f.envelope = {
+        {"error",
+         {{"code", f.envelope["error"]}, {"message", f.envelope.value("error_description", "")}}}};
+  }
+  return std::unexpected(f);
 }
 
 ExitClass ClassOf(const Failure& f) {
@@ -78,8 +94,8 @@ Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
   if (!projects) return projects;
   Json matches = Json::array();
   for (const auto& p : (*projects)["projects"]) {
-    auto listing = Request(api, Call{.path = "/v1/warehouses",
-                                     .query = {{"project", p.value("project_id", "")}}});
+    auto listing = Request(
+        api, Call{.path = "/v1/warehouses", .query = {{"project", p.value("project_id", "")}}});
     if (!listing) return listing;
     for (auto w : (*listing)["warehouses"]) {
       if (w.value("warehouse_id", "") == id_or_name) return w;
@@ -91,12 +107,9 @@ Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
     }
   }
   if (matches.size() == 1) return matches[0];
-  if (matches.empty()) {
-    return std::unexpected(LocalFailure(
-        "warehouse_not_found",
-        "No catalog with warehouse_id or name '" + id_or_name + "' among those you can see",
-        "List both forms with: tablemere catalog list"));
-  }
+  // None of the caller's: the API judges the value itself (its 404 names both accepted
+  // forms and the command that lists them; an operator may reach any warehouse).
+  if (matches.empty()) return Json{{"warehouse_id", id_or_name}, {"unresolved", true}};
   Failure f = LocalFailure("ambiguous_name",
                            "Several catalogs are named '" + id_or_name + "'; pass the warehouse_id",
                            "Pick one of the candidates' warehouse_id");

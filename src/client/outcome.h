@@ -29,6 +29,12 @@ Failure LocalFailure(const std::string& code, const std::string& message,
 // for a route this server does not have becomes route_missing, naming method and path).
 Outcome Request(const ApiClient& api, const Call& call);
 
+// POSTs a form to an absolute URL (an external issuer's OAuth endpoint). An OAuth error
+// answer {"error": "authorization_pending", "error_description"} becomes a Failure whose
+// code is that error.
+Outcome PostForm(const std::string& url,
+                 const std::vector<std::pair<std::string, std::string>>& fields);
+
 // The exit-code classes of the CLI reference.
 enum class ExitClass : int {
   kOk = 0,
@@ -42,8 +48,9 @@ enum class ExitClass : int {
 ExitClass ClassOf(const Failure& f);
 
 // The warehouse a value names: its id, or its name among every warehouse the caller
-// sees. Failures: 404 warehouse_not_found naming both forms and `tablemere catalog list`;
-// ambiguous_name with the candidates when two projects hold that name.
+// sees ({"warehouse_id", "name", …}). A value matching none comes back as
+// {"warehouse_id": value, "unresolved": true} for the API to judge; two warehouses of one
+// name are ambiguous_name with the candidates, never a guess.
 Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name);
 // The organisation a value names (org_id or handle), or the caller's only one when the
 // value is empty (org_required with candidates when there are several).

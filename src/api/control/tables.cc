@@ -175,6 +175,7 @@ void BindTables(Binder& b, Context& ctx) {
                     {"warehouse_id", access.warehouse.id.str()},
                     {"table_uuid", s.table_uuid},
                     {"location", s.location},
+                    {"metadata_location", s.metadata_location},
                     {"format_version", s.format_version},
                     {"schema", s.schema_fields},
                     {"identifier_field_ids", s.identifier_field_ids},

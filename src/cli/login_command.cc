@@ -1,0 +1,250 @@
+// tablemere login: connect this machine through the device flow (RFC 8628). The person
+// approves the code in the browser; the approval creates an agent named after this
+// machine holding exactly the approved grants, and its key is saved here, never printed
+// unless --show-key. --issuer runs the device flow at an external OpenID Connect issuer
+// instead and mints an API key of the person with its token.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "api/wire/control.h"
+#include "cli/cli.h"
+#include "client/settings.h"
+
+namespace tablemere::cli {
+namespace {
+
+using api::wire::DeviceStart;
+using client::ApiClient;
+using client::Call;
+using client::Request;
+
+struct LoginOptions {
+  std::string issuer, label, name, level = "write", engine;
+  std::vector<std::string> catalogs;
+  bool issuer_given = false, fresh = false, save = false, show_key = false, accept_terms = false;
+};
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == 0) return "cli";
+  return buf;
+}
+
+// Opens the link in a browser only when there is one to open it in.
+void MaybeOpenBrowser(const std::string& url) {
+  if (std::getenv("DISPLAY") == nullptr && std::getenv("WAYLAND_DISPLAY") == nullptr) return;
+  for (const char* opener : {"xdg-open", "open"}) {
+    for (const auto& dir : {"/usr/bin/", "/usr/local/bin/", "/bin/"}) {
+      std::string path = std::string(dir) + opener;
+      if (::access(path.c_str(), X_OK) != 0) continue;
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        ::execl(path.c_str(), opener, url.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+      }
+      return;
+    }
+  }
+}
+
+// Saves the new key for this URL and prints the outcome; the key itself only with --show-key.
+int Finish(const Cli& cli, const LoginOptions& o, Json answer, const std::string& who) {
+  Json entry = {{"api_key", answer["api_key"]},
+                {"principal_id", answer.value("principal_id", "")},
+                {"key_id", answer.value("key_id", "")},
+                {"kind", answer.value("kind", "agent")}};
+  auto path = client::SaveEntry(cli.Url(), entry);
+  if (!path) return cli.Fail(client::LocalFailure("credentials_file", path.error().message));
+  if (!o.show_key) answer.erase("api_key");
+  answer["api_key_saved_to"] = *path;
+  cli.Say("Connected to " + cli.Url() + " as " + who + ". The key is saved in " + *path + ".");
+  if (!cli.Human()) cli.Print(answer);
+  if (cli.Human() && o.show_key) std::cout << answer.value("api_key", "") << "\n";
+  return 0;
+}
+
+int TablemereLogin(const Cli& cli, const LoginOptions& o) {
+  ApiClient open(cli.Url(), "", std::string("tablemere-cli/") + TABLEMERE_VERSION);
+  DeviceStart start;
+  start.hostname = Hostname();
+  start.client_name = o.name.empty() ? start.hostname : o.name;
+  start.requested_level = o.level;
+  auto api = cli.Api();
+  for (const auto& c : o.catalogs) start.warehouse_ids.push_back(c);
+  auto started = Request(open, Call{.method = "POST",
+                                    .path = "/v1/auth/device",
+                                    .body = start.ToJson(),
+                                    .authenticated = false});
+  if (!started) return cli.Fail(started.error());
+  const Json& s = *started;
+  std::string link = s.value("verification_uri_complete", s.value("verification_uri", ""));
+  std::cerr << "Open " << link << "\nand check the code " << s.value("user_code", "") << " (valid "
+            << s.value("expires_in", 0) / 60 << " minutes).\n"
+            << std::flush;
+  MaybeOpenBrowser(link);
+  int interval = std::max(1, s.value("interval", 5));
+  const std::string device_code = s.value("device_code", "");
+  while (true) {
+    std::this_thread::sleep_for(std::chrono::seconds(interval));
+    auto polled = Request(open, Call{.method = "POST",
+                                     .path = "/v1/auth/device/token",
+                                     .body = Json{{"device_code", device_code}},
+                                     .authenticated = false});
+    if (polled) {
+      std::string who = (*polled)["connection"].value("name", start.client_name);
+      return Finish(cli, o, *polled, who);
+    }
+    const std::string code = polled.error().code();
+    if (code == "authorization_pending") continue;
+    if (code == "slow_down") {
+      interval += 5;
+      continue;
+    }
+    return cli.Fail(polled.error());
+  }
+}
+
+// The device flow at an external issuer (RFC 8628 against its endpoints), then an API key
+// of the person minted with the issuer's token.
+int IssuerLogin(const Cli& cli, const LoginOptions& o) {
+  ApiClient open(cli.Url(), "", std::string("tablemere-cli/") + TABLEMERE_VERSION);
+  auto config = Request(open, Call{.path = "/v1/auth/config", .authenticated = false});
+  if (!config) return cli.Fail(config.error());
+  Json chosen;
+  for (const auto& i : (*config)["external_issuers"]) {
+    if (o.issuer.empty() || i.value("issuer", "") == o.issuer) {
+      chosen = i;
+      break;
+    }
+  }
+  if (chosen.is_null()) {
+    return cli.Fail(client::LocalFailure(
+        "issuer_not_found",
+        o.issuer.empty() ? "This deployment trusts no external issuer"
+                         : "This deployment does not trust the issuer " + o.issuer,
+        "GET /v1/auth/config lists the trusted issuers"));
+  }
+  std::string device_endpoint = chosen["device_authorization_endpoint"].is_string()
+                                    ? chosen["device_authorization_endpoint"].get<std::string>()
+                                    : "";
+  std::string token_endpoint =
+      chosen["token_endpoint"].is_string() ? chosen["token_endpoint"].get<std::string>() : "";
+  std::string client_id =
+      chosen["client_id"].is_string() ? chosen["client_id"].get<std::string>() : "";
+  if (device_endpoint.empty() || token_endpoint.empty() || client_id.empty()) {
+    return cli.Fail(client::LocalFailure(
+        "issuer_without_device_flow",
+        "The issuer " + chosen.value("issuer", "") +
+            " offers no device authorisation endpoint "
+            "or has no public client configured",
+        "Log in through the account page, or configure the issuer's client_id"));
+  }
+  auto started = client::PostForm(device_endpoint,
+                                  {{"client_id", client_id}, {"scope", "openid email profile"}});
+  if (!started) return cli.Fail(started.error());
+  const Json& s = *started;
+  std::string link = s.value("verification_uri_complete", s.value("verification_uri", ""));
+  std::cerr << "Open " << link << "\nand enter the code " << s.value("user_code", "") << ".\n"
+            << std::flush;
+  MaybeOpenBrowser(link);
+  int interval = std::max(1, s.value("interval", 5));
+  std::string token;
+  while (token.empty()) {
+    std::this_thread::sleep_for(std::chrono::seconds(interval));
+    auto polled = client::PostForm(token_endpoint,
+                                   {{"grant_type", "urn:ietf:params:oauth:grant-type:device_code"},
+                                    {"device_code", s.value("device_code", "")},
+                                    {"client_id", client_id}});
+    if (polled) {
+      token = polled->value("id_token", polled->value("access_token", ""));
+      break;
+    }
+    std::string error = polled.error().code();
+    if (error == "authorization_pending") continue;
+    if (error == "slow_down") {
+      interval += 5;
+      continue;
+    }
+    return cli.Fail(polled.error());
+  }
+  ApiClient as_person(cli.Url(), token, std::string("tablemere-cli/") + TABLEMERE_VERSION);
+  if (o.accept_terms) {
+    auto terms = Request(as_person, Call{.path = "/v1/terms"});
+    if (!terms) return cli.Fail(terms.error());
+    auto accepted =
+        Request(as_person, Call{.method = "POST",
+                                .path = "/v1/terms/accept",
+                                .body = Json{{"version", (*terms).value("current_version", "")}}});
+    if (!accepted) return cli.Fail(accepted.error());
+  }
+  api::wire::CreateApiKey key{o.label.empty() ? "cli " + Hostname() : o.label};
+  auto issued =
+      Request(as_person, Call{.method = "POST", .path = "/v1/api-keys", .body = key.ToJson()});
+  if (!issued) return cli.Fail(issued.error());
+  return Finish(cli, o, *issued, chosen.value("issuer", ""));
+}
+
+}  // namespace
+
+void AddLoginCommand(CLI::App& app, Cli& cli) {
+  auto* cmd = app.add_subcommand(
+      "login",
+      "connect this machine to your catalog: approve a code in the browser; an agent "
+      "named after this machine is created with the access you approve, and its key is "
+      "saved here, never printed");
+  auto o = std::make_shared<LoginOptions>();
+  auto* issuer = cmd->add_option("--issuer", o->issuer,
+                                 "log in through an external OpenID Connect issuer instead (the "
+                                 "first configured one, or the one named)");
+  issuer->expected(0, 1);
+  cmd->add_option("--label", o->label, "API key label on the --issuer path");
+  cmd->add_option(
+      "--name", o->name,
+      "the agent's name shown on the consent screen (default: this machine's hostname)");
+  cmd->add_option("--level", o->level, "the access to ask for (default write)")
+      ->check(CLI::IsMember({"read", "write"}));
+  cmd->add_option(
+      "--catalog,--warehouse", o->catalogs,
+      "connect to this catalog (repeatable; default: the organisation's default catalog)");
+  cmd->add_flag("--new", o->fresh, "start a new authorisation even when the saved key still works");
+  cmd->add_option("--engine", o->engine);
+  cmd->add_flag("--save", o->save, "kept for compatibility: the key is always saved");
+  cmd->add_flag("--show-key", o->show_key, "print the API key as well");
+  cmd->add_flag("--accept-terms", o->accept_terms,
+                "accept the Terms of Service on first login (--issuer path)");
+  cmd->callback([&cli, o, issuer] {
+    o->issuer_given = issuer->count() > 0;
+    cli.action = [&cli, o] {
+      // A saved key that still works needs no new login.
+      if (!o->fresh) {
+        auto saved = client::SavedEntry(cli.Url());
+        if (saved && saved->contains("api_key")) {
+          ApiClient api(cli.Url(), (*saved)["api_key"].get<std::string>(),
+                        std::string("tablemere-cli/") + TABLEMERE_VERSION);
+          auto me = Request(api, Call{.path = "/v1/usage"});
+          if (me) {
+            cli.Say(
+                "Still connected to " + cli.Url() + " (key " +
+                saved->value("key_id", client::MaskKey((*saved)["api_key"].get<std::string>())) +
+                "). Use --new for a new authorisation.");
+            if (!cli.Human()) {
+              cli.Print(Json{{"connected", true},
+                             {"still_connected", true},
+                             {"url", cli.Url()},
+                             {"principal_id", saved->value("principal_id", "")}});
+            }
+            return 0;
+          }
+        }
+      }
+      return o->issuer_given ? IssuerLogin(cli, *o) : TablemereLogin(cli, *o);
+    };
+  });
+}
+
+}  // namespace tablemere::cli

@@ -1,0 +1,32 @@
+// Control-API operations both clients (the CLI and the MCP server) perform in more than
+// one request: listing every catalog across projects, assembling "who am I", one
+// catalog's usage view, and acting on an organisation named by id, handle or default.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "client/outcome.h"
+
+namespace tablemere::client {
+
+// {"warehouses": [...]} of one project (id or name), or of every project the caller sees
+// (each entry then carries project and project_id).
+Outcome ListCatalogs(const ApiClient& api, const std::string& project);
+
+// {url, principal_id, organizations, projects, catalogs[{name, warehouse_id, project,
+// level, via}], limits, terms{current_version, accepted_current}}.
+Outcome Whoami(const ApiClient& api);
+
+// GET /v1/usage over `days` days; with a catalog, only that catalog's entry (storage and
+// traffic by day).
+Outcome UsageOf(const ApiClient& api, const std::string& catalog, int days);
+
+// The organisation's route prefix "/v1/orgs/{org_id}" for an id, a handle or "" (the
+// caller's only organisation).
+std::expected<std::string, Failure> OrgPath(const ApiClient& api, const std::string& org);
+
+// A fresh random idempotency key (for a mutation the caller gave none).
+std::string NewIdempotencyKey();
+
+}  // namespace tablemere::client
