@@ -116,15 +116,17 @@ def ok(*args, env, **kw):
     return r.json
 
 
-def fails(rc, *args, env, code=None, **kw):
+def fails(rc, *args, env, code=None, client_side_ok=False, **kw):
     """Runs a command that must exit `rc`; with `code`, stderr must carry the server's
-    error body with that code (and its request_id and message)."""
+    error body with that code (and its request_id and message). With client_side_ok the
+    CLI may refuse before asking the server, but with the API's error code all the same."""
     r = tm(*args, env=env, **kw)
     assert r.rc == rc, r
     if code is not None:
         err = r.error
         assert err["code"] == code, r
-        assert err.get("message") and err.get("request_id"), r
+        assert err.get("message"), r
+        assert client_side_ok or err.get("request_id"), r
         return err
     return r
 
@@ -592,9 +594,6 @@ def test_agentlake_fallbacks_are_read(home, fake):
 
 def test_exit_1_invalid_input(srv, home):
     account, env = account_env(srv, home)
-    err = fails(1, "catalog", "delete", "--catalog", "lake", "--confirm", "not-lake", env=env,
-                code="confirmation_required")
-    assert err.get("confirm_with") == "lake"
     # A malformed --grant or --column is invalid input and creates nothing.
     for bad in ("lake", "lake:admin", "lake:", "lake:write:extra"):
         fails(1, "agent", "create", "--name", uid("a"), "--grant", bad, env=env)
@@ -608,8 +607,19 @@ def test_exit_1_invalid_input(srv, home):
         "tables"] == []
     # 400 from the server.
     fails(1, "org", "set", "--domain-join", "on", env=env, code="no_domain")
-    fails(1, "catalog", "publish", "--catalog", "lake", "--confirm", "LAKE", env=env,
-          code="confirmation_required")
+    # 413: a request body over 1 MB.
+    big = home / "big-schema.json"
+    big.write_text(json.dumps({"type": "struct", "schema-id": 0, "fields": [
+        {"id": 1, "name": "id", "type": "long", "required": True, "doc": "x" * 1_200_000}]}))
+    fails(1, "table", "create", "--catalog", "lake", "--namespace", "demo", "--name", "big",
+          "--schema-file", big, env=env, code="body_too_large")
+    # A name typed wrong (the API's code, whether or not the CLI checks it first).
+    err = fails(1, "catalog", "delete", "--catalog", "lake", "--confirm", "not-lake", env=env,
+                code="confirmation_required", client_side_ok=True)
+    assert err.get("confirm_with") == "lake"
+    err = fails(1, "catalog", "publish", "--catalog", "lake", "--confirm", "LAKE", env=env,
+                code="confirmation_required", client_side_ok=True)
+    assert err.get("confirm_with") == "lake"
 
 
 def test_exit_1_for_a_wrong_or_expired_signup_code(srv, home):
@@ -647,25 +657,47 @@ def test_exit_2_conflicts_and_limits(srv, home):
     assert err["retry_after_seconds"] >= 1
 
 
+def test_exit_2_over_the_storage_quota(srv, home):
+    account, env = account_env(srv, home)
+    ok("table", "create", "--catalog", "lake", "--namespace", "demo", "--name", "t",
+       "--column", "id:long", env=env)
+    r = requests.post(srv.api + "/internal/usage", headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": account["warehouse_id"], "bytes": 6_000_000_000,
+                            "objects": 10})
+    assert r.status_code == 200, r.text
+    err = fails(2, "catalog", "create", "--name", uid("c"), env=env, code="quota_exceeded")
+    assert err["current"] == 6_000_000_000
+    fails(2, "table", "create", "--catalog", "lake", "--namespace", "demo", "--name", "t2",
+          "--column", "id:long", env=env, code="quota_exceeded")
+    fails(2, "credentials", "--catalog", "lake", "--namespace", "demo", "--table", "t", env=env,
+          code="quota_exceeded")
+    # Reading still works, and usage says why.
+    usage = ok("usage", env=env)
+    assert True in values_of(usage, "over_limit"), usage
+    ok("table", "get", "--catalog", "lake", "--namespace", "demo", "--name", "t", env=env)
+
+
 def test_exit_3_auth(srv, home):
     account, env = account_env(srv, home)
     fails(3, "catalog", "list", env={**env, "TABLEMERE_API_KEY": "al_live_0000000000000000_nope"},
           code="invalid_api_key")
     # No key anywhere (empty HOME, no variables): exit 3 before any request.
     fails(3, "catalog", "list", env=base_env(home, TABLEMERE_URL=srv.api))
-    # 403: a read-only agent asking for write credentials.
+    # A revoked key.
+    made = ok("api-key", "create", "--label", "doomed", env=env)
+    ok("api-key", "revoke", "--key-id", made["key_id"], env=env)
+    fails(3, "whoami", env={**env, "TABLEMERE_API_KEY": made["api_key"]}, code="api_key_revoked")
+    # 403: a member token inviting people, and a read-only one asking for write credentials.
     agent = ok("agent", "create", "--name", uid("ro"), "--grant", "lake:read", env=env)
     assert agent["api_key"].startswith("al_live_")
+    agent_env = {**env, "TABLEMERE_API_KEY": agent["api_key"]}
+    fails(3, "org", "invite", "--email", new_email(), env=agent_env, code="insufficient_role")
     api(srv, "POST", "/v1/tables", account["api_key"],
         json={"warehouse_id": "lake", "namespace": "demo", "name": "t3", "schema": {
             "type": "struct", "schema-id": 0, "fields": [
                 {"id": 1, "name": "id", "type": "long", "required": True}]}})
     fails(3, "credentials", "--catalog", "lake", "--namespace", "demo", "--table", "t3",
-          env={**env, "TABLEMERE_API_KEY": agent["api_key"]}, code="forbidden")
-    # A revoked key.
-    made = ok("api-key", "create", "--label", "doomed", env=env)
-    ok("api-key", "revoke", "--key-id", made["key_id"], env=env)
-    fails(3, "whoami", env={**env, "TABLEMERE_API_KEY": made["api_key"]}, code="api_key_revoked")
+          env=agent_env, code="forbidden")
 
 
 def test_exit_4_not_found(srv, home):
@@ -740,6 +772,10 @@ def test_terminal_output_is_an_aligned_table(srv, home):
     r = tm("catalog", "list", "--human", env=env)
     assert r.rc == 0, r
     assert_aligned_table(r.out, rows, "name")
+    # Errors stay typed JSON on stderr in a terminal.
+    rc, out, err = run_in_pty(["connect", "--catalog", "no-such-catalog"], env)
+    assert rc == 4, (out, err)
+    assert error_body(err)["code"] == "warehouse_not_found", (out, err)
     # --json gives JSON on a terminal.
     rc, out, err = run_in_pty(["catalog", "list", "--json"], env)
     assert rc == 0, (out, err)
@@ -962,16 +998,22 @@ def test_idempotency_key_replays(srv, home):
 
 def test_catalog_delete_needs_the_name_typed_out(srv, home):
     account, env = account_env(srv, home)
-    name = uid("doomed")
+    name, kept = uid("doomed"), uid("kept")
     made = ok("warehouse", "create", "--name", name, env=env)
-    err = fails(1, "catalog", "delete", "--catalog", name, "--confirm", name.upper(), env=env,
-                code="confirmation_required")
-    assert err["confirm_with"] == name
-    assert made["warehouse_id"] in values_of(ok("catalog", "list", env=env), "warehouse_id")
+    other = ok("catalog", "create", "--name", kept, env=env)
+    # The right name (the catalog given by id, through the --warehouse alias) deletes it.
     out = ok("catalog", "delete", "--warehouse", made["warehouse_id"], "--confirm", name, env=env)
     assert out["deleted"] is True and out["warehouse_id"] == made["warehouse_id"]
-    assert made["warehouse_id"] not in values_of(ok("catalog", "list", env=env), "warehouse_id")
+    listed = values_of(ok("catalog", "list", env=env), "warehouse_id")
+    assert made["warehouse_id"] not in listed and other["warehouse_id"] in listed
     fails(4, "connect", "--catalog", name, env=env, code="warehouse_not_found")
+    # A wrong one deletes nothing.
+    for wrong in (kept.upper(), kept + " ", "lake"):
+        err = fails(1, "catalog", "delete", "--catalog", kept, "--confirm", wrong, env=env,
+                    code="confirmation_required", client_side_ok=True)
+        assert err["confirm_with"] == kept
+    assert other["warehouse_id"] in values_of(ok("catalog", "list", env=env), "warehouse_id")
+    assert ok("connect", "--catalog", kept, env=env)["warehouse_id"] == other["warehouse_id"]
 
 
 def test_table_create_with_columns_then_get(srv, home):
@@ -1062,14 +1104,14 @@ def test_catalog_management_commands(srv, home):
         "warehouse_id": wid, "namespace": "pub", "name": "t", "schema": {
             "type": "struct", "schema-id": 0, "fields": [
                 {"id": 1, "name": "id", "type": "long", "required": True}]}})
-    fails(1, "catalog", "publish", "--catalog", "lake", "--confirm", "lak", env=env,
-          code="confirmation_required")
     ok("catalog", "publish", "--catalog", "lake", "--confirm", "lake", env=env)
     url = ok("catalog", "public-url", "--catalog", "lake", env=env)
     assert re.search(r"https?://", json.dumps(url)), url
     url = ok("catalog", "public-url", "--catalog", "lake", "--table", "pub.t", env=env)
     assert values_of(url, "metadata_url"), url
     ok("catalog", "unpublish", "--catalog", "lake", env=env)
+    fails(1, "catalog", "publish", "--catalog", "lake", "--confirm", "lak", env=env,
+          code="confirmation_required", client_side_ok=True)
 
 
 def test_agent_and_api_key_commands(srv, home):
@@ -1247,16 +1289,34 @@ def test_device_login_end_to_end(srv, home):
     assert not USER_CODE.search(again.out + again.err), again
     assert time.monotonic() - started < 5
     assert json.loads(creds.read_text())[srv.api]["api_key"] == key
-    # --new starts a fresh authorisation anyway.
-    fresh = LoginProcess(env, "--new", "--name", name + "-2")
+    # --new starts a fresh authorisation anyway; --show-key prints the new key as well.
+    fresh = LoginProcess(env, "--new", "--name", name + "-2", "--show-key")
     try:
         code2 = fresh.user_code()
         assert code2 != code
         r = requests.get(srv.api + "/v1/auth/device/pending", headers=auth(person["api_key"]),
                          params={"user_code": code2})
-        assert r.status_code == 200 and r.json()["client_name"] == name + "-2", r.text
+        assert r.status_code == 200, r.text
+        assert (r.json()["client_name"], r.json()["requested_level"]) == (name + "-2", "write")
+        approve(srv, person, code2)
+        r = fresh.finish()
     finally:
         fresh.kill()
+    assert r.rc == 0, r
+    new_key = json.loads(creds.read_text())[srv.api]["api_key"]
+    assert new_key != key and new_key in r.out + r.err, r
+    assert srv.connection(new_key)["level"] == "write"
+    # Once the saved key is revoked, login starts a new authorisation by itself.
+    [agent2] = [a for a in api(srv, "GET", f"/v1/orgs/{org}/agents", person["api_key"])[
+        "agents"] if a["name"] == name + "-2"]
+    api(srv, "DELETE", f"/v1/orgs/{org}/agents/{agent2['agent_id']}", person["api_key"])
+    third = LoginProcess(env)
+    try:
+        code3 = third.user_code()
+        assert code3 not in (code, code2)
+        assert "Still connected" not in third.err
+    finally:
+        third.kill()
 
 
 # ----------------------------------------------------------------------------- the documented sequences
@@ -1321,8 +1381,10 @@ def test_agent_setup_sequence(srv, home):
     key = json.loads(creds.read_text())[srv.api]["api_key"]
     assert key not in r.out + r.err
     assert mode_of(creds) == 0o600 and mode_of(creds.parent) == 0o700
-    who = json.dumps(ok("whoami", env=env))
-    assert '"agent"' in who and "write" in who
+    who = ok("whoami", env=env)
+    assert "agent" in values_of(who, "kind"), who  # "kind: agent, my_level on the catalog"
+    levels = values_of(who, "my_level") + values_of(who, "level")
+    assert "write" in levels, who
     recipe = ok("connect", "--catalog", "lake", "--engine", "duckdb", env=env)
     assert recipe["level"] == "write" and f"ATTACH 'w-{person['warehouse_id']}'" in recipe["sql"]
     assert ok("table", "list", "--catalog", "lake", env=env)["tables"] == []

@@ -25,11 +25,11 @@ std::string HostPort(const std::string& url) {
 
 // The engines GET /v1/connection has a recipe for.
 Result<void> CheckEngine(const std::string& engine) {
-  static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark"};
+  static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark", "snowflake"};
   if (std::find(kEngines.begin(), kEngines.end(), engine) != kEngines.end()) return {};
   return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine",
-                    "engine must be one of duckdb, pyiceberg, spark")
-                  .With("available", "duckdb,pyiceberg,spark"));
+                    "engine must be one of duckdb, pyiceberg, spark, snowflake")
+                  .With("available", "duckdb,pyiceberg,spark,snowflake"));
 }
 
 NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json) {
@@ -295,7 +295,9 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   c.engine = engine;
   c.access = access;
   c.urls = urls_;
-  bool read_only = access.level != metastore::Level::kWrite;
+  // Snowflake gets the read-only identity whatever the level: its static keys sit in the
+  // account's external volume, where ALLOW_WRITES = FALSE is all that would stop a write.
+  bool read_only = access.level != metastore::Level::kWrite || engine == "snowflake";
   c.identity = IdentityName(access.warehouse.id, read_only);
   c.client_secret = secrets_.SecretFor(c.identity, access.warehouse.credential_generation);
   std::string bucket = storage::TableBucketName(access.warehouse.id);
@@ -319,6 +321,32 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
         "ATTACH '" +
         bucket + "' AS lake (TYPE ICEBERG, ENDPOINT '" + urls_.catalog + "', SECRET tablemere);\n";
     c.notes.push_back("ATTACH the bare bucket name; the s3:// form attaches read-only in DuckDB.");
+  } else if (engine == "snowflake") {
+    c.sql =
+        "CREATE OR REPLACE CATALOG INTEGRATION tablemere_lake\n"
+        "  CATALOG_SOURCE = ICEBERG_REST\n"
+        "  TABLE_FORMAT = ICEBERG\n"
+        "  REST_CONFIG = (CATALOG_URI = '" +
+        urls_.catalog + "' CATALOG_NAME = '" + bucket +
+        "')\n"
+        "  REST_AUTHENTICATION = (TYPE = OAUTH OAUTH_TOKEN_URI = '" +
+        token_url + "' OAUTH_CLIENT_ID = '" + c.identity + "' OAUTH_CLIENT_SECRET = '" +
+        c.client_secret +
+        "' OAUTH_ALLOWED_SCOPES = ('catalog'))\n"
+        "  ENABLED = TRUE;\n"
+        "CREATE OR REPLACE EXTERNAL VOLUME tablemere_lake_volume\n"
+        "  STORAGE_LOCATIONS = ((NAME = 'tablemere' STORAGE_PROVIDER = 'S3COMPAT'\n"
+        "    STORAGE_BASE_URL = 's3compat://" +
+        bucket + "/' STORAGE_ENDPOINT = '" + HostPort(urls_.s3) +
+        "'\n"
+        "    CREDENTIALS = (AWS_KEY_ID = '" +
+        c.identity + "' AWS_SECRET_KEY = '" + c.client_secret +
+        "')))\n"
+        "  ALLOW_WRITES = FALSE;\n";
+    c.notes.push_back(
+        "Snowflake always gets the read-only identity. The catalog integration connects; reading "
+        "data through Snowflake is not available today (its S3-compatible volumes need "
+        "virtual-hosted bucket names over HTTPS).");
   } else if (engine == "pyiceberg") {
     // oauth2-server-uri explicitly: PyIceberg deprecates deriving it from uri (gone in 1.0).
     c.python =

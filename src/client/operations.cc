@@ -55,18 +55,13 @@ Outcome Whoami(const ApiClient& api) {
 }
 
 Outcome UsageOf(const ApiClient& api, const std::string& catalog, int days) {
-  auto usage = Request(api, Call{.path = "/v1/usage", .query = {{"days", std::to_string(days)}}});
-  if (!usage || catalog.empty()) return usage;
-  auto w = ResolveWarehouse(api, catalog);
-  if (!w) return w;
-  const std::string id = (*w).value("warehouse_id", "");
-  for (const auto& p : (*usage)["projects"]) {
-    for (const auto& s : p["warehouse_storage"]) {
-      if (s.value("warehouse_id", "") == id) return s;
-    }
+  Call call{.path = "/v1/usage", .query = {{"days", std::to_string(days)}}};
+  if (!catalog.empty()) {
+    auto w = ResolveWarehouse(api, catalog);
+    if (!w) return w;
+    call.query.emplace_back("warehouse_id", (*w).value("warehouse_id", ""));
   }
-  return std::unexpected(LocalFailure("warehouse_not_found", "No usage for catalog " + catalog,
-                                      "List catalogs with: tablemere catalog list"));
+  return Request(api, call);
 }
 
 std::expected<std::string, Failure> OrgPath(const ApiClient& api, const std::string& org) {

@@ -18,8 +18,8 @@ Outcome ListCatalogs(const ApiClient& api, const std::string& project);
 // level, via}], limits, terms{current_version, accepted_current}}.
 Outcome Whoami(const ApiClient& api);
 
-// GET /v1/usage over `days` days; with a catalog, only that catalog's entry (storage and
-// traffic by day).
+// GET /v1/usage over `days` days; with a catalog (id or name), the API's view of that
+// catalog alone (storage and traffic by day).
 Outcome UsageOf(const ApiClient& api, const std::string& catalog, int days);
 
 // The organisation's route prefix "/v1/orgs/{org_id}" for an id, a handle or "" (the

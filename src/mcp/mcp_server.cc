@@ -16,6 +16,7 @@ constexpr int kParseError = -32700;
 constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
+constexpr int kInternalError = -32603;
 
 Json RpcError(const Json& id, int code, const std::string& message) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
@@ -36,10 +37,21 @@ class Server {
       : api_(client::ResolveUrl(o.url), o.api_key,
              std::string("tablemere-mcp/") + TABLEMERE_VERSION) {}
 
-  // The answer to one message, or null for a notification.
+  // The answer to one message, or null for a notification. Whatever a message holds, the
+  // server answers and keeps serving: a type error anywhere is an internal-error reply.
   Json Handle(const Json& msg) {
-    if (!msg.is_object() || msg.value("jsonrpc", "") != "2.0" || !msg.contains("method") ||
-        !msg["method"].is_string()) {
+    try {
+      return Dispatch(msg);
+    } catch (const std::exception&) {
+      return RpcError(msg.is_object() && msg.contains("id") ? msg["id"] : Json(), kInternalError,
+                      "Internal error");
+    }
+  }
+
+ private:
+  Json Dispatch(const Json& msg) {
+    if (!msg.is_object() || !msg.contains("jsonrpc") || msg["jsonrpc"] != "2.0" ||
+        !msg.contains("method") || !msg["method"].is_string()) {
       return RpcError(msg.is_object() && msg.contains("id") ? msg["id"] : Json(), kInvalidRequest,
                       "Not a JSON-RPC 2.0 request");
     }
@@ -55,7 +67,6 @@ class Server {
     return RpcError(id, kMethodNotFound, "Method not found: " + method);
   }
 
- private:
   // The client's version when this server speaks it, else the latest this server speaks
   // (the client then decides whether it can continue).
   static Json Initialize(const Json& params) {

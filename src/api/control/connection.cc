@@ -41,7 +41,7 @@ Json ConnectionJson(const accounts::Connection& c) {
        {{"grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"}, {"supported", true}}},
       {"notes", c.notes},
   };
-  if (c.engine == "duckdb") j["sql"] = c.sql;
+  if (c.engine == "duckdb" || c.engine == "snowflake") j["sql"] = c.sql;
   if (c.engine == "pyiceberg") j["python"] = c.python;
   if (c.engine == "spark") j["conf"] = c.conf;
   return j;

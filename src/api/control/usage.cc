@@ -182,6 +182,22 @@ void BindUsage(Binder& b, Context& ctx) {
                           {"public_storage_bytes", PublicJson(o, l.public_storage_bytes)},
                           {"role", metastore::Name(role)}});
         }
+        // ?warehouse_id=<id or name>: that warehouse's view alone (its storage and traffic
+        // by day), after the same access check as every warehouse route (404 naming both
+        // forms for one the caller cannot see).
+        std::string only = q.count("warehouse_id") ? q["warehouse_id"] : q["warehouse"];
+        if (!only.empty()) {
+          TM_ASSIGN(auto access, ctx.accounts.HeldAccess(caller, only));
+          for (const auto& p : projects) {
+            for (const auto& s : p["warehouse_storage"]) {
+              if (s.value("warehouse_id", "") == access.warehouse.id.str()) {
+                return Response::Json(200, s.dump());
+              }
+            }
+          }
+          return Fail(Error{ErrorCode::kNotFound, "No usage is recorded for this warehouse", {}}
+                          .With("code", "warehouse_not_found"));
+        }
         Json out = {{"principal_id", caller.principal.id.str()},
                     {"limits", limits},
                     {"history_days", days},

@@ -211,7 +211,7 @@ Json CreateTable::ToJson() const {
 }
 
 Json TableCredentials::ToJson() const {
-  return {{"warehouse_id", warehouse}, {"namespace", ns}, {"table", table}};
+  return {{"warehouse_id", warehouse}, {"namespace", ns}, {"name", table}};
 }
 
 std::optional<ErrorEnvelope> ErrorEnvelope::FromJson(const Json& body) {
