@@ -655,6 +655,12 @@ def test_exit_2_conflicts_and_limits(srv, home):
     ok("signup", "--email", email, env=signup_env)
     err = fails(2, "signup", "--email", email, env=signup_env, code="rate_limited")
     assert err["retry_after_seconds"] >= 1
+    # Two catalogs named lake in two projects: the name is ambiguous (409).
+    ok("project", "create", "--name", "other", env=env)
+    ok("catalog", "create", "--name", "lake", "--project", "other", env=env)
+    err = fails(2, "connect", "--catalog", "lake", env=env, code="ambiguous_name",
+                client_side_ok=True)
+    assert account["warehouse_id"] in json.dumps(err)
 
 
 def test_exit_2_over_the_storage_quota(srv, home):
@@ -758,6 +764,10 @@ def test_piped_output_is_the_servers_json(srv, home):
     assert audit["count"] == len(audit["events"]) >= 1
     assert all(e["action"].startswith("signup.") for e in audit["events"])
     assert audit["limit"] == 5
+    org = account["organization"]["org_id"]
+    audit = ok("audit", "--org", org, "--since", "2020-01-01T00:00:00Z", env=env)
+    assert audit["scope"] == "organization" and audit["org_id"] == org and audit["events"]
+    assert ok("org", "members", env=env) == api(srv, "GET", f"/v1/orgs/{org}/members", key)
 
 
 def test_terminal_output_is_an_aligned_table(srv, home):
@@ -788,6 +798,35 @@ def test_terminal_output_is_an_aligned_table(srv, home):
     assert_aligned_table(out, [[k1["key_id"], "ci"], [k2["key_id"], "a-long-label-for-the-laptop"]],
                          "label")
     assert k1["api_key"] not in out and k2["api_key"] not in out
+
+
+def test_every_list_command_has_a_terminal_table(srv, home):
+    account, env = account_env(srv, home)
+    key, org = account["api_key"], account["organization"]["org_id"]
+    agent = ok("agent", "create", "--name", "lister-bot", "--grant", "lake:read", env=env)
+    ok("table", "create", "--catalog", "lake", "--namespace", "sales", "--name", "orders",
+       "--column", "id:long", env=env)
+    project = api(srv, "GET", "/v1/projects", key)["projects"][0]
+    email = api(srv, "GET", f"/v1/orgs/{org}/members", key)["members"][0]["email"]
+    handle = api(srv, "GET", "/v1/orgs", key)["organizations"][0]["handle"]
+    for args, shown in [
+        (["project", "list"], [project["name"], project["project_id"]]),
+        (["org", "list"], [handle, org]),
+        (["org", "members"], [email, account["principal_id"]]),
+        (["agent", "list"], ["lister-bot", agent["agent_id"]]),
+        (["namespace", "list", "--catalog", "lake"], ["sales"]),
+        (["table", "list", "--catalog", "lake"], ["orders"]),
+        (["catalog", "grants", "--catalog", "lake"], [agent["agent_id"], "read"]),
+        (["audit", "--action", "agent.*"], ["agent.create"]),
+    ]:
+        rc, out, err = run_in_pty(args, env)
+        assert rc == 0, (args, out, err)
+        with pytest.raises(ValueError):
+            json.loads(out)
+        lines = [line for line in out.splitlines() if line.strip()]
+        assert len(lines) >= 2, (args, out)  # a header and at least one row
+        for value in shown:
+            assert re.search(r"(?<!\S)" + re.escape(value) + r"(?!\S)", out), (args, value, out)
 
 
 # ----------------------------------------------------------------------------- signup, recover and the credentials file
@@ -835,6 +874,7 @@ def test_signup_save_writes_a_private_file_keyed_by_url_and_prints_no_key(srv, h
     # A save keeps the other URLs' entries.
     saved["http://127.0.0.1:9"] = {"api_key": "al_live_keep_me"}
     path.write_text(json.dumps(saved))
+    os.chmod(path, 0o644)  # loosened by hand: the next save tightens it again
     env2 = base_env(home, TABLEMERE_URL=srv.api.replace("127.0.0.1", "localhost"))
     cli_signup(srv, env2)
     saved = json.loads(path.read_text())
@@ -850,7 +890,7 @@ def test_signup_show_key_and_without_save(srv, home):
     r, _ = cli_signup(srv, env, "--show-key")
     key = json.loads(creds.read_text())[srv.api]["api_key"]
     assert key in r.out, r
-    assert mode_of(creds) == 0o600
+    assert mode_of(creds) == 0o600 and mode_of(creds.parent) == 0o700
     # Without --save: the API's answer as is, key included, nothing written.
     creds2 = home / "other" / "creds.json"
     env2 = base_env(home, TABLEMERE_URL=srv.api, TABLEMERE_CREDENTIALS=str(creds2))
@@ -931,9 +971,12 @@ def test_recover_save_and_show_key_and_the_legacy_files_are_never_written(srv, h
     old.write_text(json.dumps({srv.api: {"api_key": account["api_key"]}}))
     env = base_env(home, TABLEMERE_URL=srv.api, AGENTLAKE_CREDENTIALS=str(old))
     assert account["principal_id"] in json.dumps(ok("whoami", env=env))
-    # Recovery without --code (stdin not a terminal) only starts it.
+    # Recovery without --code (stdin not a terminal) only starts it, and says nothing about
+    # whether the address has an account.
     started = ok("recover", "--email", email, env=env)
     assert started["email"] == email and started["expires_in"] == 600
+    unknown = ok("recover", "--email", new_email(), env=env)
+    assert set(unknown) == set(started)
     code = internal_code(srv, email, "recover_code")
     r = tm("recover", "--email", email, "--code", code, "--save", env=env)
     assert r.rc == 0, r
@@ -994,6 +1037,15 @@ def test_idempotency_key_replays(srv, home):
     ok("api-key", "create", "--label", "x", "--idempotency-key", uid("i"), env=env)
     ok("agent", "create", "--name", uid("a"), "--idempotency-key", uid("i"), env=env)
     ok("catalog", "rotate", "--catalog", "lake", "--idempotency-key", uid("i"), env=env)
+    agent = ok("agent", "create", "--name", uid("b"), env=env)
+    for args in (["agent", "update", "--agent-id", agent["agent_id"], "--name", uid("b")],
+                 ["catalog", "grant", "--catalog", "lake", "--principal", agent["agent_id"],
+                  "--level", "read"],
+                 ["catalog", "revoke", "--catalog", "lake", "--principal", agent["agent_id"]],
+                 ["org", "invite", "--email", new_email()],
+                 ["terms", "--accept"],
+                 ["agent", "revoke", "--agent-id", agent["agent_id"]]):
+        ok(*args, "--idempotency-key", uid("i"), env=env)
 
 
 def test_catalog_delete_needs_the_name_typed_out(srv, home):
@@ -1043,11 +1095,17 @@ def test_table_create_with_columns_then_get(srv, home):
     v3 = ok("table", "create", "--catalog", account["warehouse_id"], "--namespace", "demo",
             "--name", "events", "--schema-file", f, "--format-version", "3", env=env)
     assert v3["format_version"] == 3 and v3.get("warnings")
+    # In a terminal the v3 warning is shown.
+    rc, out, err = run_in_pty(["table", "create", "--catalog", "lake", "--namespace", "demo",
+                               "--name", "events3", "--column", "id:long", "--format-version",
+                               "3"], env)
+    assert rc == 0 and "spark" in (out + err).lower(), (out, err)
     got = ok("table", "get", "--warehouse", "lake", "--namespace", "demo", "--name", "events",
              env=env)
     assert [x["name"] for x in got["schema"]] == ["k", "tags"] and got["format_version"] == 3
     tables = ok("table", "list", "--catalog", "lake", env=env)
-    assert sorted(t["table"] for t in tables["tables"]) == ["demo.cities", "demo.events"]
+    assert sorted(t["table"] for t in tables["tables"]) == \
+        ["demo.cities", "demo.events", "demo.events3"]
     assert ok("table", "list", "--catalog", "lake", "--namespace", "demo", env=env)["tables"] \
         == tables["tables"]
     assert [n["namespace"] for n in ok("namespace", "list", "--catalog", "lake",
@@ -1077,8 +1135,15 @@ def test_connect_recipes(srv, home):
 def test_catalog_management_commands(srv, home):
     account, env = account_env(srv, home)
     wid = account["warehouse_id"]
-    project = ok("project", "create", "--name", "analytics", env=env)
+    here = api(srv, "GET", "/v1/projects", account["api_key"])["projects"][0]
+    project = ok("project", "create", "--name", "analytics", "--provider", here["provider"],
+                 "--region", here["region"], env=env)
+    assert (project["provider"], project["region"]) == (here["provider"], here["region"])
     fails(2, "project", "create", "--name", "analytics", env=env, code="already_exists")
+    fails(1, "project", "create", "--name", "elsewhere", "--provider", "aws", "--region",
+          "mars-1", env=env, code="unsupported_placement")
+    assert [n["namespace"] for n in ok("namespace", "list", "--catalog", account["warehouse_id"],
+                                       env=env)["namespaces"]] == []
     made = ok("catalog", "create", "--name", "side", "--project", "analytics", env=env)
     assert made["project_id"] == project["project_id"]
     in_project = ok("catalog", "list", "--project", project["project_id"], env=env)
@@ -1125,6 +1190,8 @@ def test_agent_and_api_key_commands(srv, home):
     fails(2, "agent", "create", "--name", "reporter", env=env, code="already_exists")
     listed = ok("agent", "list", "--org", org, env=env)["agents"]
     assert [a["agent_id"] for a in listed] == [made["agent_id"]]
+    handle = api(srv, "GET", "/v1/orgs", account["api_key"])["organizations"][0]["handle"]
+    assert ok("agent", "list", "--org", handle, env=env)["agents"] == listed
     updated = ok("agent", "update", "--agent-id", made["agent_id"], "--name", "reporter-2",
                  "--grant", f"{account['warehouse_id']}:write", "--role", "admin", env=env)
     assert (updated["name"], updated["role"]) == ("reporter-2", "admin")
@@ -1252,8 +1319,9 @@ def test_device_login_end_to_end(srv, home):
     creds = home / "cfg" / "credentials.json"
     env = base_env(home, TABLEMERE_URL=srv.api, TABLEMERE_CREDENTIALS=str(creds))
     name = uid("laptop-")
+    second = api(srv, "POST", "/v1/warehouses", person["api_key"], json={"name": "second"})
     login = LoginProcess(env, "--name", name, "--level", "read", "--catalog",
-                         person["warehouse_id"])
+                         person["warehouse_id"], "--warehouse", second["warehouse_id"])
     try:
         code = login.user_code()
         assert f"/app/device?user_code={code}" in login.err
@@ -1263,7 +1331,9 @@ def test_device_login_end_to_end(srv, home):
         assert pending.status_code == 200, pending.text
         p = pending.json()
         assert (p["client_name"], p["requested_level"]) == (name, "read")
-        assert approve(srv, person, code)["approved"] is True
+        assert sorted(w["warehouse_id"] for w in p["warehouses"]) == \
+            sorted([person["warehouse_id"], second["warehouse_id"]])
+        assert approve(srv, person, code, warehouse_ids=[person["warehouse_id"]])["approved"]
         r = login.finish()
     finally:
         login.kill()
@@ -1278,12 +1348,16 @@ def test_device_login_end_to_end(srv, home):
     assert saved[srv.api]["principal_id"] == agent["agent_id"]
     assert [(g["warehouse_id"], g["level"]) for g in agent["grants"]] == \
         [(person["warehouse_id"], "read")]
+    # Piped, the answer is JSON without the key and with where it went.
+    out = r.json
+    assert "api_key" not in out and out["api_key_saved_to"] == str(creds), out
+    assert out["principal_id"] == agent["agent_id"]
     # The saved key works with nothing else configured.
     assert agent["agent_id"] in json.dumps(ok("whoami", env=env))
     assert srv.connection(key)["level"] == "read"
     # A second login with a working key starts nothing.
     started = time.monotonic()
-    again = tm("login", env=env, timeout=30)
+    again = tm("login", "--save", env=env, timeout=30)
     assert again.rc == 0, again
     assert "Still connected" in again.out + again.err, again
     assert not USER_CODE.search(again.out + again.err), again
@@ -1382,7 +1456,7 @@ def test_agent_setup_sequence(srv, home):
     assert key not in r.out + r.err
     assert mode_of(creds) == 0o600 and mode_of(creds.parent) == 0o700
     who = ok("whoami", env=env)
-    assert "agent" in values_of(who, "kind"), who  # "kind: agent, my_level on the catalog"
+    assert who["principal_id"].startswith("a_"), who
     levels = values_of(who, "my_level") + values_of(who, "level")
     assert "write" in levels, who
     recipe = ok("connect", "--catalog", "lake", "--engine", "duckdb", env=env)
@@ -1391,3 +1465,5 @@ def test_agent_setup_sequence(srv, home):
     assert ok("usage", env=env)["limits"]["storage_bytes"] > 0
     again = tm("login", env=env)
     assert again.rc == 0 and "Still connected" in again.out + again.err, again
+    # The reference's comment on whoami: "kind: agent, my_level on the catalog".
+    assert "agent" in values_of(who, "kind"), who

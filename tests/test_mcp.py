@@ -703,11 +703,12 @@ def test_delete_warehouse_needs_the_exact_name(srv, home):
         for wrong in ("lake", name.upper(), name + " ", name[:-1]):
             for ref in (wid, name):
                 e = await t.err("delete_warehouse", {"warehouse": ref, "confirm": wrong})
-                assert e["error"]["code"] == "confirmation_mismatch", e
+                assert e["error"]["code"] == "confirmation_required", e
+                assert e["error"]["confirm_with"] == name and e["error"]["field"] == "confirm", e
                 assert "http_status" not in e, e
         # An empty confirmation is refused before anything is sent as well.
         e = await t.err("delete_warehouse", {"warehouse": wid, "confirm": ""})
-        assert e["error"]["code"] in ("confirmation_mismatch", "invalid_value") and "http_status" not in e, e
+        assert e["error"]["code"] in ("confirmation_required", "invalid_value") and "http_status" not in e, e
         return wid
     wid = run_session(home, srv.api, key, body)
     assert warehouse_names(srv, key, a["project_id"]).get(name) == wid

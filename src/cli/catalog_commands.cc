@@ -214,11 +214,8 @@ void AddCatalogGroup(CLI::App& app, Cli& cli) {
                           const std::string& tail) {
     return [&cli, o, method, tail] {
       return WithCatalog(cli, o->catalog, [&](const ApiClient& api, const Json& w) -> Outcome {
-        if (!w.value("unresolved", false) && o->body.confirm != w.value("name", "")) {
-          return std::unexpected(client::LocalFailure(
-              "confirmation_mismatch",
-              "--confirm must be the catalog's name, exactly: '" + w.value("name", "") + "'",
-              "Type the name shown by: tablemere catalog list"));
+        if (auto refused = client::CheckConfirmation(w, o->body.confirm)) {
+          return std::unexpected(*refused);
         }
         return Request(api, Call{.method = method,
                                  .path = WarehousePath(w, tail),

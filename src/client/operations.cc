@@ -45,6 +45,8 @@ Outcome Whoami(const ApiClient& api) {
   }
   return Json{{"url", api.base_url()},
               {"principal_id", (*usage).value("principal_id", "")},
+              {"kind", (*usage).value("kind", "")},
+              {"display_name", (*usage).value("display_name", "")},
               {"organizations", (*orgs)["organizations"]},
               {"projects", (*projects)["projects"]},
               {"catalogs", catalogs},

@@ -56,6 +56,17 @@ Outcome PostForm(const std::string& url,
   return std::unexpected(f);
 }
 
+std::optional<Failure> CheckConfirmation(const Json& warehouse, const std::string& confirm) {
+  const std::string name = warehouse.value("name", "");
+  if (warehouse.value("unresolved", false) || confirm == name) return std::nullopt;
+  Failure f = LocalFailure("confirmation_required",
+                           "Type the catalog's name, exactly, in confirm; nothing was sent",
+                           "The name is shown by: tablemere catalog list");
+  f.envelope["error"]["field"] = "confirm";
+  f.envelope["error"]["confirm_with"] = name;
+  return f;
+}
+
 ExitClass ClassOf(const Failure& f) {
   const std::string code = f.code();
   if (f.http_status == 0) {

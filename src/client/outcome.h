@@ -1,7 +1,7 @@
 // A control-API call as a client reports it: the answer's JSON, or a Failure carrying the
 // API's error envelope unchanged (with its HTTP status) or one of the client's own
 // envelopes (http_status 0): missing_credential, unreachable, route_missing,
-// ambiguous_name, org_required, no_organization, confirmation_mismatch, invalid_value.
+// ambiguous_name, org_required, no_organization, confirmation_required, invalid_value.
 // The CLI turns a Failure into an exit code; the MCP server into an isError result.
 #pragma once
 
@@ -34,6 +34,12 @@ Outcome Request(const ApiClient& api, const Call& call);
 // code is that error.
 Outcome PostForm(const std::string& url,
                  const std::vector<std::pair<std::string, std::string>>& fields);
+
+// The typed confirmation of a destructive call on a warehouse, checked before anything is
+// sent: a Failure in the API's own shape (confirmation_required, field confirm,
+// confirm_with the name) when `confirm` is not the resolved warehouse's exact name. A
+// warehouse that did not resolve is left to the API, which checks again.
+std::optional<Failure> CheckConfirmation(const Json& warehouse, const std::string& confirm);
 
 // The exit-code classes of the CLI reference.
 enum class ExitClass : int {

@@ -119,14 +119,8 @@ Outcome DeleteWarehouse(const ApiClient& api, const Json& args) {
   TM_ARG(confirm, args, "confirm", true);
   auto w = client::ResolveWarehouse(api, warehouse);
   if (!w) return w;
-  // Checked here before anything is sent; the API checks again (and answers 404 for a
-  // warehouse the caller cannot see, which resolves to no name here).
-  if (!(*w).value("unresolved", false) && confirm != (*w).value("name", "")) {
-    return std::unexpected(LocalFailure("confirmation_mismatch",
-                                        "confirm must be the catalog's exact name ('" +
-                                            (*w).value("name", "") + "'); nothing was deleted",
-                                        "Ask the person to type the catalog's name"));
-  }
+  // Checked here before anything is sent; the API checks again.
+  if (auto refused = client::CheckConfirmation(*w, confirm)) return std::unexpected(*refused);
   return Request(
       api,
       Call{.method = "DELETE", .path = Path(*w), .body = api::wire::Confirm{confirm}.ToJson()});

@@ -199,6 +199,8 @@ void BindUsage(Binder& b, Context& ctx) {
                           .With("code", "warehouse_not_found"));
         }
         Json out = {{"principal_id", caller.principal.id.str()},
+                    {"kind", metastore::Name(caller.principal.kind)},
+                    {"display_name", caller.principal.display_name},
                     {"limits", limits},
                     {"history_days", days},
                     {"projects", projects},
