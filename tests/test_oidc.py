@@ -6,6 +6,11 @@ and a key the issuer rotated in later."""
 
 import http.server
 import json
+import os
+import pathlib
+import re
+import subprocess
+import urllib.parse
 import threading
 import time
 import uuid
@@ -30,14 +35,46 @@ def jwk_of(key, kid):
 
 
 class Issuer:
-    """A minimal OpenID provider: discovery and JWKS; the tests mint its tokens."""
+    """A minimal OpenID provider: discovery, JWKS and the device flow (RFC 8628); the tests
+    mint its tokens and approve its device codes (approve(user_code, email))."""
 
     def __init__(self):
         self.keys = {"k1": new_key()}
         self.jwks_fetches = 0
+        self.devices = {}  # device_code -> {"user_code", "client_id", "email" once approved}
         issuer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            def reply(self, status, body):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", "0"))
+                form = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode()))
+                if self.path == "/device":
+                    if form.get("client_id") != "tablemere":
+                        return self.reply(400, {"error": "invalid_client"})
+                    device_code, user_code = uuid.uuid4().hex, uuid.uuid4().hex[:8].upper()
+                    issuer.devices[device_code] = {"user_code": user_code, "scope": form.get("scope")}
+                    return self.reply(200, {"device_code": device_code, "user_code": user_code,
+                                            "verification_uri": issuer.url + "/activate",
+                                            "expires_in": 600, "interval": 1})
+                if self.path == "/token":
+                    grant = issuer.devices.get(form.get("device_code"))
+                    if form.get("grant_type") != "urn:ietf:params:oauth:grant-type:device_code" \
+                            or grant is None or form.get("client_id") != "tablemere":
+                        return self.reply(400, {"error": "invalid_grant"})
+                    if "email" not in grant:
+                        return self.reply(400, {"error": "authorization_pending"})
+                    return self.reply(200, {"access_token": "opaque", "token_type": "Bearer",
+                                            "id_token": issuer.token(grant["email"])})
+                self.reply(404, {"error": "not_found"})
+
             def do_GET(self):
                 if self.path == "/.well-known/openid-configuration":
                     body = {"issuer": issuer.url, "jwks_uri": issuer.url + "/jwks",
@@ -64,6 +101,13 @@ class Issuer:
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def approve(self, user_code, email):
+        for grant in self.devices.values():
+            if grant["user_code"] == user_code:
+                grant["email"] = email
+                return
+        raise AssertionError("no such user code " + user_code)
 
     def token(self, email, kid="k1", aud="tablemere", verified=True, exp_in=300, iss=None,
               key=None):
@@ -179,3 +223,37 @@ def test_trust_email_accepts_an_unverified_address(issuer):
 def test_a_bad_issuer_list_stops_the_server():
     with pytest.raises(RuntimeError, match="OIDC_ISSUERS"):
         Server(extra_env={"TABLEMERE_OIDC_ISSUERS": "{not json"})
+
+
+CLI = pathlib.Path(os.environ.get("TABLEMERE_CLI",
+                                  pathlib.Path(__file__).resolve().parent.parent / "build" / "bin" / "tablemere"))
+
+
+def test_cli_login_through_the_issuer_device_flow(trusting, issuer, tmp_path):
+    """tablemere login --issuer: the device flow at the issuer, then an API key of the person
+    minted with the issuer's token, saved (0600) and never printed."""
+    email = address()
+    creds = tmp_path / "credentials.json"
+    env = dict(os.environ, HOME=str(tmp_path), TABLEMERE_CREDENTIALS=str(creds))
+    env.pop("TABLEMERE_API_KEY", None)
+    proc = subprocess.Popen([str(CLI), "--url", trusting.api, "--json", "login", "--issuer",
+                             issuer.url, "--label", "laptop", "--accept-terms"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline() + proc.stderr.readline()
+    code = re.search(r"code ([0-9A-F]{8})", line)
+    assert code, line
+    issuer.approve(code.group(1), email)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    answer = json.loads(out)
+    assert "api_key" not in answer and answer["label"] == "laptop", answer
+    saved = json.loads(creds.read_text())[trusting.api]
+    assert os.stat(creds).st_mode & 0o777 == 0o600
+    assert saved["api_key"] not in out + err
+    # The key is the person's: the terms were accepted, and it reads their account.
+    r = requests.get(trusting.api + "/v1/terms", headers=auth(saved["api_key"]))
+    assert r.status_code == 200 and r.json()["accepted_current"] is True, r.text
+    # An issuer the deployment does not trust is refused before any flow starts.
+    r = subprocess.run([str(CLI), "--url", trusting.api, "login", "--issuer", "https://evil.example",
+                        "--new"], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 4 and json.loads(r.stderr)["error"]["code"] == "issuer_not_found", r.stderr
