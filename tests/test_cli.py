@@ -1321,7 +1321,8 @@ def test_device_login_end_to_end(srv, home):
     name = uid("laptop-")
     second = api(srv, "POST", "/v1/warehouses", person["api_key"], json={"name": "second"})
     login = LoginProcess(env, "--name", name, "--level", "read", "--catalog",
-                         person["warehouse_id"], "--warehouse", second["warehouse_id"])
+                         person["warehouse_id"], "--warehouse", second["warehouse_id"],
+                         "--engine", "pyiceberg")
     try:
         code = login.user_code()
         assert f"/app/device?user_code={code}" in login.err
@@ -1352,6 +1353,9 @@ def test_device_login_end_to_end(srv, home):
     out = r.json
     assert "api_key" not in out and out["api_key_saved_to"] == str(creds), out
     assert out["principal_id"] == agent["agent_id"]
+    # --engine: the recipe for the approved catalog comes with it, read-only as approved.
+    assert out["recipe"]["engine"] == "pyiceberg" and out["recipe"]["level"] == "read", out
+    assert out["recipe"]["warehouse_id"] == person["warehouse_id"] and "RestCatalog" in out["recipe"]["python"]
     # The saved key works with nothing else configured.
     assert agent["agent_id"] in json.dumps(ok("whoami", env=env))
     assert srv.connection(key)["level"] == "read"

@@ -60,11 +60,34 @@ int Finish(const Cli& cli, const LoginOptions& o, Json answer, const std::string
                 {"kind", answer.value("kind", "agent")}};
   auto path = client::SaveEntry(cli.Url(), entry);
   if (!path) return cli.Fail(client::LocalFailure("credentials_file", path.error().message));
+  // --engine: the recipe for that engine on the connected catalog, fetched with the new key.
+  Json recipe;
+  if (!o.engine.empty()) {
+    ApiClient api(cli.Url(), answer["api_key"].get<std::string>(),
+                  std::string("tablemere-cli/") + TABLEMERE_VERSION);
+    Call call{.path = "/v1/connection", .query = {{"engine", o.engine}}};
+    const Json& warehouses = answer["connection"]["warehouses"];
+    if (warehouses.is_array() && !warehouses.empty()) {
+      call.query.emplace_back("warehouse_id", warehouses[0].value("warehouse_id", ""));
+    }
+    auto conn = Request(api, call);
+    if (!conn) return cli.Fail(conn.error());
+    recipe = *conn;
+  }
   if (!o.show_key) answer.erase("api_key");
   answer["api_key_saved_to"] = *path;
+  if (!recipe.is_null()) answer["recipe"] = recipe;
   cli.Say("Connected to " + cli.Url() + " as " + who + ". The key is saved in " + *path + ".");
-  if (!cli.Human()) cli.Print(answer);
-  if (cli.Human() && o.show_key) std::cout << answer.value("api_key", "") << "\n";
+  if (!cli.Human()) {
+    cli.Print(answer);
+    return 0;
+  }
+  if (o.show_key) std::cout << answer.value("api_key", "") << "\n";
+  for (const char* field : {"sql", "python"}) {
+    if (recipe.contains(field) && recipe[field].is_string()) {
+      std::cout << "\n" << recipe[field].get<std::string>();
+    }
+  }
   return 0;
 }
 
