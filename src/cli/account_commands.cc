@@ -54,6 +54,25 @@ std::string PromptCode(const std::string& email) {
   return code;
 }
 
+// The two-step code flows (signup, recovery): without a code, POST `start` mails one and,
+// on a terminal, the code is asked for; then POST `verify` with `code` filled in by
+// `with_code`. Piped without a code, the start's answer is printed with `hint`.
+int CodeFlow(const Cli& cli, const std::string& email, const Call& start, std::string& code,
+             const std::function<Call()>& verify, const KeyOptions& keys, const std::string& hint) {
+  auto api = cli.Api();
+  if (code.empty()) {
+    auto started = Request(api, start);
+    if (!started) return cli.Fail(started.error());
+    code = PromptCode(email);
+    if (code.empty()) {
+      cli.Print(*started);
+      if (!hint.empty()) cli.Say(hint);
+      return 0;
+    }
+  }
+  return ShowIssuedKey(cli, Request(api, verify()), keys, email);
+}
+
 void AddSignup(CLI::App& app, Cli& cli) {
   auto* cmd =
       app.add_subcommand("signup", "create your account and catalog: email -> code -> API key");
@@ -78,28 +97,24 @@ void AddSignup(CLI::App& app, Cli& cli) {
                 "accept the Terms of Service and Privacy Policy");
   cmd->callback([&cli, start, verify, keys] {
     cli.action = [&cli, start, verify, keys] {
-      auto api = cli.Api();
       verify->email = start->email;
       verify->workspace = start->workspace;
-      if (verify->code.empty()) {
-        auto started = Request(api, Call{.method = "POST",
-                                         .path = "/v1/signup/start",
-                                         .body = start->ToJson(),
-                                         .authenticated = false});
-        if (!started) return cli.Fail(started.error());
-        verify->code = PromptCode(start->email);
-        if (verify->code.empty()) {
-          cli.Print(*started);
-          cli.Say("Finish with: tablemere signup --email " + start->email +
-                  " --code 123456 --accept-terms --save");
-          return 0;
-        }
-      }
-      auto done = Request(api, Call{.method = "POST",
-                                    .path = "/v1/signup/verify",
-                                    .body = verify->ToJson(),
-                                    .authenticated = false});
-      return ShowIssuedKey(cli, done, *keys, start->email);
+      return CodeFlow(
+          cli, start->email,
+          Call{.method = "POST",
+               .path = "/v1/signup/start",
+               .body = start->ToJson(),
+               .authenticated = false},
+          verify->code,
+          [verify] {
+            return Call{.method = "POST",
+                        .path = "/v1/signup/verify",
+                        .body = verify->ToJson(),
+                        .authenticated = false};
+          },
+          *keys,
+          "Finish with: tablemere signup --email " + start->email +
+              " --code 123456 --accept-terms --save");
     };
   });
 }
@@ -116,24 +131,20 @@ void AddRecover(CLI::App& app, Cli& cli) {
   cmd->add_flag("--show-key", keys->show_key, "print the key even when it was saved");
   cmd->callback([&cli, r, keys] {
     cli.action = [&cli, r, keys] {
-      auto api = cli.Api();
-      if (r->code.empty()) {
-        auto started = Request(api, Call{.method = "POST",
-                                         .path = "/v1/recover/start",
-                                         .body = Recover{r->email, ""}.ToJson(),
-                                         .authenticated = false});
-        if (!started) return cli.Fail(started.error());
-        r->code = PromptCode(r->email);
-        if (r->code.empty()) {
-          cli.Print(*started);
-          return 0;
-        }
-      }
-      auto done = Request(api, Call{.method = "POST",
-                                    .path = "/v1/recover/verify",
-                                    .body = r->ToJson(),
-                                    .authenticated = false});
-      return ShowIssuedKey(cli, done, *keys, r->email);
+      return CodeFlow(
+          cli, r->email,
+          Call{.method = "POST",
+               .path = "/v1/recover/start",
+               .body = Recover{r->email, ""}.ToJson(),
+               .authenticated = false},
+          r->code,
+          [r] {
+            return Call{.method = "POST",
+                        .path = "/v1/recover/verify",
+                        .body = r->ToJson(),
+                        .authenticated = false};
+          },
+          *keys, "Finish with: tablemere recover --email " + r->email + " --code 123456 --save");
     };
   });
 }

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "client/settings.h"
+#include "common/files.h"
 #include "mcp/mcp_server.h"
 
 namespace tablemere::cli {
@@ -97,18 +98,7 @@ std::expected<std::string, client::Failure> InstallDesktop(const std::string& na
     config["mcpServers"] = Json::object();
   }
   config["mcpServers"][name] = entry;
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return failure("Cannot write");
-    ::chmod(tmp.c_str(), 0600);
-    out << config.dump(2) << "\n";
-    out.flush();
-    if (!out) return failure("Cannot write");
-  }
-  if (::chmod(tmp.c_str(), 0600) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return failure("Cannot replace");
-  }
+  if (!WriteFileAtomically(path, config.dump(2) + "\n", 0600)) return failure("Cannot write");
   return path;
 }
 

@@ -24,6 +24,60 @@ Outcome ListCatalogs(const ApiClient& api, const std::string& project) {
   return Json{{"warehouses", all}};
 }
 
+Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
+  auto listing = ListCatalogs(api, "");
+  if (!listing) return listing;
+  Json matches = Json::array();
+  for (const auto& w : (*listing)["warehouses"]) {
+    if (w.value("warehouse_id", "") == id_or_name) return w;
+    if (w.value("name", "") == id_or_name) matches.push_back(w);
+  }
+  if (matches.size() == 1) return matches[0];
+  // None of the caller's: the API judges the value itself (its 404 names both accepted
+  // forms and the command that lists them; an operator may reach any warehouse).
+  if (matches.empty()) return Json{{"warehouse_id", id_or_name}, {"unresolved", true}};
+  Failure f = LocalFailure("ambiguous_name",
+                           "Several catalogs are named '" + id_or_name + "'; pass the warehouse_id",
+                           "Pick one of the candidates' warehouse_id");
+  Json candidates = Json::array();
+  for (const auto& m : matches) {
+    candidates.push_back({{"warehouse_id", m["warehouse_id"]},
+                          {"name", m["name"]},
+                          {"project", m["project"]},
+                          {"project_id", m["project_id"]}});
+  }
+  f.envelope["error"]["candidates"] = candidates;
+  return std::unexpected(f);
+}
+
+Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle) {
+  auto orgs = Request(api, Call{.path = "/v1/orgs"});
+  if (!orgs) return orgs;
+  const Json& list = (*orgs)["organizations"];
+  if (!id_or_handle.empty()) {
+    for (const auto& o : list) {
+      if (o.value("org_id", "") == id_or_handle || o.value("handle", "") == id_or_handle) return o;
+    }
+    // Not one of the caller's: let the API judge (an operator may name any organisation).
+    return Json{{"org_id", id_or_handle}};
+  }
+  if (list.size() == 1) return list[0];
+  if (list.empty()) {
+    return std::unexpected(
+        LocalFailure("no_organization", "This key is not a member of any organisation",
+                     "Use a member's key (tablemere login, or tablemere api-key create as a "
+                     "member), or pass --org"));
+  }
+  Failure f = LocalFailure("org_required", "You belong to several organisations; name one",
+                           "Pass --org with an org_id or handle from: tablemere org list");
+  Json candidates = Json::array();
+  for (const auto& o : list) {
+    candidates.push_back({{"org_id", o["org_id"]}, {"handle", o["handle"]}, {"name", o["name"]}});
+  }
+  f.envelope["error"]["candidates"] = candidates;
+  return std::unexpected(f);
+}
+
 Outcome Whoami(const ApiClient& api) {
   auto usage = Request(api, Call{.path = "/v1/usage"});
   if (!usage) return usage;

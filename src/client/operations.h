@@ -14,6 +14,15 @@ namespace tablemere::client {
 // (each entry then carries project and project_id).
 Outcome ListCatalogs(const ApiClient& api, const std::string& project);
 
+// The warehouse a value names: its id, or its name among every warehouse the caller
+// sees ({"warehouse_id", "name", …}). A value matching none comes back as
+// {"warehouse_id": value, "unresolved": true} for the API to judge; two warehouses of one
+// name are ambiguous_name with the candidates, never a guess.
+Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name);
+// The organisation a value names (org_id or handle), or the caller's only one when the
+// value is empty (org_required with candidates when there are several).
+Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle);
+
 // {url, principal_id, organizations, projects, catalogs[{name, warehouse_id, project,
 // level, via}], limits, terms{current_version, accepted_current}}.
 Outcome Whoami(const ApiClient& api);

@@ -53,13 +53,4 @@ enum class ExitClass : int {
 };
 ExitClass ClassOf(const Failure& f);
 
-// The warehouse a value names: its id, or its name among every warehouse the caller
-// sees ({"warehouse_id", "name", …}). A value matching none comes back as
-// {"warehouse_id": value, "unresolved": true} for the API to judge; two warehouses of one
-// name are ambiguous_name with the candidates, never a guess.
-Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name);
-// The organisation a value names (org_id or handle), or the caller's only one when the
-// value is empty (org_required with candidates when there are several).
-Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle);
-
 }  // namespace tablemere::client

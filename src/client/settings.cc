@@ -12,6 +12,8 @@
 #include <sstream>
 #include <vector>
 
+#include "common/files.h"
+
 namespace tablemere::client {
 namespace {
 
@@ -96,29 +98,10 @@ Result<std::string> SaveEntry(const std::string& url, const nlohmann::json& entr
   }
   nlohmann::json file = ReadJsonFile(path).value_or(nlohmann::json::object());
   file[TrimSlash(url)] = entry;
-  const std::string text = file.dump(2) + "\n";
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(IoError("Cannot write", tmp));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Fail(IoError("Cannot write", tmp));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fchmod(fd, 0600) != 0 || ::fsync(fd) != 0) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return Fail(IoError("Cannot write", tmp));
-  }
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Fail(IoError("Cannot replace", path));
+  auto written = WriteFileAtomically(path, file.dump(2) + "\n", 0600);
+  if (!written) {
+    return Fail(
+        Error{ErrorCode::kInternal, written.error().message, {}}.With("code", "credentials_file"));
   }
   return path;
 }

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "common/crypto.h"
+#include "common/files.h"
 #include "identity/jwt.h"
 
 namespace tablemere::identity {
@@ -51,47 +52,9 @@ std::string BigEndian(const EVP_PKEY* key, const char* param) {
   return out;
 }
 
-// Writes `text` to `path` atomically with mode 0600: a temporary file, fsync, rename,
-// then the directory's fsync. Every step's failure is reported.
 Result<void> WriteSecretFile(const std::string& dir, const std::string& name,
                              const std::string& text) {
-  const std::string path = dir + "/" + name;
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Fail(Unavailable("cannot create " + tmp + ": " + std::strerror(errno)));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      return Fail(Unavailable("cannot write " + tmp + ": " + std::strerror(errno)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    return Fail(Unavailable("cannot sync " + tmp + ": " + std::strerror(errno)));
-  }
-  if (::close(fd) != 0) return Fail(Unavailable("cannot close " + tmp));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Fail(Unavailable("cannot rename " + tmp + ": " + std::strerror(errno)));
-  }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return Fail(Unavailable("cannot open " + dir));
-  int synced = ::fsync(dfd);
-  ::close(dfd);
-  if (synced != 0) return Fail(Unavailable("cannot sync " + dir));
-  return {};
-}
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail(Error{ErrorCode::kNotFound, path, {}});
-  std::stringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return Fail(Unavailable("cannot read " + path));
-  return s.str();
+  return WriteFileAtomically(dir + "/" + name, text, 0600);
 }
 
 }  // namespace
@@ -187,19 +150,19 @@ Result<std::unique_ptr<SigningKeys>> SigningKeys::Open(const std::string& dir, c
 
 Result<void> SigningKeys::Load() {
   std::unique_lock lock(mu_);
-  auto current = ReadFile(dir_ + "/current.pem");
+  auto current = ReadWholeFile(dir_ + "/current.pem");
   if (!current) {
     if (current.error().code != ErrorCode::kNotFound) return Fail(current.error());
     TM_ASSIGN(current_, Key::Generate());
     return Save();
   }
   TM_ASSIGN(current_, Key::FromPem(*current, dir_ + "/current.pem"));
-  auto index = ReadFile(dir_ + "/keys.json");
+  auto index = ReadWholeFile(dir_ + "/keys.json");
   if (index) {
     Json j = Json::parse(*index, nullptr, false);
     previous_until_ms_ = j.is_object() ? j.value("previous_until_ms", int64_t{0}) : 0;
   }
-  auto previous = ReadFile(dir_ + "/previous.pem");
+  auto previous = ReadWholeFile(dir_ + "/previous.pem");
   if (previous && previous_until_ms_ > clock_.NowMillis()) {
     TM_ASSIGN(previous_, Key::FromPem(*previous, dir_ + "/previous.pem"));
   }

@@ -1,0 +1,71 @@
+#include "common/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tablemere {
+namespace {
+
+Error Unavailable(const std::string& what) {
+  return Error{ErrorCode::kUnavailable, what + ": " + std::strerror(errno), {}};
+}
+
+}  // namespace
+
+Result<void> WriteFileAtomically(const std::string& path, const std::string& text, int mode) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return Fail(Unavailable("cannot create " + tmp));
+  auto abandon = [&](const std::string& what) {
+    Error e = Unavailable(what);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return Fail(e);
+  };
+  // The mode is applied explicitly too: open() honours the umask, and an existing
+  // temporary file keeps its old mode.
+  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0) return abandon("cannot chmod " + tmp);
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return abandon("cannot write " + tmp);
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) return abandon("cannot sync " + tmp);
+  if (::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return Fail(Unavailable("cannot close " + tmp));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Error e = Unavailable("cannot rename " + tmp);
+    ::unlink(tmp.c_str());
+    return Fail(e);
+  }
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return Fail(Unavailable("cannot open " + dir));
+  int synced = ::fsync(dfd);
+  ::close(dfd);
+  if (synced != 0) return Fail(Unavailable("cannot sync " + dir));
+  return {};
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Fail(Error{ErrorCode::kNotFound, path, {}});
+  std::stringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return Fail(Unavailable("cannot read " + path));
+  return s.str();
+}
+
+}  // namespace tablemere
