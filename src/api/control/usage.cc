@@ -195,8 +195,9 @@ void BindUsage(Binder& b, Context& ctx) {
               }
             }
           }
-          return Fail(Error{ErrorCode::kNotFound, "No usage is recorded for this warehouse", {}}
-                          .With("code", "warehouse_not_found"));
+          return Fail(
+              Error{ErrorCode::kNotFound, "No usage is recorded for this warehouse", {}}.With(
+                  "code", "warehouse_not_found"));
         }
         Json out = {{"principal_id", caller.principal.id.str()},
                     {"kind", metastore::Name(caller.principal.kind)},
