@@ -1,0 +1,120 @@
+#include <gtest/gtest.h>
+
+#include "avro/container.h"
+#include "avro/encoding.h"
+
+namespace tablemere::avro {
+namespace {
+
+const char* kManifestFileSchema = R"({
+  "type": "record", "name": "manifest_file", "fields": [
+    {"name": "manifest_path", "type": "string", "field-id": 500},
+    {"name": "manifest_length", "type": "long", "field-id": 501},
+    {"name": "content", "type": "int", "field-id": 517},
+    {"name": "partitions", "type": ["null", {"type": "array", "element-id": 508, "items": {
+      "type": "record", "name": "r508", "fields": [
+        {"name": "contains_null", "type": "boolean", "field-id": 509},
+        {"name": "lower_bound", "type": ["null", "bytes"], "field-id": 510}]}}],
+     "default": null, "field-id": 507},
+    {"name": "key_metadata", "type": ["null", {"type": "fixed", "name": "k16", "size": 4}],
+     "field-id": 519},
+    {"name": "tags", "type": {"type": "map", "values": "double"}},
+    {"name": "kind", "type": {"type": "enum", "name": "kind", "symbols": ["DATA", "DELETES"]}},
+    {"name": "ratio", "type": "float"}]})";
+
+Value Sample(int n) {
+  std::vector<Value> parts;
+  for (int i = 0; i < n % 3; i++) {
+    parts.push_back(
+        Value::Record({Value::Bool(i % 2 == 0),
+                       i == 0 ? Value::Union(0, Value::Null())
+                              : Value::Union(1, Value::Bytes(std::string("\0\xff", 2)))}));
+  }
+  return Value::Record({Value::String("s3://w/t/metadata/m" + std::to_string(n) + ".avro"),
+                        Value::Long(int64_t{1} << (n % 60)), Value::Int(n % 2),
+                        n % 4 == 0 ? Value::Union(0, Value::Null())
+                                   : Value::Union(1, Value::Array(std::move(parts))),
+                        Value::Union(1, Value::Fixed("abcd")),
+                        Value::Map({{"x", Value::Double(0.5 * n)}}), Value::Enum(n % 2),
+                        Value::Float(1.25f)});
+}
+
+TEST(Avro, ZigZagVarintsAsTheSpecWritesThem) {
+  auto enc = [](int64_t v) {
+    std::string out;
+    EncodeLong(v, out);
+    return out;
+  };
+  EXPECT_EQ(enc(0), std::string("\x00", 1));
+  EXPECT_EQ(enc(-1), "\x01");
+  EXPECT_EQ(enc(1), "\x02");
+  EXPECT_EQ(enc(64), "\x80\x01");
+  EXPECT_EQ(enc(-65), "\x81\x01");
+  for (int64_t v : {int64_t{0}, int64_t{-1}, INT64_MAX, INT64_MIN, int64_t{123456789}}) {
+    std::string s = enc(v);
+    Decoder d(s);
+    EXPECT_EQ(*d.Long(), v);
+  }
+}
+
+TEST(Avro, SchemaKeepsIcebergAttributes) {
+  auto schema = ParseSchema(std::string(kManifestFileSchema));
+  ASSERT_TRUE(schema) << schema.error().message;
+  EXPECT_EQ(schema->root->fields.size(), 8u);
+  EXPECT_EQ(schema->root->fields[2].attributes["field-id"], 517);
+  EXPECT_EQ(schema->json["fields"][3]["type"][1]["element-id"], 508);
+  EXPECT_FALSE(ParseSchema(std::string(R"({"type": "record", "name": "x"})")));
+  EXPECT_FALSE(ParseSchema(std::string(R"("no_such_type")")));
+}
+
+class ContainerRoundTrip : public ::testing::TestWithParam<Codec> {};
+
+TEST_P(ContainerRoundTrip, RecordsAndMetadataSurvive) {
+  Container c;
+  c.schema = *ParseSchema(std::string(kManifestFileSchema));
+  c.codec = GetParam();
+  c.metadata = {{"format-version", "2"}, {"content", "data"}, {"schema", "{\"a\":1}"}};
+  for (int i = 0; i < 1000; i++) c.records.push_back(Sample(i));
+  auto bytes = WriteContainer(c, std::string(16, 'S'), 300);
+  ASSERT_TRUE(bytes) << bytes.error().message;
+  auto back = ReadContainer(*bytes);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->codec, c.codec);
+  EXPECT_EQ(back->metadata, c.metadata);
+  EXPECT_EQ(back->schema.json, c.schema.json);
+  ASSERT_EQ(back->records.size(), c.records.size());
+  for (size_t i = 0; i < c.records.size(); i += 37) {
+    EXPECT_EQ(ToJson(*back->schema.root, back->records[i]), ToJson(*c.schema.root, c.records[i]));
+  }
+  // Any byte cut off the end is refused, never read as fewer records.
+  EXPECT_FALSE(ReadContainer(std::string_view(*bytes).substr(0, bytes->size() - 1)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, ContainerRoundTrip,
+                         ::testing::Values(Codec::kNull, Codec::kDeflate, Codec::kSnappy,
+                                           Codec::kZstd));
+
+TEST(Avro, CorruptFilesAreRefused) {
+  Container c;
+  c.schema = *ParseSchema(std::string(R"({"type": "record", "name": "r", "fields": [
+      {"name": "a", "type": "string"}]})"));
+  c.codec = Codec::kDeflate;
+  c.records = {Value::Record({Value::String("hello")})};
+  std::string bytes = *WriteContainer(c, std::string(16, 'Z'));
+  EXPECT_FALSE(ReadContainer("not avro"));
+  std::string bad_sync = bytes;
+  bad_sync[bad_sync.size() - 1] ^= 1;
+  EXPECT_FALSE(ReadContainer(bad_sync));
+  // A record whose value does not match the schema is not written.
+  c.records = {Value::Record({Value::Long(5)})};
+  EXPECT_FALSE(WriteContainer(c, std::string(16, 'Z')));
+  // A string claiming more bytes than there are.
+  Decoder d(
+      std::string("\x7f"
+                  "ab",
+                  3));
+  EXPECT_FALSE(d.Read(*ParseSchema(std::string("\"string\""))->root));
+}
+
+}  // namespace
+}  // namespace tablemere::avro
