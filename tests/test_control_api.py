@@ -221,7 +221,19 @@ def test_connection_defaults_to_duckdb_and_rejects_unknown_engines(server, accou
     for engine in ("trino", ""):
         err = assert_api_error(get_connection(server, account["api_key"], engine=engine), 400,
                                "unsupported_engine")
-        assert err["available"] == ENGINES
+        assert err["available"] == ENGINES + ["snowflake"]
+
+
+def test_snowflake_recipe_is_always_read_only(server, account):
+    """GET /v1/connection?engine=snowflake: a catalog integration and an external volume
+    with the read-only identity, whatever the caller's level."""
+    r = get_connection(server, account["api_key"], engine="snowflake")
+    assert r.status_code == 200, r.text
+    c = r.json()
+    assert c["level"] == "write" and c["identity"].endswith("-ro"), c
+    assert c["catalog_credential"]["client_id"] == c["identity"]
+    assert "CATALOG_SOURCE = ICEBERG_REST" in c["sql"] and "ALLOW_WRITES = FALSE" in c["sql"]
+    assert c["identity"] in c["sql"] and "w-" + account["warehouse_id"] in c["sql"]
 
 
 def test_connection_selects_the_warehouse_by_id_or_name(server, account):

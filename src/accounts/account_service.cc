@@ -23,13 +23,15 @@ std::string HostPort(const std::string& url) {
 
 }  // namespace
 
-// The engines GET /v1/connection has a recipe for.
-Result<void> CheckEngine(const std::string& engine) {
-  static const std::vector<std::string> kEngines = {"duckdb", "pyiceberg", "spark", "snowflake"};
-  if (std::find(kEngines.begin(), kEngines.end(), engine) != kEngines.end()) return {};
-  return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine",
-                    "engine must be one of duckdb, pyiceberg, spark, snowflake")
-                  .With("available", "duckdb,pyiceberg,spark,snowflake"));
+// The engines a signup answers with a recipe for; GET /v1/connection also has the
+// read-only Snowflake recipe (`recipes`).
+Result<void> CheckEngine(const std::string& engine, EngineSet set) {
+  std::vector<std::string> engines = {"duckdb", "pyiceberg", "spark"};
+  if (set == EngineSet::kRecipes) engines.push_back("snowflake");
+  if (std::find(engines.begin(), engines.end(), engine) != engines.end()) return {};
+  std::string list = Join(engines, ", ");
+  return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine", "engine must be one of " + list)
+                  .With("available", Join(engines, ",")));
 }
 
 NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json) {
@@ -290,7 +292,7 @@ Result<WarehouseAccess> AccountService::HeldAccess(const Caller& caller,
 
 Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access,
                                                    const std::string& engine) {
-  TM_TRY(CheckEngine(engine));
+  TM_TRY(CheckEngine(engine, EngineSet::kRecipes));
   Connection c;
   c.engine = engine;
   c.access = access;

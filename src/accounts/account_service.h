@@ -96,9 +96,10 @@ inline constexpr char kTermsVersion[] = "2026-11-01";
 bool ValidEmail(const std::string& email);
 // The lowercase domain of an address ("" without an @).
 std::string DomainOf(const std::string& email);
-// The engines GET /v1/connection has a recipe for. Errors: kInvalidInput
-// (unsupported_engine, available).
-Result<void> CheckEngine(const std::string& engine);
+enum class EngineSet { kSignup, kRecipes };
+// kInvalidInput (unsupported_engine, with `available`) unless `engine` is one of `set`:
+// duckdb, pyiceberg, spark, and for recipes also snowflake.
+Result<void> CheckEngine(const std::string& engine, EngineSet set = EngineSet::kSignup);
 
 // An error with the wire code the API reference names (detail "code").
 Error Coded(ErrorCode code, const std::string& wire, const std::string& message);
