@@ -180,23 +180,38 @@ Result<std::string> WarehouseFiles::WriteMetadata(const metastore::Warehouse& w,
   return metadata_location;
 }
 
-Result<Json> WarehouseFiles::ReadJson(const metastore::Warehouse& w, const std::string& location) {
+Result<std::string> WarehouseFiles::ReadBytes(const metastore::Warehouse& w,
+                                              const std::string& location, size_t max_bytes) {
   TM_ASSIGN(std::string key, KeyOf(w, location));
   objectstore::ObjectInfo info;
-  auto reader = objects_.Get(Bucket(w), key, 0, std::nullopt, &info);
-  if (!reader) {
-    if (reader.error().code == ErrorCode::kNotFound) {
-      return Fail(BadRequest("No metadata file at " + location));
-    }
-    return Fail(reader.error());
+  TM_ASSIGN(auto reader, objects_.Get(Bucket(w), key, 0, std::nullopt, &info));
+  if (info.size > max_bytes) {
+    return Fail(BadRequest(location + " is larger than " + std::to_string(max_bytes) + " bytes"));
   }
   std::string body(info.size, '\0');
   size_t got = 0;
   while (got < body.size()) {
-    TM_ASSIGN(size_t n, (*reader)->Read(body.data() + got, body.size() - got));
-    if (n == 0) break;
+    TM_ASSIGN(size_t n, reader->Read(body.data() + got, body.size() - got));
+    if (n == 0) return Fail(Error{ErrorCode::kUnavailable, location + " ended early", {}});
     got += n;
   }
+  return body;
+}
+
+Result<void> WarehouseFiles::Delete(const metastore::Warehouse& w, const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  return objects_.Delete(Bucket(w), key);
+}
+
+Result<Json> WarehouseFiles::ReadJson(const metastore::Warehouse& w, const std::string& location) {
+  auto read = ReadBytes(w, location, size_t{1} << 30);
+  if (!read) {
+    if (read.error().code == ErrorCode::kNotFound) {
+      return Fail(BadRequest("No metadata file at " + location));
+    }
+    return Fail(read.error());
+  }
+  const std::string& body = *read;
   Json document = Json::parse(body, nullptr, false);
   if (!document.is_object()) return Fail(BadRequest(location + " is not a JSON document"));
   return document;

@@ -100,6 +100,11 @@ class WarehouseFiles {
   void DiscardUnreferenced(const metastore::Warehouse& w, const std::string& location);
   // Reads a JSON document; kInvalidInput when it is missing or not JSON.
   Result<Json> ReadJson(const metastore::Warehouse& w, const std::string& location);
+  // Reads a whole file of at most `max_bytes`. Errors: kNotFound, kInvalidInput (larger).
+  Result<std::string> ReadBytes(const metastore::Warehouse& w, const std::string& location,
+                                size_t max_bytes);
+  // Deletes a file of the warehouse's table bucket (kNotFound when it is not there).
+  Result<void> Delete(const metastore::Warehouse& w, const std::string& location);
   // The endpoint and region every client needs (no secrets).
   std::map<std::string, std::string> BaseConfig() const;
   // A session scoped to `location` (read-only when the caller is); `format` ("" for

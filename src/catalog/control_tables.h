@@ -76,8 +76,11 @@ class ControlTables {
   Result<VendedCredentials> Credentials(const accounts::WarehouseAccess& access,
                                         const TableIdent& ident);
 
- private:
+  // The warehouse identity the access level picks (read-only below write); the control
+  // plane and maintenance act on the catalog as it.
   static CatalogPrincipal PrincipalFor(const accounts::WarehouseAccess& access);
+
+ private:
   Result<void> RequireNamespace(const metastore::Warehouse& w, const Namespace& ns);
   Result<void> RequireTable(const metastore::Warehouse& w, const TableIdent& ident);
 

@@ -129,6 +129,8 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
+    maintenance_ =
+        std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, iceberg::ExpiryPolicy{});
     if (!config.smtp.host.empty()) {
       TM_ASSIGN(mailer_, mail::NewSmtpMailer(config.smtp));
     }
@@ -139,7 +141,7 @@ class AppImpl final : public App {
     sessions_ = std::make_unique<accounts::Sessions>(*accounts_, *verification_, mail);
     control_api_ = std::make_unique<api::control::ControlApi>(
         api::control::ControlServices{*accounts_, *control_tables_, *verification_, *devices_,
-                                      *sessions_},
+                                      *sessions_, *maintenance_},
         api::control::ControlApiOptions{
             [this] { return meta_->Ping().has_value(); },
             [this] { return meta_->Ping().has_value(); }, config.bootstrap_secret,
@@ -293,6 +295,7 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;
+  std::unique_ptr<catalog::TableMaintenance> maintenance_;
   std::unique_ptr<mail::Mailer> mailer_;  // null: "log" delivery
   std::unique_ptr<accounts::Verification> verification_;
   std::unique_ptr<accounts::DeviceFlow> devices_;

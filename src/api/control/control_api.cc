@@ -12,7 +12,8 @@ struct ControlApi::Impl {
   Binder binder;
 
   Impl(ControlServices s, ControlApiOptions o)
-      : ctx{s.accounts, s.tables, s.verification, s.devices, s.sessions, std::move(o)},
+      : ctx{s.accounts, s.tables,      s.verification, s.devices,
+            s.sessions, s.maintenance, std::move(o)},
         binder([this](const Request& req, const PathParams&) { return Authenticate(req); },
                [](const Request& req, const Error& e, std::monostate) {
                  return ErrorResponse(req, e);

@@ -10,6 +10,7 @@
 #include "accounts/sessions.h"
 #include "accounts/verification.h"
 #include "catalog/control_tables.h"
+#include "catalog/table_maintenance.h"
 #include "http/message.h"
 
 namespace tablemere::api::control {
@@ -32,6 +33,7 @@ struct ControlServices {
   accounts::Verification& verification;
   accounts::DeviceFlow& devices;
   accounts::Sessions& sessions;
+  catalog::TableMaintenance& maintenance;
 };
 
 class ControlApi {

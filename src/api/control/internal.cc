@@ -54,6 +54,47 @@ void BindInternal(Binder& b, Context& ctx) {
              return Response::Json(200, out.dump());
            });
 
+  // Runs maintenance jobs on one table now and answers with each job's result.
+  Internal(
+      b, ctx, "POST", "/internal/maintenance/run",
+      [&ctx](Request& req, const PathParams&) -> Result<Response> {
+        TM_ASSIGN(Json body, Body(req));
+        TM_ASSIGN(std::string warehouse_id, RequiredString(body, "warehouse_id"));
+        TM_ASSIGN(std::string ns_text, RequiredString(body, "namespace"));
+        TM_ASSIGN(std::string table, RequiredString(body, "table"));
+        TM_ASSIGN(std::vector<std::string> jobs, StringList(body, "jobs"));
+        if (jobs.empty()) jobs = {"expire"};
+        TM_ASSIGN(auto w,
+                  ctx.accounts.metastore().warehouses().FindWarehouse(WarehouseId(warehouse_id)));
+        catalog::TableIdent ident{Split(ns_text, '.'), table};
+        Json results = Json::array();
+        for (const auto& job : jobs) {
+          if (job == "expire") {
+            TM_ASSIGN(auto r, ctx.maintenance.Expire(w, ident));
+            results.push_back(
+                {{"job", job},
+                 {"ran", r.ran},
+                 {"skipped_because", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
+                 {"snapshots_before", r.snapshots_before},
+                 {"snapshots_expired", r.snapshots_expired},
+                 {"files_deleted", r.files_deleted},
+                 {"files_already_gone", r.files_missing}});
+          } else if (job == "compact" || job == "rewrite-manifests" || job == "orphans") {
+            results.push_back(
+                {{"job", job}, {"ran", false}, {"skipped_because", "this job is not built yet"}});
+          } else {
+            return Fail(Error{ErrorCode::kInvalidInput, "Unknown job " + job, {}}
+                            .With("code", "invalid_value")
+                            .With("field", "jobs"));
+          }
+        }
+        return Response::Json(200, Json{{"warehouse_id", warehouse_id},
+                                        {"namespace", ns_text},
+                                        {"table", table},
+                                        {"results", results}}
+                                       .dump());
+      });
+
   Internal(b, ctx, "GET", "/internal/login-tokens/{email}",
            [&ctx](Request& req, const PathParams& p) -> Result<Response> {
              TM_ASSIGN(auto links, ctx.sessions.PendingLinks(p.at("email")));

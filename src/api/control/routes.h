@@ -14,6 +14,7 @@
 #include "api/control/control_api.h"
 #include "api/wire/control.h"
 #include "catalog/control_tables.h"
+#include "catalog/table_maintenance.h"
 
 namespace tablemere::api::control {
 
@@ -31,6 +32,7 @@ struct Context {
   accounts::Verification& verification;
   accounts::DeviceFlow& devices;
   accounts::Sessions& sessions;
+  catalog::TableMaintenance& maintenance;
   ControlApiOptions options;
 };
 

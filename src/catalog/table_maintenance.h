@@ -1,0 +1,42 @@
+// Table maintenance jobs the catalog runs on a table itself. Today: snapshot expiry with
+// the deletion of exactly the files no retained snapshot reaches. A job commits through
+// the same commit path as any client, as the warehouse's write identity, and only when
+// the table has not moved since it planned: a job that loses a race is dropped (retried by
+// the next run), never retried against a user's commit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/catalog_service.h"
+#include "iceberg/snapshot_expiry.h"
+
+namespace tablemere::catalog {
+
+struct ExpireResult {
+  bool ran = false;    // false: skipped, `reason` says why
+  std::string reason;  // "" when it ran
+  int snapshots_before = 0;
+  int snapshots_expired = 0;
+  int files_deleted = 0;
+  int files_missing = 0;  // unreachable files already gone
+};
+
+class TableMaintenance {
+ public:
+  TableMaintenance(CatalogService& catalog, const Clock& clock, iceberg::ExpiryPolicy policy)
+      : catalog_(catalog), clock_(clock), policy_(policy) {}
+
+  // Expires the table's snapshots by the policy (and its properties), commits the
+  // removal, then deletes the manifest lists, manifests and data and delete files only
+  // the expired snapshots reached. Errors: the catalog's (kNotFound for the table), and
+  // kInvalidInput for metadata files that cannot be read (nothing is deleted then).
+  Result<ExpireResult> Expire(const metastore::Warehouse& w, const TableIdent& ident);
+
+ private:
+  CatalogService& catalog_;
+  const Clock& clock_;
+  iceberg::ExpiryPolicy policy_;
+};
+
+}  // namespace tablemere::catalog

@@ -1,0 +1,150 @@
+"""Table maintenance through the operator route POST /internal/maintenance/run: snapshot
+expiry by the product's rules, committed through the catalog, then the deletion of
+exactly the files no retained snapshot reaches. Tables are written by PyIceberg through
+the catalog and read back by PyIceberg and DuckDB."""
+
+import uuid
+
+import boto3
+import pyarrow as pa
+import pytest
+import requests
+from botocore.config import Config
+
+from conftest import BOOTSTRAP_SECRET
+from engines import duckdb_from_recipe, pyiceberg_from_recipe
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+
+
+def rows(ids):
+    return pa.table({"id": ids, "name": [f"n{i}" for i in ids]}, schema=SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def env(clocked_server):
+    acct = clocked_server.signup(engine="pyiceberg")
+    cred = acct["connection"]["catalog_credential"]
+    s3 = boto3.client("s3", endpoint_url=clocked_server.s3, region_name="us-east-1",
+                      aws_access_key_id=cred["client_id"], aws_secret_access_key=cred["client_secret"],
+                      config=Config(s3={"addressing_style": "path"}))
+    return {"srv": clocked_server, "acct": acct, "s3": s3,
+            "cat": pyiceberg_from_recipe(acct["connection"])}
+
+
+def run(env, ns, table, jobs=("expire",)):
+    r = requests.post(env["srv"].api + "/internal/maintenance/run",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
+                            "table": table, "jobs": list(jobs)})
+    assert r.status_code == 200, r.text
+    return r.json()["results"]
+
+
+def exists(env, location):
+    bucket, key = location.removeprefix("s3://").split("/", 1)
+    try:
+        env["s3"].head_object(Bucket=bucket, Key=key)
+        return True
+    except env["s3"].exceptions.ClientError as e:
+        assert e.response["Error"]["Code"] in ("404", "NoSuchKey"), e
+        return False
+
+
+def reachable(table):
+    """Every manifest list, manifest and live data file of every snapshot."""
+    files = set()
+    for snap in table.metadata.snapshots:
+        files.add(snap.manifest_list)
+        for m in snap.manifests(table.io):
+            files.add(m.manifest_path)
+            for e in m.fetch_manifest_entry(table.io, discard_deleted=True):
+                files.add(e.data_file.file_path)
+    return files
+
+
+def new_table(env, properties=None):
+    ns = "mnt_" + uuid.uuid4().hex[:6]
+    env["cat"].create_namespace(ns)
+    return ns, env["cat"].create_table(f"{ns}.t", schema=SCHEMA, properties=properties or {})
+
+
+def test_expiry_deletes_exactly_what_only_expired_snapshots_reach(env):
+    ns, t = new_table(env, {"tablemere.maintenance.max-snapshots": "1"})
+    t.append(rows([1, 2]))
+    t.append(rows([3]))
+    t.overwrite(rows([7, 8, 9]))
+    t = env["cat"].load_table(f"{ns}.t")
+    before_all = reachable(t)
+    current = t.current_snapshot()
+    kept_before = reachable_of(t, current)
+    # PyIceberg's overwrite commits a delete and an append: four snapshots.
+    assert len(t.metadata.snapshots) == 4 and all(exists(env, f) for f in before_all)
+
+    [result] = run(env, ns, "t")
+    assert result["ran"] and result["snapshots_expired"] == 3, result
+    t = env["cat"].load_table(f"{ns}.t")
+    assert [s.snapshot_id for s in t.metadata.snapshots] == [current.snapshot_id]
+    # Everything the retained snapshot reaches is there; everything else is gone.
+    assert reachable(t) == kept_before
+    assert all(exists(env, f) for f in kept_before)
+    gone = before_all - kept_before
+    assert gone and not any(exists(env, f) for f in gone), [f for f in gone if exists(env, f)]
+    assert result["files_deleted"] == len(gone), result
+    # The table reads the same in PyIceberg and DuckDB.
+    assert sorted(t.scan().to_arrow()["id"].to_pylist()) == [7, 8, 9]
+    duck = duckdb_from_recipe(env["srv"].connection(env["acct"]["api_key"]))
+    assert duck.sql(f"SELECT count(*), sum(id) FROM lake.{ns}.t").fetchone() == (3, 24)
+    # A second run has nothing to do.
+    [again] = run(env, ns, "t")
+    assert not again["ran"] and again["skipped_because"] == "nothing to expire", again
+
+
+def reachable_of(table, snapshot):
+    files = {snapshot.manifest_list}
+    for m in snapshot.manifests(table.io):
+        files.add(m.manifest_path)
+        for e in m.fetch_manifest_entry(table.io, discard_deleted=True):
+            files.add(e.data_file.file_path)
+    return files
+
+
+def test_age_limit_keeps_every_ref_head(env):
+    ns, t = new_table(env)
+    for i in range(4):
+        t.append(rows([i]))
+    t = env["cat"].load_table(f"{ns}.t")
+    first = t.metadata.snapshots[0].snapshot_id
+    t.manage_snapshots().create_tag(first, "audit").commit()
+    # Four recent snapshots: under the defaults (20, 7 days) nothing expires.
+    [r] = run(env, ns, "t")
+    assert not r["ran"] and r["snapshots_before"] == 4, r
+    # With an age limit of a millisecond (history.expire.max-snapshot-age-ms) everything but
+    # the heads expires: main's and the tag's. (The seven-day default is unit-tested: the
+    # test clock cannot move here, S3 signatures are checked against it.)
+    with t.transaction() as tx:
+        tx.set_properties({"history.expire.max-snapshot-age-ms": "1"})
+    [r] = run(env, ns, "t")
+    assert r["ran"] and r["snapshots_expired"] == 2, r
+    t = env["cat"].load_table(f"{ns}.t")
+    ids = {s.snapshot_id for s in t.metadata.snapshots}
+    assert ids == {first, t.current_snapshot().snapshot_id}
+    assert sorted(t.scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3]
+    assert sorted(t.scan(snapshot_id=first).to_arrow()["id"].to_pylist()) == [0]
+    assert all(exists(env, f) for f in reachable(t))
+
+
+def test_unknown_jobs_and_tables_are_refused(env):
+    r = requests.post(env["srv"].api + "/internal/maintenance/run",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": "x",
+                            "table": "t", "jobs": ["defragment"]})
+    assert r.status_code == 400 and r.json()["error"]["field"] == "jobs", r.text
+    r = requests.post(env["srv"].api + "/internal/maintenance/run",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": "nope",
+                            "table": "t"})
+    assert r.status_code == 404, r.text
+    # Without the operator secret the route does not exist.
+    r = requests.post(env["srv"].api + "/internal/maintenance/run", json={})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "route_not_found", r.text
