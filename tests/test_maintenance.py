@@ -148,3 +148,26 @@ def test_unknown_jobs_and_tables_are_refused(env):
     # Without the operator secret the route does not exist.
     r = requests.post(env["srv"].api + "/internal/maintenance/run", json={})
     assert r.status_code == 404 and r.json()["error"]["code"] == "route_not_found", r.text
+
+
+def test_the_periodic_sweep_expires_every_table():
+    """Maintenance is on by default; --maintenance-interval sets the sweep's period."""
+    from conftest import Server
+    import time
+    srv = Server(args=("--maintenance-interval", "1"))
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        cat.create_namespace("swept")
+        t = cat.create_table("swept.t", schema=SCHEMA,
+                             properties={"tablemere.maintenance.max-snapshots": "2"})
+        for i in range(4):
+            t.append(rows([i]))
+        deadline = time.time() + 30
+        while len(cat.load_table("swept.t").metadata.snapshots) > 2:
+            assert time.time() < deadline, "the sweep did not expire the table"
+            time.sleep(0.2)
+        t = cat.load_table("swept.t")
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3]
+    finally:
+        srv.cleanup()

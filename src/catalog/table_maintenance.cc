@@ -145,4 +145,40 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   return result;
 }
 
+Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
+  SweepResult sweep;
+  TM_ASSIGN(auto warehouses, catalog_.metastore().warehouses().AllWarehouses());
+  for (const auto& w : warehouses) {
+    // Namespaces breadth first from the root; the tables of each.
+    std::vector<Namespace> pending = {Namespace{}};
+    while (!pending.empty()) {
+      Namespace ns = std::move(pending.back());
+      pending.pop_back();
+      auto children = catalog_.ListNamespaces(w, ns);
+      if (!children) {
+        sweep.failures++;
+        continue;
+      }
+      for (auto& c : *children) pending.push_back(std::move(c));
+      if (ns.empty()) continue;
+      auto tables = catalog_.ListTables(w, ns);
+      if (!tables) {
+        sweep.failures++;
+        continue;
+      }
+      for (const auto& ident : *tables) {
+        sweep.tables++;
+        auto r = Expire(w, ident);
+        if (!r) {
+          sweep.failures++;
+          continue;
+        }
+        sweep.expired_snapshots += r->snapshots_expired;
+        sweep.files_deleted += r->files_deleted;
+      }
+    }
+  }
+  return sweep;
+}
+
 }  // namespace tablemere::catalog

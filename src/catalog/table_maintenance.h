@@ -33,6 +33,13 @@ class TableMaintenance {
   // kInvalidInput for metadata files that cannot be read (nothing is deleted then).
   Result<ExpireResult> Expire(const metastore::Warehouse& w, const TableIdent& ident);
 
+  struct SweepResult {
+    int tables = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
+  };
+  // Expires every table of every warehouse. A table that fails is counted and skipped (it
+  // is tried again by the next sweep); only a failure to list warehouses is an error.
+  Result<SweepResult> SweepAll();
+
  private:
   CatalogService& catalog_;
   const Clock& clock_;

@@ -32,6 +32,9 @@
 namespace tablemere::server {
 namespace {
 
+// The queue kind of the periodic maintenance sweep.
+constexpr char kMaintenanceSweepTask[] = "maintenance_sweep";
+
 // Test servers move their clock forward through POST /internal/clock.
 bool TestClockEnabled() {
   const char* v = std::getenv("TABLEMERE_TEST_CLOCK");
@@ -167,6 +170,26 @@ class AppImpl final : public App {
       return meta_->tasks().EnqueueTask(
           {accounts::kMeterStorageTask, "{}", accounts::kMeterEveryMs});
     });
+    // Table maintenance: a chain like metering's, one sweep over every table per interval.
+    if (config.maintenance_interval_seconds > 0) {
+      const int64_t every_ms = config.maintenance_interval_seconds * 1000;
+      tasks_->Register(
+          kMaintenanceSweepTask, [this, every_ms](const metastore::Task&) -> Result<void> {
+            TM_ASSIGN(auto sweep, maintenance_->SweepAll());
+            if (sweep.expired_snapshots > 0 || sweep.failures > 0) {
+              std::fprintf(stderr,
+                           "maintenance sweep: %d tables, %d snapshots expired, %d files deleted, "
+                           "%d failures\n",
+                           sweep.tables, sweep.expired_snapshots, sweep.files_deleted,
+                           sweep.failures);
+            }
+            return meta_->tasks().EnqueueTask({kMaintenanceSweepTask, "{}", every_ms});
+          });
+      TM_ASSIGN(auto sweeps, meta_->tasks().ListOfKind(kMaintenanceSweepTask));
+      if (sweeps.empty()) {
+        TM_TRY(meta_->tasks().EnqueueTask({kMaintenanceSweepTask, "{}", every_ms}));
+      }
+    }
     TM_ASSIGN(auto metering, meta_->tasks().ListOfKind(accounts::kMeterStorageTask));
     if (metering.empty()) {
       TM_TRY(meta_->tasks().EnqueueTask({accounts::kMeterStorageTask, "{}", 0}));

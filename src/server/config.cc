@@ -61,6 +61,11 @@ std::vector<Flag> Flags(Config& c) {
        [&c](const std::string& v) {
          return SetInt(c.catalog_token_seconds, v, "catalog-token-seconds");
        }},
+      {"maintenance-interval", "TABLEMERE_MAINTENANCE_INTERVAL",
+       "seconds between maintenance sweeps over every table (default 3600; 0: off)",
+       [&c](const std::string& v) {
+         return SetInt(c.maintenance_interval_seconds, v, "maintenance-interval");
+       }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
       {"cors-origins", "TABLEMERE_CORS_ORIGINS",
