@@ -198,6 +198,22 @@ Result<std::string> WarehouseFiles::ReadBytes(const metastore::Warehouse& w,
   return body;
 }
 
+Result<std::vector<objectstore::ObjectInfo>> WarehouseFiles::ListUnder(
+    const metastore::Warehouse& w, const std::string& location) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  if (!key.empty() && key.back() != '/') key += '/';
+  std::vector<objectstore::ObjectInfo> out;
+  objectstore::ListOptions options;
+  options.prefix = key;
+  while (true) {
+    TM_ASSIGN(auto page, objects_.List(Bucket(w), options));
+    for (auto& o : page.objects) out.push_back(std::move(o));
+    if (!page.truncated) break;
+    options.continuation = page.next_marker;
+  }
+  return out;
+}
+
 Result<void> WarehouseFiles::Delete(const metastore::Warehouse& w, const std::string& location) {
   TM_ASSIGN(std::string key, KeyOf(w, location));
   return objects_.Delete(Bucket(w), key);

@@ -103,6 +103,13 @@ class WarehouseFiles {
   // Reads a whole file of at most `max_bytes`. Errors: kNotFound, kInvalidInput (larger).
   Result<std::string> ReadBytes(const metastore::Warehouse& w, const std::string& location,
                                 size_t max_bytes);
+  // Every object below `location` + "/" (all pages).
+  Result<std::vector<objectstore::ObjectInfo>> ListUnder(const metastore::Warehouse& w,
+                                                         const std::string& location);
+  // The location of an object key of the warehouse's table bucket.
+  static std::string LocationOf(const metastore::Warehouse& w, const std::string& key) {
+    return Root(w) + key;
+  }
   // Deletes a file of the warehouse's table bucket (kNotFound when it is not there).
   Result<void> Delete(const metastore::Warehouse& w, const std::string& location);
   // The endpoint and region every client needs (no secrets).

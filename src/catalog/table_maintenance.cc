@@ -89,7 +89,8 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   ExpireResult result;
   const Json snapshots = metadata.value("snapshots", Json::array());
   result.snapshots_before = static_cast<int>(snapshots.size());
-  iceberg::ExpiryPlan plan = iceberg::PlanSnapshotExpiry(metadata, policy_, clock_.NowMillis());
+  iceberg::ExpiryPlan plan =
+      iceberg::PlanSnapshotExpiry(metadata, options_.expiry, clock_.NowMillis());
   if (plan.expired.empty()) {
     result.reason = "nothing to expire";
     return result;
@@ -145,6 +146,57 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   return result;
 }
 
+Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
+                                               const TableIdent& ident, int64_t grace_ms) {
+  const CatalogPrincipal principal =
+      ControlTables::PrincipalFor(accounts::WarehouseAccess{w, metastore::Level::kWrite, ""});
+  TM_ASSIGN(LoadedTable loaded, catalog_.LoadTable(principal, w, ident, false, false));
+  Json metadata = Json::parse(loaded.metadata_text(), nullptr, false);
+  if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
+  OrphanResult result;
+  std::string location = metadata.value("location", "");
+  if (location.empty()) {
+    result.reason = "the table has no location";
+    return result;
+  }
+  // Listed first: a file written after the listing is not a candidate at all.
+  TM_ASSIGN(auto listed, catalog_.files().ListUnder(w, location));
+  result.files_listed = static_cast<int>(listed.size());
+  // Everything any metadata references, read after the listing so that a commit landing
+  // in between only adds references.
+  std::set<std::string> referenced = {loaded.metadata_location};
+  for (const auto& entry : metadata.value("metadata-log", Json::array())) {
+    referenced.insert(entry.value("metadata-file", ""));
+  }
+  for (const char* kind : {"statistics", "partition-statistics"}) {
+    for (const auto& s : metadata.value(kind, Json::array())) {
+      referenced.insert(s.value("statistics-path", ""));
+    }
+  }
+  Walker walker(catalog_.files(), w);
+  Reach reach;
+  for (const auto& s : metadata.value("snapshots", Json::array())) TM_TRY(walker.Add(s, reach));
+  referenced.insert(reach.metadata.begin(), reach.metadata.end());
+  referenced.insert(reach.all.begin(), reach.all.end());
+  const int64_t now = clock_.NowMillis();
+  for (const auto& o : listed) {
+    const std::string file = WarehouseFiles::LocationOf(w, o.key);
+    if (referenced.count(file) || file.ends_with("/metadata/version-hint.text")) continue;
+    result.orphans_found++;
+    if (now - o.last_modified_ms < grace_ms) {
+      result.orphans_kept_young++;
+      continue;
+    }
+    auto deleted = catalog_.files().Delete(w, file);
+    if (deleted) {
+      result.orphans_deleted++;
+      result.bytes_deleted += static_cast<int64_t>(o.size);
+    }
+  }
+  result.ran = true;
+  return result;
+}
+
 Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
   SweepResult sweep;
   TM_ASSIGN(auto warehouses, catalog_.metastore().warehouses().AllWarehouses());
@@ -175,6 +227,12 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
         }
         sweep.expired_snapshots += r->snapshots_expired;
         sweep.files_deleted += r->files_deleted;
+        auto o = Orphans(w, ident, options_.orphan_grace_ms);
+        if (!o) {
+          sweep.failures++;
+          continue;
+        }
+        sweep.files_deleted += o->orphans_deleted;
       }
     }
   }

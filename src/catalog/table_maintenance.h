@@ -22,10 +22,27 @@ struct ExpireResult {
   int files_missing = 0;  // unreachable files already gone
 };
 
+struct OrphanResult {
+  bool ran = false;
+  std::string reason;
+  int files_listed = 0;
+  int orphans_found = 0;    // below the table location, referenced by no metadata
+  int orphans_deleted = 0;  // of those, older than the grace period
+  int64_t bytes_deleted = 0;
+  int orphans_kept_young = 0;  // younger than the grace period: perhaps a write in flight
+};
+
+struct MaintenanceOptions {
+  iceberg::ExpiryPolicy expiry;
+  // Orphans younger than this stay: a client may be writing files it has not committed.
+  int64_t orphan_grace_ms = 3LL * 24 * 3600 * 1000;
+};
+
 class TableMaintenance {
  public:
-  TableMaintenance(CatalogService& catalog, const Clock& clock, iceberg::ExpiryPolicy policy)
-      : catalog_(catalog), clock_(clock), policy_(policy) {}
+  TableMaintenance(CatalogService& catalog, const Clock& clock, MaintenanceOptions options)
+      : catalog_(catalog), clock_(clock), options_(options) {}
+  const MaintenanceOptions& options() const { return options_; }
 
   // Expires the table's snapshots by the policy (and its properties), commits the
   // removal, then deletes the manifest lists, manifests and data and delete files only
@@ -33,17 +50,24 @@ class TableMaintenance {
   // kInvalidInput for metadata files that cannot be read (nothing is deleted then).
   Result<ExpireResult> Expire(const metastore::Warehouse& w, const TableIdent& ident);
 
+  // Deletes the files below the table's location that no metadata references (no
+  // metadata.json of its log, no snapshot's manifest list, manifest, data or delete file,
+  // no statistics file) and that are older than `grace_ms`.
+  Result<OrphanResult> Orphans(const metastore::Warehouse& w, const TableIdent& ident,
+                               int64_t grace_ms);
+
   struct SweepResult {
     int tables = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
   };
-  // Expires every table of every warehouse. A table that fails is counted and skipped (it
-  // is tried again by the next sweep); only a failure to list warehouses is an error.
+  // Expires every table of every warehouse, then removes its orphans. A table that fails is counted
+  // and skipped (it is tried again by the next sweep); only a failure to list warehouses is an
+  // error.
   Result<SweepResult> SweepAll();
 
  private:
   CatalogService& catalog_;
   const Clock& clock_;
-  iceberg::ExpiryPolicy policy_;
+  MaintenanceOptions options_;
 };
 
 }  // namespace tablemere::catalog

@@ -132,8 +132,10 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
-    maintenance_ =
-        std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, iceberg::ExpiryPolicy{});
+    maintenance_ = std::make_unique<catalog::TableMaintenance>(
+        *catalog_, clock_,
+        catalog::MaintenanceOptions{.expiry = {},
+                                    .orphan_grace_ms = config.orphan_grace_seconds * 1000});
     if (!config.smtp.host.empty()) {
       TM_ASSIGN(mailer_, mail::NewSmtpMailer(config.smtp));
     }

@@ -66,6 +66,12 @@ std::vector<Flag> Flags(Config& c) {
        [&c](const std::string& v) {
          return SetInt(c.maintenance_interval_seconds, v, "maintenance-interval");
        }},
+      {"orphan-grace-seconds", "TABLEMERE_ORPHAN_GRACE_SECONDS",
+       "unreferenced files younger than this are not deleted as orphans (default 259200, 3 "
+       "days)",
+       [&c](const std::string& v) {
+         return SetInt(c.orphan_grace_seconds, v, "orphan-grace-seconds");
+       }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
       {"cors-origins", "TABLEMERE_CORS_ORIGINS",

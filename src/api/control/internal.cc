@@ -79,7 +79,29 @@ void BindInternal(Binder& b, Context& ctx) {
                  {"snapshots_expired", r.snapshots_expired},
                  {"files_deleted", r.files_deleted},
                  {"files_already_gone", r.files_missing}});
-          } else if (job == "compact" || job == "rewrite-manifests" || job == "orphans") {
+          } else if (job == "orphans") {
+            int64_t grace_ms = ctx.maintenance.options().orphan_grace_ms;
+            if (body.contains("orphan_grace_seconds")) {
+              if (!body["orphan_grace_seconds"].is_number_unsigned()) {
+                return Fail(Error{ErrorCode::kInvalidInput,
+                                  "orphan_grace_seconds must be a non-negative integer",
+                                  {}}
+                                .With("code", "invalid_value")
+                                .With("field", "orphan_grace_seconds"));
+              }
+              grace_ms = body["orphan_grace_seconds"].get<int64_t>() * 1000;
+            }
+            TM_ASSIGN(auto r, ctx.maintenance.Orphans(w, ident, grace_ms));
+            results.push_back(
+                {{"job", job},
+                 {"ran", r.ran},
+                 {"skipped_because", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
+                 {"files_listed", r.files_listed},
+                 {"orphans_found", r.orphans_found},
+                 {"orphans_deleted", r.orphans_deleted},
+                 {"bytes_deleted", r.bytes_deleted},
+                 {"orphans_kept_young", r.orphans_kept_young}});
+          } else if (job == "compact" || job == "rewrite-manifests") {
             results.push_back(
                 {{"job", job}, {"ran", false}, {"skipped_because", "this job is not built yet"}});
           } else {
