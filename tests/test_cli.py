@@ -23,6 +23,7 @@ import pytest
 import requests
 
 from conftest import BOOTSTRAP_SECRET, ROOT, Server, advance_clock
+from helpers import wait_for
 
 CLI = pathlib.Path(os.environ.get("TABLEMERE_CLI", ROOT / "build" / "bin" / "tablemere"))
 
@@ -166,17 +167,6 @@ def run_in_pty(args, env, timeout=30):
         p.stderr.close()
     out = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
     return rc, ANSI.sub("", out), err
-
-
-def wait_for(probe, what, timeout=30.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def mode_of(path):
