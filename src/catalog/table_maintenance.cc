@@ -106,7 +106,13 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   // Only the table's refs as this job saw them: a commit in between makes the job lose.
   Json requirements =
       Json::array({{{"type", "assert-table-uuid"}, {"uuid", metadata["table-uuid"]}}});
-  const Json refs = metadata.contains("refs") ? metadata["refs"] : Json::object();
+  Json refs = metadata.contains("refs") ? metadata["refs"] : Json::object();
+  // v1 metadata may carry no refs: main is then the current snapshot.
+  if (!refs.contains("main") && metadata.contains("current-snapshot-id") &&
+      metadata["current-snapshot-id"].is_number() &&
+      metadata["current-snapshot-id"].get<int64_t>() >= 0) {
+    refs["main"] = {{"snapshot-id", metadata["current-snapshot-id"]}};
+  }
   for (const auto& [name, ref] : refs.items()) {
     requirements.push_back(
         {{"type", "assert-ref-snapshot-id"}, {"ref", name}, {"snapshot-id", ref["snapshot-id"]}});
@@ -124,6 +130,19 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   }
   result.ran = true;
   result.snapshots_expired = static_cast<int>(plan.expired.size());
+  // The commit may have landed on metadata newer than the plan (a concurrent commit that
+  // left the asserted refs alone): what stays is everything the published metadata's
+  // snapshots reach, recomputed from it. If it cannot be read, nothing is deleted (what
+  // is left is orphans for a later cleanup).
+  {
+    Json published = Json::parse(committed->at(0).metadata_text(), nullptr, false);
+    if (!published.is_object()) return result;
+    Reach now;
+    for (const auto& s : published.value("snapshots", Json::array())) {
+      if (!walker.Add(s, now)) return result;
+    }
+    kept = std::move(now);
+  }
   // Deleted only inside the table's own location, never a file another table may share.
   std::string location = metadata.value("location", "");
   if (!location.empty() && location.back() != '/') location += '/';
@@ -227,12 +246,9 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
         }
         sweep.expired_snapshots += r->snapshots_expired;
         sweep.files_deleted += r->files_deleted;
-        auto o = Orphans(w, ident, options_.orphan_grace_ms);
-        if (!o) {
-          sweep.failures++;
-          continue;
-        }
-        sweep.files_deleted += o->orphans_deleted;
+        // Orphan cleanup is not swept: a table's location may hold another table's or
+        // view's files (nested namespaces), which it cannot yet tell apart. It runs only
+        // on an operator's request.
       }
     }
   }

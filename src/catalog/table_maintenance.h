@@ -59,7 +59,7 @@ class TableMaintenance {
   struct SweepResult {
     int tables = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
   };
-  // Expires every table of every warehouse, then removes its orphans. A table that fails is counted
+  // Expires every table of every warehouse. A table that fails is counted
   // and skipped (it is tried again by the next sweep); only a failure to list warehouses is an
   // error.
   Result<SweepResult> SweepAll();

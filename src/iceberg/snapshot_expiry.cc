@@ -45,7 +45,8 @@ ExpiryPlan PlanSnapshotExpiry(const nlohmann::json& metadata, const ExpiryPolicy
   ExpiryPlan plan;
   // Every ref head, and for branches the ancestry their min-snapshots-to-keep protects.
   auto refs = metadata.value("refs", nlohmann::json::object());
-  if (metadata.contains("current-snapshot-id") && metadata["current-snapshot-id"].is_number() &&
+  if (!refs.contains("main") && metadata.contains("current-snapshot-id") &&
+      metadata["current-snapshot-id"].is_number() &&
       metadata["current-snapshot-id"].get<int64_t>() >= 0) {
     refs["main"] = {{"snapshot-id", metadata["current-snapshot-id"]}, {"type", "branch"}};
   }
