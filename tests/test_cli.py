@@ -505,6 +505,12 @@ def test_url_precedence(home, fake):
 
 
 def test_default_url_is_localhost_8080(home):
+    # Without any URL configured, the MCP entry the CLI would install names the default;
+    # this needs no network, so it holds whatever listens on port 8080 here.
+    r = tm("mcp", "install", "--print", "--api-key", "al_live_d_1", env=base_env(home))
+    assert r.rc == 0, r
+    [entry] = json.loads(r.out)["mcpServers"].values()
+    assert entry["env"]["TABLEMERE_URL"] == "http://localhost:8080", entry
     fakes = []
     for host, family in (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)):
         try:
@@ -512,7 +518,7 @@ def test_default_url_is_localhost_8080(home):
         except OSError:
             pass
     if not fakes:
-        pytest.skip("port 8080 is in use on this machine")
+        return  # something else listens on 8080: the request path is not observable here
     try:
         r = tm("project", "list", env=base_env(home, TABLEMERE_API_KEY="al_live_d_1"))
         assert r.rc == 0, r
