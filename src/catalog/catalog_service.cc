@@ -531,6 +531,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
       for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
       Json base = current ? current_doc : Json::object();
       TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
+      if (c.guard) TM_TRY(c.guard(base, next));
       // `next` carries the stored document's members: read them by type.
       const std::string what = "table " + JoinDots(c.ident.ns) + "." + c.ident.name;
       TM_ASSIGN(std::string location, StoredString(next, "location", "", what));

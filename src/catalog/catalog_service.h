@@ -4,6 +4,7 @@
 // requests to these calls and results to the Iceberg JSON shapes.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,10 @@ struct TableChange {
   TableIdent ident;
   Json requirements;  // array
   Json updates;       // array
+  // The server's own commits only (maintenance): checked on every attempt against the
+  // metadata the updates applied to and their result; an error refuses the commit. No
+  // client request sets it.
+  std::function<Result<void>(const Json& base, const Json& next)> guard;
 };
 
 struct CatalogOptions {

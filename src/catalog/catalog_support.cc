@@ -135,8 +135,16 @@ int VersionOf(const std::string& metadata_location) {
   return n ? static_cast<int>(*n) : -1;
 }
 
+std::string WarehouseFiles::Canonical(std::string location) {
+  for (const char* scheme : {"s3a://", "s3n://"}) {
+    if (location.starts_with(scheme)) return "s3://" + location.substr(6);
+  }
+  return location;
+}
+
 Result<std::string> WarehouseFiles::KeyOf(const metastore::Warehouse& w,
-                                          const std::string& location) const {
+                                          const std::string& given) const {
+  const std::string location = Canonical(given);
   std::string root = Root(w);
   if (!location.starts_with(root) || location.size() == root.size()) {
     return Fail(BadRequest("Location '" + location + "' is outside this warehouse (" + root + ")"));

@@ -106,6 +106,9 @@ class WarehouseFiles {
   // Every object below `location` + "/" (all pages).
   Result<std::vector<objectstore::ObjectInfo>> ListUnder(const metastore::Warehouse& w,
                                                          const std::string& location);
+  // Hadoop's spellings of S3 (`s3a://`, `s3n://`) name the same object as `s3://`: the
+  // one spelling locations are compared and resolved in.
+  static std::string Canonical(std::string location);
   // The location of an object key of the warehouse's table bucket.
   static std::string LocationOf(const metastore::Warehouse& w, const std::string& key) {
     return Root(w) + key;

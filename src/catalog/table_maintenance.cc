@@ -1,5 +1,6 @@
 #include "catalog/table_maintenance.h"
 
+#include <algorithm>
 #include <set>
 
 #include "accounts/account_service.h"
@@ -28,23 +29,42 @@ class Walker {
  public:
   Walker(WarehouseFiles& files, const metastore::Warehouse& w) : files_(files), w_(w) {}
 
-  Result<void> Add(const Json& snapshot, Reach& into) {
+  // Adds what `snapshot` reaches. With `tolerate_missing` (an expired snapshot), a
+  // manifest list or manifest that is already gone is counted in `missing` and skipped:
+  // what it reached is left for orphan cleanup.
+  Result<void> Add(const Json& snapshot, Reach& into, bool tolerate_missing = false) {
+    // nullptr: gone, and tolerated.
+    auto read = [&](const std::string& location) -> Result<const avro::Container*> {
+      auto c = Read(location);
+      if (!c && tolerate_missing && c.error().code == ErrorCode::kNotFound) {
+        missing++;
+        return nullptr;
+      }
+      return c;
+    };
     std::vector<std::string> manifests;
     if (snapshot.contains("manifest-list") && snapshot["manifest-list"].is_string()) {
-      const std::string list = snapshot["manifest-list"];
+      const std::string list = WarehouseFiles::Canonical(snapshot["manifest-list"]);
       into.metadata.insert(list);
-      TM_ASSIGN(auto c, Read(list));
+      TM_ASSIGN(const avro::Container* c, read(list));
+      if (!c) return {};
       for (const auto& r : c->records) {
         const avro::Value* path = r.Get(*c->schema.root, "manifest_path");
-        if (!path) return Fail(ErrorCode::kInvalidInput, list + " is not a manifest list");
-        manifests.push_back(path->Unwrapped().s);
+        if (!path || path->Unwrapped().type != avro::Type::kString) {
+          return Fail(ErrorCode::kInvalidInput, list + " is not a manifest list");
+        }
+        manifests.push_back(WarehouseFiles::Canonical(path->Unwrapped().s));
       }
     } else if (snapshot.contains("manifests") && snapshot["manifests"].is_array()) {
-      for (const auto& m : snapshot["manifests"]) manifests.push_back(m.get<std::string>());  // v1
+      for (const auto& m : snapshot["manifests"]) {  // v1
+        if (!m.is_string()) return Fail(ErrorCode::kInvalidInput, "a manifest is not a string");
+        manifests.push_back(WarehouseFiles::Canonical(m.get<std::string>()));
+      }
     }
     for (const auto& m : manifests) {
       into.metadata.insert(m);
-      TM_ASSIGN(auto c, Read(m));
+      TM_ASSIGN(const avro::Container* c, read(m));
+      if (!c) continue;
       const avro::Node& entry = *c->schema.root;
       int file_index = entry.FieldIndex("data_file");
       if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m + " is not a manifest");
@@ -53,14 +73,18 @@ class Walker {
         const avro::Value* status = r.Get(entry, "status");
         const avro::Value* data_file = r.Get(entry, "data_file");
         const avro::Value* path = data_file ? data_file->Get(file, "file_path") : nullptr;
-        if (!status || !path)
+        if (!status || !path || path->Unwrapped().type != avro::Type::kString) {
           return Fail(ErrorCode::kInvalidInput, m + " has an entry without a file");
-        into.all.insert(path->Unwrapped().s);
-        if (status->i != kStatusDeleted) into.live.insert(path->Unwrapped().s);
+        }
+        const std::string file_path = WarehouseFiles::Canonical(path->Unwrapped().s);
+        into.all.insert(file_path);
+        if (status->i != kStatusDeleted) into.live.insert(file_path);
       }
     }
     return {};
   }
+
+  int missing = 0;  // manifest lists and manifests found gone (tolerated ones only)
 
  private:
   // Each file once per job: manifests are shared by many snapshots.
@@ -77,35 +101,81 @@ class Walker {
   std::map<std::string, avro::Container> cache_;
 };
 
-}  // namespace
+// Runs a job over metadata documents read from storage: a document of the wrong shape
+// (a number where an object belongs) is the job's kInvalidInput, never an exception.
+template <typename Job>
+auto Guarded(const Job& job) -> decltype(job()) {
+  try {
+    return job();
+  } catch (const Json::exception& e) {
+    return Fail(ErrorCode::kInvalidInput, std::string("malformed table metadata: ") + e.what());
+  }
+}
 
-Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
-                                              const TableIdent& ident) {
-  const CatalogPrincipal principal =
-      ControlTables::PrincipalFor(accounts::WarehouseAccess{w, metastore::Level::kWrite, ""});
-  TM_ASSIGN(LoadedTable loaded, catalog_.LoadTable(principal, w, ident, false, false));
+// The table's metadata as the warehouse's write identity sees it.
+Result<std::pair<LoadedTable, Json>> LoadMetadata(CatalogService& catalog,
+                                                  const CatalogPrincipal& principal,
+                                                  const metastore::Warehouse& w,
+                                                  const TableIdent& ident) {
+  TM_ASSIGN(LoadedTable loaded, catalog.LoadTable(principal, w, ident, false, false));
   Json metadata = Json::parse(loaded.metadata_text(), nullptr, false);
   if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
+  return std::pair{std::move(loaded), std::move(metadata)};
+}
+
+// The table's location with one trailing slash, canonical ("" when it has none).
+std::string LocationPrefix(const Json& metadata) {
+  const Json& location = metadata.contains("location") ? metadata["location"] : Json();
+  if (!location.is_string() || location.get<std::string>().empty()) return "";
+  std::string prefix = WarehouseFiles::Canonical(location.get<std::string>());
+  while (prefix.ends_with('/')) prefix.pop_back();
+  return prefix + "/";
+}
+
+// Refuses a maintenance commit that would drop a ref: `remove-snapshots` drops a ref
+// whose head it removes, and a branch created on such a snapshot after the job planned
+// is a user's work.
+Result<void> KeepsEveryRef(const Json& base, const Json& next) {
+  const Json none = Json::object();
+  const Json& before = base.contains("refs") ? base["refs"] : none;
+  const Json& after = next.contains("refs") ? next["refs"] : none;
+  for (const auto& [name, ref] : before.items()) {
+    if (!after.contains(name) || after[name] != ref) {
+      return Fail(Error{ErrorCode::kConflict, "the ref " + name + " changed", {}});
+    }
+  }
+  return {};
+}
+
+Result<ExpireResult> ExpireTable(CatalogService& catalog, const Clock& clock,
+                                 const MaintenanceOptions& options, const metastore::Warehouse& w,
+                                 const TableIdent& ident) {
+  const CatalogPrincipal principal =
+      ControlTables::PrincipalFor(accounts::WarehouseAccess{w, metastore::Level::kWrite, ""});
+  TM_ASSIGN(auto loaded, LoadMetadata(catalog, principal, w, ident));
+  const Json& metadata = loaded.second;
   ExpireResult result;
   const Json snapshots = metadata.value("snapshots", Json::array());
   result.snapshots_before = static_cast<int>(snapshots.size());
   iceberg::ExpiryPlan plan =
-      iceberg::PlanSnapshotExpiry(metadata, options_.expiry, clock_.NowMillis());
+      iceberg::PlanSnapshotExpiry(metadata, options.expiry, clock.NowMillis());
   if (plan.expired.empty()) {
     result.reason = "nothing to expire";
     return result;
   }
   // What the retained snapshots reach stays; what only the expired ones reach goes. Both
-  // are read before the commit, so an unreadable file stops the job with nothing changed.
-  Walker walker(catalog_.files(), w);
+  // are read before the commit, so an unreadable file stops the job with nothing changed
+  // -- except a file of an expired snapshot that is already gone: the snapshot still
+  // expires, and what only that file named is left to orphan cleanup.
+  Walker walker(catalog.files(), w);
   Reach kept, gone;
   for (const auto& s : snapshots) {
-    int64_t id = s.value("snapshot-id", int64_t{-1});
-    TM_TRY(walker.Add(s, plan.retained.count(id) ? kept : gone));
+    const bool retained = plan.retained.count(s.value("snapshot-id", int64_t{-1})) > 0;
+    TM_TRY(walker.Add(s, retained ? kept : gone, !retained));
   }
   // Only the table's refs as this job saw them: a commit in between makes the job lose.
   Json requirements =
-      Json::array({{{"type", "assert-table-uuid"}, {"uuid", metadata["table-uuid"]}}});
+      Json::array({{{"type", "assert-table-uuid"}, {"uuid", metadata.at("table-uuid")}}});
   Json refs = metadata.contains("refs") ? metadata["refs"] : Json::object();
   // v1 metadata may carry no refs: main is then the current snapshot.
   if (!refs.contains("main") && metadata.contains("current-snapshot-id") &&
@@ -114,13 +184,15 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
     refs["main"] = {{"snapshot-id", metadata["current-snapshot-id"]}};
   }
   for (const auto& [name, ref] : refs.items()) {
-    requirements.push_back(
-        {{"type", "assert-ref-snapshot-id"}, {"ref", name}, {"snapshot-id", ref["snapshot-id"]}});
+    requirements.push_back({{"type", "assert-ref-snapshot-id"},
+                            {"ref", name},
+                            {"snapshot-id", ref.at("snapshot-id")}});
   }
   Json updates = Json::array(
       {{{"action", "remove-snapshots"},
         {"snapshot-ids", std::vector<int64_t>(plan.expired.begin(), plan.expired.end())}}});
-  auto committed = catalog_.Commit(principal, w, {TableChange{ident, requirements, updates}});
+  auto committed =
+      catalog.Commit(principal, w, {TableChange{ident, requirements, updates, KeepsEveryRef}});
   if (!committed) {
     if (committed.error().code == ErrorCode::kConflict) {
       result.reason = "the table changed while expiring; the next run retries";
@@ -130,6 +202,7 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   }
   result.ran = true;
   result.snapshots_expired = static_cast<int>(plan.expired.size());
+  result.files_missing = walker.missing;
   // The commit may have landed on metadata newer than the plan (a concurrent commit that
   // left the asserted refs alone): what stays is everything the published metadata's
   // snapshots reach, recomputed from it. If it cannot be read, nothing is deleted (what
@@ -144,11 +217,10 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
     kept = std::move(now);
   }
   // Deleted only inside the table's own location, never a file another table may share.
-  std::string location = metadata.value("location", "");
-  if (!location.empty() && location.back() != '/') location += '/';
+  const std::string location = LocationPrefix(metadata);
   auto remove = [&](const std::string& file) {
     if (location.empty() || !file.starts_with(location)) return;
-    auto deleted = catalog_.files().Delete(w, file);
+    auto deleted = catalog.files().Delete(w, file);
     if (deleted) {
       result.files_deleted++;
     } else if (deleted.error().code == ErrorCode::kNotFound) {
@@ -165,48 +237,81 @@ Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
   return result;
 }
 
-Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
-                                               const TableIdent& ident, int64_t grace_ms) {
+// The locations (canonical, with a trailing slash) of every other table, view and
+// generic table of the warehouse inside `prefix`: a table at `a/b` may hold namespace
+// a.b's tables, and their files are not this table's orphans.
+Result<std::vector<std::string>> NestedLocations(CatalogService& catalog,
+                                                 const metastore::Warehouse& w,
+                                                 const TableIdent& self,
+                                                 const std::string& prefix) {
+  std::vector<std::string> nested;
+  for (const char* kind : {"table", "view", "generic"}) {
+    TM_ASSIGN(auto entries, catalog.metastore().catalog().ListEntriesOfKind(w.id, kind));
+    for (const auto& e : entries) {
+      if (e.namespace_levels == self.ns && e.name == self.name) continue;
+      std::string other = WarehouseFiles::Canonical(e.location);
+      while (other.ends_with('/')) other.pop_back();
+      other += "/";
+      if (other.starts_with(prefix)) nested.push_back(std::move(other));
+    }
+  }
+  return nested;
+}
+
+Result<OrphanResult> OrphanTable(CatalogService& catalog, const Clock& clock,
+                                 const metastore::Warehouse& w, const TableIdent& ident,
+                                 int64_t grace_ms) {
   const CatalogPrincipal principal =
       ControlTables::PrincipalFor(accounts::WarehouseAccess{w, metastore::Level::kWrite, ""});
-  TM_ASSIGN(LoadedTable loaded, catalog_.LoadTable(principal, w, ident, false, false));
-  Json metadata = Json::parse(loaded.metadata_text(), nullptr, false);
-  if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
+  // Read once for the location only.
+  TM_ASSIGN(auto first, LoadMetadata(catalog, principal, w, ident));
   OrphanResult result;
-  std::string location = metadata.value("location", "");
+  const std::string location = LocationPrefix(first.second);
   if (location.empty()) {
     result.reason = "the table has no location";
     return result;
   }
   // Listed first: a file written after the listing is not a candidate at all.
-  TM_ASSIGN(auto listed, catalog_.files().ListUnder(w, location));
+  TM_ASSIGN(auto listed, catalog.files().ListUnder(w, location));
   result.files_listed = static_cast<int>(listed.size());
+  TM_ASSIGN(auto nested, NestedLocations(catalog, w, ident, location));
   // Everything any metadata references, read after the listing so that a commit landing
   // in between only adds references.
-  std::set<std::string> referenced = {loaded.metadata_location};
+  TM_ASSIGN(auto loaded, LoadMetadata(catalog, principal, w, ident));
+  const Json& metadata = loaded.second;
+  if (LocationPrefix(metadata) != location) {
+    result.reason = "the table moved while listing; the next run retries";
+    return result;
+  }
+  std::set<std::string> referenced = {WarehouseFiles::Canonical(loaded.first.metadata_location)};
   for (const auto& entry : metadata.value("metadata-log", Json::array())) {
-    referenced.insert(entry.value("metadata-file", ""));
+    referenced.insert(WarehouseFiles::Canonical(entry.value("metadata-file", "")));
   }
   for (const char* kind : {"statistics", "partition-statistics"}) {
     for (const auto& s : metadata.value(kind, Json::array())) {
-      referenced.insert(s.value("statistics-path", ""));
+      referenced.insert(WarehouseFiles::Canonical(s.value("statistics-path", "")));
     }
   }
-  Walker walker(catalog_.files(), w);
+  Walker walker(catalog.files(), w);
   Reach reach;
   for (const auto& s : metadata.value("snapshots", Json::array())) TM_TRY(walker.Add(s, reach));
   referenced.insert(reach.metadata.begin(), reach.metadata.end());
   referenced.insert(reach.all.begin(), reach.all.end());
-  const int64_t now = clock_.NowMillis();
+  const int64_t now = clock.NowMillis();
   for (const auto& o : listed) {
     const std::string file = WarehouseFiles::LocationOf(w, o.key);
     if (referenced.count(file) || file.ends_with("/metadata/version-hint.text")) continue;
+    if (std::any_of(nested.begin(), nested.end(),
+                    [&](const std::string& n) { return file.starts_with(n); })) {
+      result.files_nested++;
+      continue;
+    }
     result.orphans_found++;
     if (now - o.last_modified_ms < grace_ms) {
       result.orphans_kept_young++;
       continue;
     }
-    auto deleted = catalog_.files().Delete(w, file);
+    auto deleted = catalog.files().Delete(w, file);
     if (deleted) {
       result.orphans_deleted++;
       result.bytes_deleted += static_cast<int64_t>(o.size);
@@ -214,6 +319,18 @@ Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
   }
   result.ran = true;
   return result;
+}
+
+}  // namespace
+
+Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
+                                              const TableIdent& ident) {
+  return Guarded([&] { return ExpireTable(catalog_, clock_, options_, w, ident); });
+}
+
+Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
+                                               const TableIdent& ident, int64_t grace_ms) {
+  return Guarded([&] { return OrphanTable(catalog_, clock_, w, ident, grace_ms); });
 }
 
 Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
@@ -246,9 +363,12 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
         }
         sweep.expired_snapshots += r->snapshots_expired;
         sweep.files_deleted += r->files_deleted;
-        // Orphan cleanup is not swept: a table's location may hold another table's or
-        // view's files (nested namespaces), which it cannot yet tell apart. It runs only
-        // on an operator's request.
+        auto o = Orphans(w, ident, options_.orphan_grace_ms);
+        if (!o) {
+          sweep.failures++;
+          continue;
+        }
+        sweep.files_deleted += o->orphans_deleted;
       }
     }
   }

@@ -30,6 +30,7 @@ struct OrphanResult {
   int orphans_deleted = 0;  // of those, older than the grace period
   int64_t bytes_deleted = 0;
   int orphans_kept_young = 0;  // younger than the grace period: perhaps a write in flight
+  int files_nested = 0;        // inside another table's or view's location: never touched
 };
 
 struct MaintenanceOptions {
@@ -52,14 +53,17 @@ class TableMaintenance {
 
   // Deletes the files below the table's location that no metadata references (no
   // metadata.json of its log, no snapshot's manifest list, manifest, data or delete file,
-  // no statistics file) and that are older than `grace_ms`.
+  // no statistics file) and that are older than `grace_ms`. The location is listed before
+  // the references are read; files inside another entry's location (a nested namespace's
+  // tables) are never candidates; paths compare in one spelling (s3a:// is s3://).
   Result<OrphanResult> Orphans(const metastore::Warehouse& w, const TableIdent& ident,
                                int64_t grace_ms);
 
   struct SweepResult {
     int tables = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
   };
-  // Expires every table of every warehouse. A table that fails is counted
+  // Expires every table of every warehouse, then removes its orphans older than the
+  // grace period. A table that fails is counted
   // and skipped (it is tried again by the next sweep); only a failure to list warehouses is an
   // error.
   Result<SweepResult> SweepAll();

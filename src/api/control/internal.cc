@@ -100,7 +100,8 @@ void BindInternal(Binder& b, Context& ctx) {
                  {"orphans_found", r.orphans_found},
                  {"orphans_deleted", r.orphans_deleted},
                  {"bytes_deleted", r.bytes_deleted},
-                 {"orphans_kept_young", r.orphans_kept_young}});
+                 {"orphans_kept_young", r.orphans_kept_young},
+                 {"files_nested", r.files_nested}});
           } else if (job == "compact" || job == "rewrite-manifests") {
             results.push_back(
                 {{"job", job}, {"ran", false}, {"skipped_because", "this job is not built yet"}});
