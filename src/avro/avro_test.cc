@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include "avro/container.h"
 #include "avro/encoding.h"
@@ -114,6 +115,94 @@ TEST(Avro, CorruptFilesAreRefused) {
                   "ab",
                   3));
   EXPECT_FALSE(d.Read(*ParseSchema(std::string("\"string\""))->root));
+}
+
+// The header of a container with `schema` and the null codec, sync "ZZZ…".
+std::string Header(const std::string& schema) {
+  Container c;
+  c.schema = *ParseSchema(schema);
+  return *WriteContainer(c, std::string(16, 'Z'));
+}
+
+TEST(Avro, HostileCountsAreBoundedEvenForZeroWidthValues) {
+  // A block claiming 2^62 records of a schema that takes no bytes: refused, not decoded
+  // until memory runs out.
+  std::string bytes = Header(R"({"type": "record", "name": "r", "fields": [
+      {"name": "a", "type": "null"}]})");
+  EncodeLong(int64_t{1} << 62, bytes);
+  EncodeLong(0, bytes);
+  bytes += std::string(16, 'Z');
+  auto r = ReadContainer(bytes);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("more records"), std::string::npos) << r.error().message;
+  // An array of nulls claiming INT64_MIN items (negated: undefined) is refused.
+  std::string data;
+  EncodeLong(INT64_MIN, data);
+  Decoder d(data);
+  EXPECT_FALSE(d.Read(*ParseSchema(std::string(R"({"type": "array", "items": "null"})"))->root));
+  // So is a huge array of nulls.
+  data.clear();
+  EncodeLong(kMaxZeroWidthCount + 1, data);
+  data += '\0';
+  Decoder d2(data);
+  EXPECT_FALSE(d2.Read(*ParseSchema(std::string(R"({"type": "array", "items": "null"})"))->root));
+  // And the value budget stops a file of many small values: four values allowed, a
+  // record of two longs twice is six (the records and their fields).
+  data.clear();
+  for (int i = 0; i < 4; i++) EncodeLong(i, data);
+  int64_t budget = 4;
+  Decoder d3(data, &budget);
+  auto pair = *ParseSchema(std::string(R"({"type": "record", "name": "p", "fields": [
+      {"name": "a", "type": "long"}, {"name": "b", "type": "long"}]})"));
+  EXPECT_TRUE(d3.Read(*pair.root));
+  auto second = d3.Read(*pair.root);
+  ASSERT_FALSE(second);
+  EXPECT_NE(second.error().message.find("more values"), std::string::npos);
+}
+
+TEST(Avro, StreamedZstdBlocksLargerThanTheBufferDecodeWhole) {
+  // A frame without its content size (as streaming writers leave it), well over 64 KiB.
+  std::string text;
+  for (int i = 0; text.size() < (1u << 20); i++) text += "row " + std::to_string(i * 7919) + ";";
+  Container c;
+  c.schema = *ParseSchema(std::string("\"string\""));
+  c.codec = Codec::kZstd;
+  c.records = {Value::String(text)};
+  std::string plain;
+  ASSERT_TRUE(Encode(*c.schema.root, c.records[0], plain));
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+  std::string frame(ZSTD_compressBound(plain.size()), '\0');
+  ZSTD_inBuffer in{plain.data(), plain.size(), 0};
+  ZSTD_outBuffer out{frame.data(), frame.size(), 0};
+  ASSERT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0u);
+  ZSTD_freeCCtx(cctx);
+  frame.resize(out.pos);
+  ASSERT_EQ(ZSTD_getFrameContentSize(frame.data(), frame.size()), ZSTD_CONTENTSIZE_UNKNOWN);
+  Container header = c;
+  header.records.clear();
+  std::string bytes = *WriteContainer(header, std::string(16, 'Z'));
+  EncodeLong(1, bytes);
+  EncodeLong(static_cast<int64_t>(frame.size()), bytes);
+  bytes += frame;
+  bytes += std::string(16, 'Z');
+  auto r = ReadContainer(bytes);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->records.size(), 1u);
+  EXPECT_EQ(r->records[0].s, text);
+  // The same frame cut short is refused, not read as a shorter string.
+  std::string cut = *WriteContainer(header, std::string(16, 'Z'));
+  EncodeLong(1, cut);
+  EncodeLong(static_cast<int64_t>(frame.size() / 2), cut);
+  cut += frame.substr(0, frame.size() / 2);
+  cut += std::string(16, 'Z');
+  EXPECT_FALSE(ReadContainer(cut));
+}
+
+TEST(Avro, SchemaNamesOfTheWrongTypeAreNotFatal) {
+  // A name that is a number must not throw out of the parser.
+  auto s = ParseSchema(std::string(R"({"type": "record", "name": 5, "fields": []})"));
+  EXPECT_TRUE(s || !s.error().message.empty());
 }
 
 }  // namespace

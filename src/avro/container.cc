@@ -10,9 +10,10 @@ namespace tablemere::avro {
 namespace {
 
 constexpr std::string_view kMagic("Obj\x01", 4);
-// The largest block we decompress: manifests are a few MB; this stops a hostile file
-// from claiming gigabytes.
+// The largest block we decompress, and the most all blocks of a file may decompress to:
+// manifests are a few MB; this stops a hostile file from claiming gigabytes.
 constexpr size_t kMaxBlockBytes = 512u << 20;
+constexpr size_t kMaxFileBytes = 1024u << 20;
 
 Error Corrupt(const std::string& what) {
   return Error{ErrorCode::kInvalidInput, "Avro container: " + what, {}};
@@ -113,22 +114,30 @@ Result<std::string> Unzstd(std::string_view in) {
     out.resize(got);
     return out;
   }
-  // Streaming writers may leave the size out of the frame header.
+  // Streaming writers may leave the size out of the frame header. Decoded until the
+  // frame ends (rc 0) and the input is used up: output still buffered inside zstd when
+  // the input runs out is drained by further calls.
   ZSTD_DStream* ds = ZSTD_createDStream();
+  if (ds == nullptr) return Fail(Error{ErrorCode::kInternal, "zstd: out of memory", {}});
   ZSTD_initDStream(ds);
   ZSTD_inBuffer input{in.data(), in.size(), 0};
-  char buf[64 * 1024];
-  while (input.pos < input.size) {
-    ZSTD_outBuffer output{buf, sizeof buf, 0};
-    size_t rc = ZSTD_decompressStream(ds, &output, &input);
+  std::string buf(64 * 1024, '\0');
+  size_t rc = 1;
+  while (rc != 0 || input.pos < input.size) {
+    ZSTD_outBuffer output{buf.data(), buf.size(), 0};
+    rc = ZSTD_decompressStream(ds, &output, &input);
     if (ZSTD_isError(rc)) {
       ZSTD_freeDStream(ds);
       return Fail(Corrupt("a zstd block does not decompress"));
     }
-    out.append(buf, output.pos);
+    out.append(buf.data(), output.pos);
     if (out.size() > kMaxBlockBytes) {
       ZSTD_freeDStream(ds);
       return Fail(Corrupt("a zstd block beyond the limit"));
+    }
+    if (rc != 0 && input.pos == input.size && output.pos < output.size) {
+      ZSTD_freeDStream(ds);  // no input left and nothing more came out: cut short
+      return Fail(Corrupt("a truncated zstd block"));
     }
   }
   ZSTD_freeDStream(ds);
@@ -205,8 +214,13 @@ Result<Container> ReadContainer(std::string_view bytes) {
     TM_ASSIGN(int64_t count, d.Long());
     if (count == 0) break;
     if (count < 0) {
+      if (count == INT64_MIN) return Fail(Corrupt("a metadata count out of range"));
       count = -count;
       TM_TRY(d.Long());
+    }
+    // Each entry takes at least two bytes (two lengths).
+    if (static_cast<uint64_t>(count) > d.remaining()) {
+      return Fail(Corrupt("a metadata count beyond the end of the data"));
     }
     for (int64_t i = 0; i < count; i++) {
       TM_ASSIGN(int64_t kn, d.Long());
@@ -228,6 +242,8 @@ Result<Container> ReadContainer(std::string_view bytes) {
   const std::string marker(sync);
   TM_ASSIGN(c.schema, ParseSchema(schema_text));
   TM_ASSIGN(c.codec, ParseCodec(codec_name));
+  int64_t budget = kMaxValues;
+  size_t decompressed = 0;
   while (d.remaining() > 0) {
     TM_ASSIGN(int64_t count, d.Long());
     TM_ASSIGN(int64_t size, d.Long());
@@ -236,7 +252,13 @@ Result<Container> ReadContainer(std::string_view bytes) {
     TM_ASSIGN(auto block_sync, d.Bytes(16));
     if (block_sync != marker) return Fail(Corrupt("a block's sync marker does not match"));
     TM_ASSIGN(std::string data, Decompress(c.codec, block));
-    Decoder records(data);
+    decompressed += data.size();
+    if (decompressed > kMaxFileBytes)
+      return Fail(Corrupt("the blocks decompress beyond the limit"));
+    if (!CountFits(*c.schema.root, count, data.size())) {
+      return Fail(Corrupt("a block claims more records than it holds"));
+    }
+    Decoder records(data, &budget);
     for (int64_t i = 0; i < count; i++) {
       TM_ASSIGN(Value v, records.Read(*c.schema.root));
       c.records.push_back(std::move(v));

@@ -18,6 +18,33 @@ Error Mismatch(const Node& node, const Value& value) {
 
 }  // namespace
 
+size_t MinWidth(const Node& node) {
+  switch (node.type) {
+    case Type::kNull:
+      return 0;
+    case Type::kFloat:
+      return 4;
+    case Type::kDouble:
+      return 8;
+    case Type::kFixed:
+      return node.size;
+    case Type::kRecord: {
+      size_t sum = 0;
+      for (const auto& f : node.fields) sum += MinWidth(*f.type);
+      return sum;
+    }
+    default:  // a varint, a length, a branch index or a block count: at least a byte
+      return 1;
+  }
+}
+
+bool CountFits(const Node& node, int64_t count, size_t remaining) {
+  if (count < 0) return false;
+  const size_t width = MinWidth(node);
+  if (width == 0) return count <= kMaxZeroWidthCount;
+  return static_cast<uint64_t>(count) <= remaining / width;
+}
+
 void EncodeLong(int64_t v, std::string& out) {
   uint64_t z = (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
   while (z >= 0x80) {
@@ -49,6 +76,8 @@ Result<std::string_view> Decoder::Bytes(size_t n) {
 
 Result<Value> Decoder::Read(const Node& node, int depth) {
   if (depth > 128) return Fail(Corrupt("nested too deeply"));
+  int64_t& budget = budget_ ? *budget_ : own_budget_;
+  if (--budget < 0) return Fail(Corrupt("more values than a manifest holds"));
   Value v;
   v.type = node.type;
   switch (node.type) {
@@ -122,12 +151,13 @@ Result<Value> Decoder::Read(const Node& node, int depth) {
         TM_ASSIGN(int64_t count, Long());
         if (count == 0) break;
         if (count < 0) {
+          if (count == INT64_MIN) return Fail(Corrupt("a block count out of range"));
           count = -count;
           TM_TRY(Long());  // the block's size in bytes, for skipping
         }
-        // Every item takes at least a byte unless it is null: bound the count by the input.
-        if (static_cast<uint64_t>(count) > remaining() + 1 &&
-            !(node.items->type == Type::kNull && node.type == Type::kArray)) {
+        // Bound the count by the input (a map entry also has its key's length).
+        if (!CountFits(*node.items, count, remaining()) ||
+            (node.type == Type::kMap && static_cast<uint64_t>(count) > remaining())) {
           return Fail(Corrupt("a block count beyond the end of the data"));
         }
         for (int64_t k = 0; k < count; k++) {

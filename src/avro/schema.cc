@@ -13,7 +13,9 @@ struct Parser {
   std::map<std::string, NodePtr> named;
 
   static std::string FullName(const nlohmann::json& j, const std::string& enclosing_ns) {
-    std::string name = j.value("name", "");
+    // A name that is not a string is no name (value() would throw on it).
+    std::string name =
+        j.contains("name") && j["name"].is_string() ? j["name"].get<std::string>() : "";
     if (name.find('.') != std::string::npos) return name;
     std::string ns = j.contains("namespace") && j["namespace"].is_string()
                          ? j["namespace"].get<std::string>()
