@@ -38,9 +38,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-[ "${1:-}" = "--build" ] && exit 0
-
 PYTHON=${PYTHON:-python3}
+
+# Arrow and Parquet C++ for the maintenance worker: Debian 12 packages neither, and the
+# pyarrow wheel ships both libraries with their headers for linking. Pinned, unpacked
+# into .deps/ (the build links and runs against it there; nothing Python is imported).
+PYARROW_VERSION=26.0.1
+if [ ! -f .deps/pyarrow/pyarrow/libparquet.so.2600 ] ||
+   [ "$(cat .deps/pyarrow/.version 2>/dev/null)" != "$PYARROW_VERSION" ]; then
+  rm -rf .deps/pyarrow
+  $PYTHON -m pip install -q --disable-pip-version-check --no-deps --target .deps/pyarrow \
+    "pyarrow==$PYARROW_VERSION"
+  echo "$PYARROW_VERSION" > .deps/pyarrow/.version
+fi
+
+[ "${1:-}" = "--build" ] && exit 0
 $PYTHON -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 
 # DuckDB's extensions come from their PyPI packages; put them where INSTALL finds them so

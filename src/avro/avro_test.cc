@@ -199,6 +199,30 @@ TEST(Avro, StreamedZstdBlocksLargerThanTheBufferDecodeWhole) {
   EXPECT_FALSE(ReadContainer(cut));
 }
 
+TEST(Avro, JsonRoundTripsToTheSameBytes) {
+  auto schema = *ParseSchema(std::string(kManifestFileSchema));
+  for (int n = 0; n < 12; n++) {
+    Value v = Sample(n);
+    std::string a, b;
+    ASSERT_TRUE(Encode(*schema.root, v, a));
+    auto back = FromJson(*schema.root, ToJson(*schema.root, v));
+    ASSERT_TRUE(back) << back.error().message;
+    ASSERT_TRUE(Encode(*schema.root, *back, b));
+    EXPECT_EQ(a, b) << n;
+  }
+  // A missing nullable field is null; a missing required one, or a wrong type, names where.
+  nlohmann::json j = ToJson(*schema.root, Sample(1));
+  j.erase("partitions");
+  EXPECT_TRUE(FromJson(*schema.root, j));
+  j.erase("manifest_path");
+  auto missing = FromJson(*schema.root, j);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("manifest_path"), std::string::npos);
+  j = ToJson(*schema.root, Sample(1));
+  j["key_metadata"] = "abc";  // odd hex
+  EXPECT_FALSE(FromJson(*schema.root, j));
+}
+
 TEST(Avro, SchemaNamesOfTheWrongTypeAreNotFatal) {
   // A name that is a number must not throw out of the parser.
   auto s = ParseSchema(std::string(R"({"type": "record", "name": 5, "fields": []})"));

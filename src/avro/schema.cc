@@ -314,3 +314,119 @@ nlohmann::json ToJson(const Node& node, const Value& value) {
 }
 
 }  // namespace tablemere::avro
+
+namespace tablemere::avro {
+namespace {
+
+Result<Value> FromJsonAt(const Node& node, const nlohmann::json& j, const std::string& path,
+                         int depth) {
+  auto wrong = [&]() {
+    return Fail(Error{ErrorCode::kInvalidInput,
+                      "Avro value at " + (path.empty() ? std::string("the root") : path) + ": " +
+                          j.dump() + " is not a " + Name(node.type),
+                      {}});
+  };
+  if (depth > 64) return wrong();
+  switch (node.type) {
+    case Type::kNull:
+      if (!j.is_null()) return wrong();
+      return Value::Null();
+    case Type::kBoolean:
+      if (!j.is_boolean()) return wrong();
+      return Value::Bool(j.get<bool>());
+    case Type::kInt:
+    case Type::kLong: {
+      if (!j.is_number_integer()) return wrong();
+      int64_t v = j.get<int64_t>();
+      if (node.type == Type::kInt && (v < INT32_MIN || v > INT32_MAX)) return wrong();
+      Value out = Value::Long(v);
+      out.type = node.type;
+      return out;
+    }
+    case Type::kFloat:
+    case Type::kDouble: {
+      if (!j.is_number()) return wrong();
+      Value out = Value::Double(j.get<double>());
+      out.type = node.type;
+      return out;
+    }
+    case Type::kString:
+      if (!j.is_string()) return wrong();
+      return Value::String(j.get<std::string>());
+    case Type::kBytes:
+    case Type::kFixed: {
+      if (!j.is_string()) return wrong();
+      const std::string hex = j.get<std::string>();
+      if (hex.size() % 2 != 0) return wrong();
+      std::string bytes;
+      for (size_t i = 0; i < hex.size(); i += 2) {
+        auto nibble = [](char c) -> int {
+          if (c >= '0' && c <= '9') return c - '0';
+          if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+          if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+          return -1;
+        };
+        int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+        if (hi < 0 || lo < 0) return wrong();
+        bytes += static_cast<char>(hi * 16 + lo);
+      }
+      if (node.type == Type::kFixed && bytes.size() != node.size) return wrong();
+      return node.type == Type::kFixed ? Value::Fixed(std::move(bytes))
+                                       : Value::Bytes(std::move(bytes));
+    }
+    case Type::kEnum: {
+      if (!j.is_string()) return wrong();
+      for (size_t i = 0; i < node.symbols.size(); i++) {
+        if (node.symbols[i] == j.get<std::string>()) return Value::Enum(i);
+      }
+      return wrong();
+    }
+    case Type::kUnion:
+      for (size_t b = 0; b < node.branches.size(); b++) {
+        if (j.is_null() != (node.branches[b]->type == Type::kNull)) continue;
+        auto v = FromJsonAt(*node.branches[b], j, path, depth + 1);
+        if (v) return Value::Union(b, std::move(*v));
+      }
+      return wrong();
+    case Type::kArray: {
+      if (!j.is_array()) return wrong();
+      std::vector<Value> items;
+      for (size_t i = 0; i < j.size(); i++) {
+        TM_ASSIGN(Value v,
+                  FromJsonAt(*node.items, j[i], path + "[" + std::to_string(i) + "]", depth + 1));
+        items.push_back(std::move(v));
+      }
+      return Value::Array(std::move(items));
+    }
+    case Type::kMap: {
+      if (!j.is_object()) return wrong();
+      std::vector<std::pair<std::string, Value>> entries;
+      for (const auto& [k, item] : j.items()) {
+        TM_ASSIGN(Value v, FromJsonAt(*node.items, item, path + "." + k, depth + 1));
+        entries.emplace_back(k, std::move(v));
+      }
+      return Value::Map(std::move(entries));
+    }
+    case Type::kRecord: {
+      if (!j.is_object()) return wrong();
+      std::vector<Value> fields;
+      for (const auto& f : node.fields) {
+        const std::string at = path.empty() ? f.name : path + "." + f.name;
+        auto it = j.find(f.name);
+        TM_ASSIGN(Value v,
+                  FromJsonAt(*f.type, it == j.end() ? nlohmann::json() : *it, at, depth + 1));
+        fields.push_back(std::move(v));
+      }
+      return Value::Record(std::move(fields));
+    }
+  }
+  return wrong();
+}
+
+}  // namespace
+
+Result<Value> FromJson(const Node& node, const nlohmann::json& json) {
+  return FromJsonAt(node, json, "", 0);
+}
+
+}  // namespace tablemere::avro

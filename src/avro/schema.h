@@ -110,4 +110,9 @@ struct Value {
 // union as its branch's value, a record as an object, an enum as its symbol.
 nlohmann::json ToJson(const Node& node, const Value& value);
 
+// The inverse of ToJson: a value of `node` from its JSON. A record field missing from the
+// object is null when its type admits null; a union takes null for null, otherwise the
+// first branch the JSON fits. Errors: kInvalidInput naming the path that does not fit.
+Result<Value> FromJson(const Node& node, const nlohmann::json& json);
+
 }  // namespace tablemere::avro

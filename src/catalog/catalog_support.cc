@@ -1,10 +1,14 @@
 #include "catalog/catalog_support.h"
 
-#include "iceberg/json_access.h"
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "common/strings.h"
+#include "iceberg/json_access.h"
 
 namespace tablemere::catalog {
 
@@ -174,18 +178,104 @@ Result<std::string> WarehouseFiles::WriteMetadata(const metastore::Warehouse& w,
   std::string base = location;
   while (base.ends_with("/")) base.pop_back();
   std::string metadata_location = base + "/metadata/" + file;
-  TM_ASSIGN(std::string key, KeyOf(w, metadata_location));
-  std::string body = document.dump();
+  TM_TRY(WriteBytes(w, metadata_location, document.dump(), "application/json"));
+  return metadata_location;
+}
+
+Result<void> WarehouseFiles::WriteBytes(const metastore::Warehouse& w, const std::string& location,
+                                        std::string_view bytes, const std::string& content_type) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
   TM_ASSIGN(auto writer, objects_.BeginPut(Bucket(w), key));
-  auto wrote = writer->Write(body.data(), body.size());
+  auto wrote = writer->Write(bytes.data(), bytes.size());
   if (!wrote) {
     writer->Abort();
     return Fail(wrote.error());
   }
   objectstore::ObjectInfo info;
-  info.headers["Content-Type"] = "application/json";
+  info.headers["Content-Type"] = content_type;
   TM_TRY(writer->Commit(std::move(info)));
-  return metadata_location;
+  return {};
+}
+
+namespace {
+
+Error LocalFileError(const std::string& path, const char* what) {
+  return Error{
+      ErrorCode::kUnavailable, std::string(what) + " " + path + ": " + std::strerror(errno), {}};
+}
+
+}  // namespace
+
+Result<int64_t> WarehouseFiles::CopyToFile(const metastore::Warehouse& w,
+                                           const std::string& location, const std::string& path) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  objectstore::ObjectInfo info;
+  TM_ASSIGN(auto reader, objects_.Get(Bucket(w), key, 0, std::nullopt, &info));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Fail(LocalFileError(path, "cannot create"));
+  std::vector<char> buf(1 << 20);
+  int64_t total = 0;
+  while (true) {
+    auto n = reader->Read(buf.data(), buf.size());
+    if (!n) {
+      ::close(fd);
+      return Fail(n.error());
+    }
+    if (*n == 0) break;
+    for (size_t off = 0; off < *n;) {
+      ssize_t wrote = ::write(fd, buf.data() + off, *n - off);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) {
+        Error e = LocalFileError(path, "cannot write");
+        ::close(fd);
+        return Fail(e);
+      }
+      off += static_cast<size_t>(wrote);
+    }
+    total += static_cast<int64_t>(*n);
+  }
+  if (::close(fd) != 0) return Fail(LocalFileError(path, "cannot write"));
+  if (static_cast<uint64_t>(total) != info.size) {
+    return Fail(Error{ErrorCode::kUnavailable, location + " ended early", {}});
+  }
+  return total;
+}
+
+Result<int64_t> WarehouseFiles::PutFile(const metastore::Warehouse& w, const std::string& location,
+                                        const std::string& path) {
+  TM_ASSIGN(std::string key, KeyOf(w, location));
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Fail(LocalFileError(path, "cannot open"));
+  auto writer = objects_.BeginPut(Bucket(w), key);
+  if (!writer) {
+    ::close(fd);
+    return Fail(writer.error());
+  }
+  std::vector<char> buf(1 << 20);
+  int64_t total = 0;
+  while (true) {
+    ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Error e = LocalFileError(path, "cannot read");
+      ::close(fd);
+      (*writer)->Abort();
+      return Fail(e);
+    }
+    if (n == 0) break;
+    auto wrote = (*writer)->Write(buf.data(), static_cast<size_t>(n));
+    if (!wrote) {
+      ::close(fd);
+      (*writer)->Abort();
+      return Fail(wrote.error());
+    }
+    total += n;
+  }
+  ::close(fd);
+  objectstore::ObjectInfo info;
+  info.headers["Content-Type"] = "application/octet-stream";
+  TM_TRY((*writer)->Commit(std::move(info)));
+  return total;
 }
 
 Result<std::string> WarehouseFiles::ReadBytes(const metastore::Warehouse& w,

@@ -113,6 +113,16 @@ class WarehouseFiles {
   static std::string LocationOf(const metastore::Warehouse& w, const std::string& key) {
     return Root(w) + key;
   }
+  // Writes a whole file of the table bucket (a manifest, a manifest list). Nothing is
+  // visible until it is complete.
+  Result<void> WriteBytes(const metastore::Warehouse& w, const std::string& location,
+                          std::string_view bytes, const std::string& content_type);
+  // Copies a file of the table bucket to a local file, streaming; returns its size.
+  Result<int64_t> CopyToFile(const metastore::Warehouse& w, const std::string& location,
+                             const std::string& path);
+  // Uploads a local file to the table bucket, streaming; returns its size.
+  Result<int64_t> PutFile(const metastore::Warehouse& w, const std::string& location,
+                          const std::string& path);
   // Deletes a file of the warehouse's table bucket (kNotFound when it is not there).
   Result<void> Delete(const metastore::Warehouse& w, const std::string& location);
   // The endpoint and region every client needs (no secrets).

@@ -333,6 +333,21 @@ Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
   return Guarded([&] { return OrphanTable(catalog_, clock_, w, ident, grace_ms); });
 }
 
+Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
+                                                const TableIdent& ident) {
+  std::lock_guard lock(worker_mu_);
+  const int64_t now = clock_.NowMillis();
+  if (now - budget_window_ms_ >= 3'600'000) {
+    budget_window_ms_ = now;
+    budget_used_ = 0;
+  }
+  TM_ASSIGN(CompactResult r,
+            CompactTable(catalog_, clock_, random_, options_.compaction, w, ident,
+                         std::max<int64_t>(0, options_.compaction_bytes_per_hour - budget_used_)));
+  budget_used_ += r.bytes_read;
+  return r;
+}
+
 Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
   SweepResult sweep;
   TM_ASSIGN(auto warehouses, catalog_.metastore().warehouses().AllWarehouses());
@@ -356,6 +371,12 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
       }
       for (const auto& ident : *tables) {
         sweep.tables++;
+        auto c = Compact(w, ident);
+        if (!c) {
+          sweep.failures++;
+        } else if (c->ran) {
+          sweep.compacted++;
+        }
         auto r = Expire(w, ident);
         if (!r) {
           sweep.failures++;

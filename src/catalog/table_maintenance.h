@@ -5,10 +5,12 @@
 // the next run), never retried against a user's commit.
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "catalog/catalog_service.h"
+#include "catalog/table_compaction.h"
 #include "iceberg/snapshot_expiry.h"
 
 namespace tablemere::catalog {
@@ -37,12 +39,15 @@ struct MaintenanceOptions {
   iceberg::ExpiryPolicy expiry;
   // Orphans younger than this stay: a client may be writing files it has not committed.
   int64_t orphan_grace_ms = 3LL * 24 * 3600 * 1000;
+  CompactionOptions compaction;
+  int64_t compaction_bytes_per_hour = 8LL << 30;
 };
 
 class TableMaintenance {
  public:
-  TableMaintenance(CatalogService& catalog, const Clock& clock, MaintenanceOptions options)
-      : catalog_(catalog), clock_(clock), options_(options) {}
+  TableMaintenance(CatalogService& catalog, const Clock& clock, Random& random,
+                   MaintenanceOptions options)
+      : catalog_(catalog), clock_(clock), random_(random), options_(std::move(options)) {}
   const MaintenanceOptions& options() const { return options_; }
 
   // Expires the table's snapshots by the policy (and its properties), commits the
@@ -59,11 +64,15 @@ class TableMaintenance {
   Result<OrphanResult> Orphans(const metastore::Warehouse& w, const TableIdent& ident,
                                int64_t grace_ms);
 
+  // Rewrites the table's small data files (see table_compaction.h). One compaction runs at
+  // a time, and all of them together read at most `compaction_bytes_per_hour` an hour.
+  Result<CompactResult> Compact(const metastore::Warehouse& w, const TableIdent& ident);
+
   struct SweepResult {
-    int tables = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
+    int tables = 0, compacted = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
   };
-  // Expires every table of every warehouse, then removes its orphans older than the
-  // grace period. A table that fails is counted
+  // Compacts every table of every warehouse, expires its snapshots, then removes its
+  // orphans older than the grace period. A table that fails is counted
   // and skipped (it is tried again by the next sweep); only a failure to list warehouses is an
   // error.
   Result<SweepResult> SweepAll();
@@ -71,7 +80,11 @@ class TableMaintenance {
  private:
   CatalogService& catalog_;
   const Clock& clock_;
+  Random& random_;
   MaintenanceOptions options_;
+  std::mutex worker_mu_;  // one compaction at a time; guards the budget below
+  int64_t budget_window_ms_ = 0;
+  int64_t budget_used_ = 0;
 };
 
 }  // namespace tablemere::catalog

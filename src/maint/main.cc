@@ -1,7 +1,8 @@
-// tablemere-maint: the table-maintenance worker (issue 10). It will run compaction,
-// expiry and orphan cleanup in its own process, supervised by the server, so a crash or a
-// large rewrite never touches request serving. Today it offers the Avro layer those jobs
-// stand on, as commands for inspection and tests:
+// tablemere-maint: the table-maintenance worker. The server runs compaction's data path
+// here, in its own process (niced, bounded threads), so a crash or a large rewrite never
+// touches request serving and Arrow is never linked into the server:
+//   tablemere-maint compact --plan PLAN.json --result RESULT.json   (see compact.h)
+// and, for inspection and tests, the Avro layer the metadata jobs stand on:
 //   tablemere-maint avro-json FILE              the container's metadata and records as JSON
 //   tablemere-maint avro-rewrite IN OUT [--codec null|deflate|snappy|zstandard]
 #include <openssl/rand.h>
@@ -11,6 +12,7 @@
 
 #include "avro/container.h"
 #include "common/files.h"
+#include "maint/compact.h"
 
 namespace {
 
@@ -39,7 +41,28 @@ int main(int argc, char** argv) {
   rewrite->add_option("out", out)->required();
   rewrite->add_option("--codec", codec,
                       "null, deflate, snappy or zstandard (default: the input's)");
+  std::string plan_path, result_path;
+  auto* compact = app.add_subcommand("compact", "rewrite a bin of Parquet files into one");
+  compact->add_option("--plan", plan_path)->required();
+  compact->add_option("--result", result_path)->required();
   CLI11_PARSE(app, argc, argv);
+
+  if (compact->parsed()) {
+    auto text = tablemere::ReadWholeFile(plan_path);
+    if (!text) return Failed(plan_path + ": " + text.error().message);
+    auto plan = nlohmann::json::parse(*text, nullptr, false);
+    if (plan.is_discarded()) return Failed(plan_path + ": not JSON");
+    tablemere::Result<nlohmann::json> result;
+    try {
+      result = tablemere::maint::CompactFiles(plan);
+    } catch (const std::exception& e) {
+      return Failed(std::string("compact: ") + e.what());
+    }
+    if (!result) return Failed(result.error().message);
+    auto written = tablemere::WriteFileAtomically(result_path, result->dump(), 0600);
+    if (!written) return Failed(written.error().message);
+    return 0;
+  }
 
   auto c = Load(in);
   if (!c) return Failed(in + ": " + c.error().message);

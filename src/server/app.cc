@@ -41,6 +41,15 @@ bool TestClockEnabled() {
   return v != nullptr && std::string(v) == "1";
 }
 
+// The maintenance worker: the configured path, or tablemere-maint beside this binary.
+std::string WorkerPath(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "tablemere-maint";
+  return (self.parent_path() / "tablemere-maint").string();
+}
+
 bool IsLoopback(const std::string& addr) {
   return addr.starts_with("127.") || addr.starts_with("localhost:") || addr.starts_with("[::1]");
 }
@@ -132,10 +141,14 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
-    maintenance_ = std::make_unique<catalog::TableMaintenance>(
-        *catalog_, clock_,
-        catalog::MaintenanceOptions{.expiry = {},
-                                    .orphan_grace_ms = config.orphan_grace_seconds * 1000});
+    catalog::MaintenanceOptions maintenance_options{
+        .expiry = {},
+        .orphan_grace_ms = config.orphan_grace_seconds * 1000,
+        .compaction = {.worker_path = WorkerPath(config.maintenance_worker),
+                       .scratch_dir = config.data_dir + "/maintenance"},
+        .compaction_bytes_per_hour = config.maintenance_bytes_per_hour};
+    maintenance_ = std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, random_,
+                                                               std::move(maintenance_options));
     if (!config.smtp.host.empty()) {
       TM_ASSIGN(mailer_, mail::NewSmtpMailer(config.smtp));
     }

@@ -72,6 +72,14 @@ std::vector<Flag> Flags(Config& c) {
        [&c](const std::string& v) {
          return SetInt(c.orphan_grace_seconds, v, "orphan-grace-seconds");
        }},
+      {"maintenance-bytes-per-hour", "TABLEMERE_MAINTENANCE_BYTES_PER_HOUR",
+       "bytes compaction may rewrite per hour (default 8 GiB)",
+       [&c](const std::string& v) {
+         return SetInt(c.maintenance_bytes_per_hour, v, "maintenance-bytes-per-hour");
+       }},
+      {"maintenance-worker", "TABLEMERE_MAINTENANCE_WORKER",
+       "the maintenance worker program (default: tablemere-maint beside the server)",
+       str(c.maintenance_worker)},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
       {"cors-origins", "TABLEMERE_CORS_ORIGINS",

@@ -17,15 +17,17 @@ struct Config {
   std::string s3_addr = "127.0.0.1:9000";
   std::string metrics_addr;  // "": GET /metrics on the API listener
   std::string data_dir = "./data";
-  std::string public_api_url;                    // derived from api_addr when empty
-  std::string public_catalog_url;                // derived from catalog_addr when empty
-  std::string public_s3_url;                     // derived from s3_addr when empty
-  int64_t session_seconds = 900;                 // vended storage sessions
-  int64_t catalog_token_seconds = 900;           // catalog bearer tokens
-  int64_t maintenance_interval_seconds = 3600;   // the maintenance sweep; 0 turns it off
-  int64_t orphan_grace_seconds = 3 * 24 * 3600;  // unreferenced files younger than this stay
-  std::string ready_file;                        // written with the bound URLs once serving
-  std::string access_log = "-";                  // "-" for stderr, "" to disable, or a file path
+  std::string public_api_url;                      // derived from api_addr when empty
+  std::string public_catalog_url;                  // derived from catalog_addr when empty
+  std::string public_s3_url;                       // derived from s3_addr when empty
+  int64_t session_seconds = 900;                   // vended storage sessions
+  int64_t catalog_token_seconds = 900;             // catalog bearer tokens
+  int64_t maintenance_interval_seconds = 3600;     // the maintenance sweep; 0 turns it off
+  int64_t orphan_grace_seconds = 3 * 24 * 3600;    // unreferenced files younger than this stay
+  int64_t maintenance_bytes_per_hour = 8LL << 30;  // what compaction may read in an hour
+  std::string maintenance_worker;                  // tablemere-maint ("": beside the server)
+  std::string ready_file;                          // written with the bound URLs once serving
+  std::string access_log = "-";                    // "-" for stderr, "" to disable, or a file path
   // Web origins allowed to call the S3 and catalog listeners from a browser, comma-separated;
   // empty: the deployment's own web origin (the public API URL's).
   std::string cors_origins;

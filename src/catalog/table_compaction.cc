@@ -1,0 +1,656 @@
+#include "catalog/table_compaction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "accounts/account_service.h"
+#include "avro/container.h"
+#include "catalog/control_tables.h"
+#include "common/files.h"
+#include "common/strings.h"
+#include "common/subprocess.h"
+
+namespace tablemere::catalog {
+namespace {
+
+constexpr size_t kMaxManifestBytes = 256u << 20;
+constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted = 2;
+
+// A reason not to compact: answered as a skipped run, not an error.
+Error Skip(const std::string& why) {
+  return Error{ErrorCode::kConflict, why, {}}.With("maintenance", "skipped");
+}
+
+int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback) {
+  const Json props = metadata.value("properties", Json::object());
+  auto it = props.find(name);
+  if (it == props.end() || !it->is_string()) return fallback;
+  auto n = ParseInt(it->get<std::string>());
+  return n && *n > 0 ? *n : fallback;
+}
+
+// One manifest of the snapshot being compacted, as the manifest list names it.
+struct Manifest {
+  Json list_entry;  // the manifest list's record, as JSON
+  avro::Value list_value;
+  std::string path;
+  int64_t sequence_number = 0, added_snapshot_id = -1;
+  avro::Container container;
+  bool rewritten = false;
+};
+
+// A live data file: where its entry is and what it holds.
+struct LiveFile {
+  size_t manifest = 0, entry = 0;
+  std::string path;
+  int64_t size = 0, records = 0;
+  Json partition;
+};
+
+// One partition's small files, rewritten into one.
+struct Bin {
+  int spec_id = 0;
+  Json partition;
+  std::vector<const LiveFile*> inputs;
+  int64_t bytes = 0;
+  Json metrics;  // the worker's answer
+  std::string output;
+};
+
+// The file a manifest entry describes, with inherited fields made explicit (a rewritten
+// manifest no longer inherits from the list entry that carried it).
+Json Materialized(Json entry, const Manifest& m) {
+  if (entry["snapshot_id"].is_null()) entry["snapshot_id"] = m.added_snapshot_id;
+  if (entry.contains("sequence_number") && entry["sequence_number"].is_null()) {
+    entry["sequence_number"] = m.sequence_number;
+  }
+  if (entry.contains("file_sequence_number") && entry["file_sequence_number"].is_null()) {
+    entry["file_sequence_number"] = m.sequence_number;
+  }
+  return entry;
+}
+
+// Iceberg's map<int, X> is an Avro array of {key, value} records.
+Json KeyValues(const Json& by_id) {
+  Json out = Json::array();
+  for (const auto& [k, v] : by_id.items()) {
+    auto id = ParseInt(k);
+    if (id) out.push_back({{"key", *id}, {"value", v}});
+  }
+  return out;
+}
+
+// Partition values compare and serialize (Iceberg's single-value encoding) by their Avro
+// type; decimals and uuids are refused (their encodings differ from Avro's bytes).
+bool Comparable(const avro::Node& n) {
+  const avro::Node& t =
+      n.type == avro::Type::kUnion
+          ? *(n.branches.back()->type == avro::Type::kNull ? n.branches.front() : n.branches.back())
+          : n;
+  if (t.logical_type == "decimal" || t.logical_type == "uuid") return false;
+  switch (t.type) {
+    case avro::Type::kInt:
+    case avro::Type::kLong:
+    case avro::Type::kFloat:
+    case avro::Type::kDouble:
+    case avro::Type::kBoolean:
+    case avro::Type::kString:
+    case avro::Type::kBytes:
+    case avro::Type::kFixed:
+    case avro::Type::kNull:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Less(const avro::Value& a, const avro::Value& b) {
+  switch (a.type) {
+    case avro::Type::kInt:
+    case avro::Type::kLong:
+      return a.i < b.i;
+    case avro::Type::kFloat:
+    case avro::Type::kDouble:
+      return a.d < b.d;
+    case avro::Type::kBoolean:
+      return a.b < b.b;
+    default:
+      return std::lexicographical_compare(
+          a.s.begin(), a.s.end(), b.s.begin(), b.s.end(), [](char x, char y) {
+            return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
+          });
+  }
+}
+
+std::string SingleValue(const avro::Value& v) {
+  std::string out;
+  auto little = [&](auto x) { out.append(reinterpret_cast<const char*>(&x), sizeof x); };
+  switch (v.type) {
+    case avro::Type::kInt:
+      little(static_cast<int32_t>(v.i));
+      break;
+    case avro::Type::kLong:
+      little(v.i);
+      break;
+    case avro::Type::kFloat:
+      little(static_cast<float>(v.d));
+      break;
+    case avro::Type::kDouble:
+      little(v.d);
+      break;
+    case avro::Type::kBoolean:
+      out += static_cast<char>(v.b ? 1 : 0);
+      break;
+    default:
+      out = v.s;
+  }
+  return out;
+}
+
+std::string Hex(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+// The manifest list's partition summaries of a manifest holding `partitions` (values
+// of the partition record `node`).
+Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions) {
+  Json out = Json::array();
+  for (const auto& field : node.fields) {
+    bool nulls = false, nans = false, seen = false;
+    avro::Value lo, hi;
+    for (const auto& p : partitions) {
+      TM_ASSIGN(avro::Value v,
+                avro::FromJson(*field.type, p.contains(field.name) ? p[field.name] : Json()));
+      const avro::Value& value = v.Unwrapped();
+      if (value.type == avro::Type::kNull) {
+        nulls = true;
+        continue;
+      }
+      if ((value.type == avro::Type::kFloat || value.type == avro::Type::kDouble) &&
+          std::isnan(value.d)) {
+        nans = true;
+        continue;
+      }
+      if (!seen || Less(value, lo)) lo = value;
+      if (!seen || Less(hi, value)) hi = value;
+      seen = true;
+    }
+    out.push_back({{"contains_null", nulls},
+                   {"contains_nan", nans},
+                   {"lower_bound", seen ? Json(Hex(SingleValue(lo))) : Json()},
+                   {"upper_bound", seen ? Json(Hex(SingleValue(hi))) : Json()}});
+  }
+  return out;
+}
+
+// Files this run wrote; deleted unless the commit published them.
+class Written {
+ public:
+  Written(WarehouseFiles& files, const metastore::Warehouse& w) : files_(files), w_(w) {}
+  ~Written() {
+    if (keep_) return;
+    for (const auto& f : locations_) (void)files_.Delete(w_, f);
+  }
+  void Add(const std::string& location) { locations_.push_back(location); }
+  void Keep() { keep_ = true; }
+
+ private:
+  WarehouseFiles& files_;
+  const metastore::Warehouse& w_;
+  std::vector<std::string> locations_;
+  bool keep_ = false;
+};
+
+std::string RandomSync(Random& random) { return random.Bytes(16); }
+
+// Runs the worker on one bin in its own scratch directory (removed afterwards).
+Result<void> RewriteBin(CatalogService& catalog, Random& random, const CompactionOptions& options,
+                        const metastore::Warehouse& w, const std::string& location, Bin& bin,
+                        Written& written) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(options.scratch_dir) / ("compact-" + random.Uuid());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    return Fail(ErrorCode::kUnavailable, "cannot create " + dir.string() + ": " + ec.message());
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{dir};
+  Json inputs = Json::array();
+  for (size_t i = 0; i < bin.inputs.size(); i++) {
+    const std::string local = (dir / ("in-" + std::to_string(i) + ".parquet")).string();
+    TM_TRY(catalog.files().CopyToFile(w, bin.inputs[i]->path, local));
+    inputs.push_back({{"path", local}});
+  }
+  const std::string out = (dir / "out.parquet").string();
+  const std::string plan_path = (dir / "plan.json").string(),
+                    result_path = (dir / "result.json").string();
+  TM_TRY(WriteFileAtomically(
+      plan_path,
+      Json{{"inputs", inputs}, {"output", out}, {"max_threads", options.worker_threads}}.dump(),
+      0600));
+  ProcessLimits limits;
+  limits.timeout_ms = options.worker_timeout_ms;
+  limits.stderr_path = (dir / "worker.log").string();
+  TM_ASSIGN(int status, RunProcess({options.worker_path, "compact", "--plan", plan_path, "--result",
+                                    result_path},
+                                   limits));
+  if (status != 0) {
+    auto log = ReadWholeFile(limits.stderr_path);
+    std::string why = log ? *log : "";
+    while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
+    return Fail(ErrorCode::kInvalidInput, "the worker failed: " + why.substr(0, 500));
+  }
+  TM_ASSIGN(std::string text, ReadWholeFile(result_path));
+  bin.metrics = Json::parse(text, nullptr, false);
+  if (!bin.metrics.is_object())
+    return Fail(ErrorCode::kInternal, "the worker's result is not JSON");
+  bin.output = location + "data/compacted-" + random.Uuid() + ".parquet";
+  written.Add(bin.output);
+  TM_TRY(catalog.files().PutFile(w, bin.output, out));
+  return {};
+}
+
+Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Random& random,
+                              const CompactionOptions& options, const metastore::Warehouse& w,
+                              const TableIdent& ident, int64_t byte_allowance) {
+  const CatalogPrincipal principal =
+      ControlTables::PrincipalFor(accounts::WarehouseAccess{w, metastore::Level::kWrite, ""});
+  TM_ASSIGN(LoadedTable loaded, catalog.LoadTable(principal, w, ident, false, false));
+  const Json metadata = Json::parse(loaded.metadata_text(), nullptr, false);
+  if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
+  CompactResult result;
+  if (metadata.value("format-version", 1) != 2) {
+    return Fail(Skip("only format v2 tables are compacted yet"));
+  }
+  if (metadata.contains("encryption-keys")) return Fail(Skip("encrypted tables are not rewritten"));
+  const Json& current_id =
+      metadata.contains("current-snapshot-id") ? metadata["current-snapshot-id"] : Json();
+  const int64_t current = current_id.is_number_integer() ? current_id.get<int64_t>() : -1;
+  const Json snapshots = metadata.value("snapshots", Json::array());
+  const Json* snapshot = nullptr;
+  for (const auto& s : snapshots) {
+    if (s.value("snapshot-id", int64_t{-2}) == current) snapshot = &s;
+  }
+  if (current < 0 || !snapshot) return Fail(Skip("the table has no snapshot"));
+  if (!snapshot->contains("manifest-list")) return Fail(Skip("the snapshot has no manifest list"));
+  std::string location = WarehouseFiles::Canonical(metadata.at("location").get<std::string>());
+  while (location.ends_with('/')) location.pop_back();
+  location += "/";
+  const int64_t target =
+      IntProperty(metadata, "tablemere.maintenance.target-file-size-bytes",
+                  IntProperty(metadata, "write.target-file-size-bytes", options.target_file_size));
+  const int64_t min_files = IntProperty(metadata, "tablemere.maintenance.compact.min-input-files",
+                                        options.min_input_files);
+
+  // The manifest list and every manifest it names.
+  const std::string list_path = WarehouseFiles::Canonical((*snapshot)["manifest-list"]);
+  TM_ASSIGN(std::string list_bytes, catalog.files().ReadBytes(w, list_path, kMaxManifestBytes));
+  TM_ASSIGN(avro::Container list, avro::ReadContainer(list_bytes));
+  std::vector<Manifest> manifests;
+  std::vector<LiveFile> live;
+  std::map<int, const avro::Node*> partition_nodes;
+  std::map<int, size_t> template_of_spec;  // a manifest of each spec, for its Avro schema
+  for (const auto& record : list.records) {
+    Manifest m;
+    m.list_value = record;
+    m.list_entry = avro::ToJson(*list.schema.root, record);
+    m.path = WarehouseFiles::Canonical(m.list_entry.at("manifest_path").get<std::string>());
+    m.sequence_number = m.list_entry.value("sequence_number", int64_t{0});
+    m.added_snapshot_id = m.list_entry.value("added_snapshot_id", int64_t{-1});
+    const int content = m.list_entry.value("content", 0);
+    TM_ASSIGN(std::string bytes, catalog.files().ReadBytes(w, m.path, kMaxManifestBytes));
+    TM_ASSIGN(m.container, avro::ReadContainer(bytes));
+    const avro::Node& entry = *m.container.schema.root;
+    for (size_t i = 0; i < m.container.records.size(); i++) {
+      Json e = avro::ToJson(entry, m.container.records[i]);
+      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
+      if (content != 0 || e["data_file"].value("content", 0) != 0) {
+        return Fail(Skip("the table has delete files; compaction does not apply them yet"));
+      }
+      const Json& file = e["data_file"];
+      std::string format = file.value("file_format", "");
+      for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      result.data_files_before++;
+      result.data_bytes_before += file.value("file_size_in_bytes", int64_t{0});
+      if (format != "PARQUET") continue;
+      LiveFile f;
+      f.manifest = manifests.size();
+      f.entry = i;
+      f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
+      f.size = file.value("file_size_in_bytes", int64_t{0});
+      f.records = file.value("record_count", int64_t{0});
+      f.partition = file.value("partition", Json::object());
+      live.push_back(std::move(f));
+    }
+    const int spec = m.list_entry.value("partition_spec_id", 0);
+    int file_index = entry.FieldIndex("data_file");
+    if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " is not a manifest");
+    const avro::Node& data_file = *entry.fields[static_cast<size_t>(file_index)].type;
+    int partition_index = data_file.FieldIndex("partition");
+    if (partition_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " has no partition");
+    partition_nodes[spec] = data_file.fields[static_cast<size_t>(partition_index)].type.get();
+    template_of_spec.emplace(spec, manifests.size());
+    manifests.push_back(std::move(m));
+  }
+  result.data_files_after = result.data_files_before;
+  result.data_bytes_after = result.data_bytes_before;
+
+  // Small files grouped by spec and partition; bins of at most the target size.
+  std::map<std::string, std::vector<const LiveFile*>> groups;
+  std::map<std::string, int> spec_of_group;
+  for (const auto& f : live) {
+    if (f.size >= target * 3 / 4) continue;
+    const int spec = manifests[f.manifest].list_entry.value("partition_spec_id", 0);
+    const std::string key = std::to_string(spec) + "/" + f.partition.dump();
+    groups[key].push_back(&f);
+    spec_of_group[key] = spec;
+  }
+  std::vector<Bin> bins;
+  int64_t planned = 0;
+  bool over_budget = false;
+  for (auto& [key, files] : groups) {
+    if (static_cast<int64_t>(files.size()) < min_files) continue;
+    for (const auto& field : partition_nodes[spec_of_group[key]]->fields) {
+      if (!Comparable(*field.type)) {
+        return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
+      }
+    }
+    std::sort(files.begin(), files.end(),
+              [](const LiveFile* a, const LiveFile* b) { return a->size < b->size; });
+    Bin bin{spec_of_group[key], files.front()->partition, {}, 0, {}, {}};
+    auto close = [&]() {
+      if (bin.inputs.size() >= 2) bins.push_back(bin);
+      bin.inputs.clear();
+      bin.bytes = 0;
+    };
+    for (const LiveFile* f : files) {
+      if (!bin.inputs.empty() && bin.bytes + f->size > target) close();
+      if (planned + f->size > byte_allowance) {
+        over_budget = true;
+        break;
+      }
+      bin.inputs.push_back(f);
+      bin.bytes += f->size;
+      planned += f->size;
+    }
+    close();
+    if (over_budget) break;
+  }
+  if (bins.empty()) {
+    return Fail(Skip(over_budget ? "the hourly byte budget is used up"
+                                 : "no partition has " + std::to_string(min_files) +
+                                       " files smaller than 3/4 of the target size"));
+  }
+
+  // The rows, rewritten by the worker, one bin at a time.
+  Written written(catalog.files(), w);
+  std::vector<Bin*> done;
+  std::string failure;
+  for (auto& bin : bins) {
+    auto rewritten = RewriteBin(catalog, random, options, w, location, bin, written);
+    if (!rewritten) {
+      result.bins_failed++;
+      failure = rewritten.error().message;
+      continue;
+    }
+    done.push_back(&bin);
+  }
+  if (done.empty()) return Fail(Skip("every bin failed; the last: " + failure));
+
+  // The new snapshot's manifests.
+  const int64_t start_sequence = snapshot->value("sequence-number", int64_t{0});
+  const int64_t sequence = metadata.value("last-sequence-number", int64_t{0}) + 1;
+  int64_t snapshot_id = 0;
+  {
+    std::string b = random.Bytes(8);
+    std::memcpy(&snapshot_id, b.data(), 8);
+    snapshot_id &= INT64_MAX;
+    if (snapshot_id == 0) snapshot_id = 1;
+  }
+  std::map<std::pair<size_t, size_t>, bool> replaced;  // (manifest, entry)
+  int64_t added_bytes = 0, removed_bytes = 0, added_records = 0, removed_records = 0;
+  for (const Bin* bin : done) {
+    for (const LiveFile* f : bin->inputs) {
+      replaced[{f->manifest, f->entry}] = true;
+      manifests[f->manifest].rewritten = true;
+      removed_bytes += f->size;
+      removed_records += f->records;
+      result.files_rewritten++;
+    }
+    added_bytes += bin->metrics.value("file_size_in_bytes", int64_t{0});
+    added_records += bin->metrics.value("record_count", int64_t{0});
+    result.files_written++;
+    result.bins++;
+  }
+  if (added_records != removed_records) {
+    return Fail(ErrorCode::kInternal, "the rewrite holds " + std::to_string(added_records) +
+                                          " rows where its inputs held " +
+                                          std::to_string(removed_records));
+  }
+  auto manifest_location = [&]() { return location + "metadata/" + random.Uuid() + "-m0.avro"; };
+  std::vector<avro::Value> list_records;
+  // One manifest of added files per spec, first in the list.
+  std::map<int, std::vector<const Bin*>> by_spec;
+  for (const Bin* bin : done) by_spec[bin->spec_id].push_back(bin);
+  for (const auto& [spec, spec_bins] : by_spec) {
+    const Manifest& model = manifests[template_of_spec.at(spec)];
+    avro::Container out;
+    out.schema = model.container.schema;
+    out.codec = model.container.codec;
+    out.metadata = model.container.metadata;
+    std::vector<Json> partitions;
+    for (const Bin* bin : spec_bins) {
+      const Json& m = bin->metrics;
+      Json entry = {{"status", kStatusAdded},
+                    {"snapshot_id", snapshot_id},
+                    {"sequence_number", start_sequence},
+                    {"file_sequence_number", nullptr},
+                    {"data_file",
+                     {{"content", 0},
+                      {"file_path", bin->output},
+                      {"file_format", "PARQUET"},
+                      {"partition", bin->partition},
+                      {"record_count", m.at("record_count")},
+                      {"file_size_in_bytes", m.at("file_size_in_bytes")},
+                      {"column_sizes", KeyValues(m.at("column_sizes"))},
+                      {"value_counts", KeyValues(m.at("value_counts"))},
+                      {"null_value_counts", KeyValues(m.at("null_value_counts"))},
+                      {"lower_bounds", KeyValues(m.at("lower_bounds"))},
+                      {"upper_bounds", KeyValues(m.at("upper_bounds"))},
+                      {"split_offsets", m.at("split_offsets")}}}};
+      TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, entry));
+      out.records.push_back(std::move(v));
+      partitions.push_back(bin->partition);
+    }
+    TM_ASSIGN(std::string bytes, avro::WriteContainer(out, RandomSync(random)));
+    const std::string path = manifest_location();
+    written.Add(path);
+    TM_TRY(catalog.files().WriteBytes(w, path, bytes, "application/octet-stream"));
+    int64_t rows = 0;
+    for (const Bin* bin : spec_bins) rows += bin->metrics.value("record_count", int64_t{0});
+    Json record = model.list_entry;
+    TM_ASSIGN(record["partitions"], Summaries(*partition_nodes[spec], partitions));
+    record["manifest_path"] = path;
+    record["manifest_length"] = static_cast<int64_t>(bytes.size());
+    record["partition_spec_id"] = spec;
+    record["content"] = 0;
+    record["sequence_number"] = sequence;
+    record["min_sequence_number"] = start_sequence;
+    record["added_snapshot_id"] = snapshot_id;
+    record["added_files_count"] = static_cast<int64_t>(spec_bins.size());
+    record["existing_files_count"] = 0;
+    record["deleted_files_count"] = 0;
+    record["added_rows_count"] = rows;
+    record["existing_rows_count"] = 0;
+    record["deleted_rows_count"] = 0;
+    record["key_metadata"] = nullptr;
+    TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
+    list_records.push_back(std::move(v));
+  }
+  // The manifests that held replaced files, rewritten: those entries deleted by this
+  // snapshot, the rest existing; inherited fields made explicit. Others are kept as they are.
+  for (size_t mi = 0; mi < manifests.size(); mi++) {
+    const Manifest& m = manifests[mi];
+    if (!m.rewritten) {
+      list_records.push_back(m.list_value);
+      continue;
+    }
+    avro::Container out;
+    out.schema = m.container.schema;
+    out.codec = m.container.codec;
+    out.metadata = m.container.metadata;
+    int64_t existing = 0, deleted = 0, existing_rows = 0, deleted_rows = 0;
+    int64_t min_sequence = INT64_MAX;
+    for (size_t i = 0; i < m.container.records.size(); i++) {
+      Json e = avro::ToJson(*m.container.schema.root, m.container.records[i]);
+      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;  // an older deletion
+      e = Materialized(std::move(e), m);
+      const int64_t rows = e["data_file"].value("record_count", int64_t{0});
+      if (replaced.count({mi, i})) {
+        e["status"] = kStatusDeleted;
+        e["snapshot_id"] = snapshot_id;
+        deleted++;
+        deleted_rows += rows;
+      } else {
+        e["status"] = kStatusExisting;
+        existing++;
+        existing_rows += rows;
+      }
+      min_sequence = std::min(min_sequence, e.value("sequence_number", m.sequence_number));
+      TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, e));
+      out.records.push_back(std::move(v));
+    }
+    TM_ASSIGN(std::string bytes, avro::WriteContainer(out, RandomSync(random)));
+    const std::string path = manifest_location();
+    written.Add(path);
+    TM_TRY(catalog.files().WriteBytes(w, path, bytes, "application/octet-stream"));
+    Json record = m.list_entry;
+    record["manifest_path"] = path;
+    record["manifest_length"] = static_cast<int64_t>(bytes.size());
+    record["sequence_number"] = sequence;
+    record["min_sequence_number"] = min_sequence == INT64_MAX ? sequence : min_sequence;
+    record["added_snapshot_id"] = snapshot_id;
+    record["added_files_count"] = 0;
+    record["existing_files_count"] = existing;
+    record["deleted_files_count"] = deleted;
+    record["added_rows_count"] = 0;
+    record["existing_rows_count"] = existing_rows;
+    record["deleted_rows_count"] = deleted_rows;
+    TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
+    list_records.push_back(std::move(v));
+  }
+  avro::Container new_list;
+  new_list.schema = list.schema;
+  new_list.codec = list.codec;
+  new_list.metadata = list.metadata;
+  new_list.metadata["snapshot-id"] = std::to_string(snapshot_id);
+  new_list.metadata["parent-snapshot-id"] = std::to_string(current);
+  new_list.metadata["sequence-number"] = std::to_string(sequence);
+  new_list.records = std::move(list_records);
+  TM_ASSIGN(std::string list_out, avro::WriteContainer(new_list, RandomSync(random)));
+  const std::string new_list_path =
+      location + "metadata/snap-" + std::to_string(snapshot_id) + "-1-" + random.Uuid() + ".avro";
+  written.Add(new_list_path);
+  TM_TRY(catalog.files().WriteBytes(w, new_list_path, list_out, "application/octet-stream"));
+
+  // The snapshot: a replace, its totals carried from the one it starts from.
+  const Json previous = snapshot->value("summary", Json::object());
+  auto total = [&](const char* name, int64_t delta) -> Json {
+    auto it = previous.find(name);
+    if (it == previous.end() || !it->is_string()) return nullptr;
+    auto n = ParseInt(it->get<std::string>());
+    return n ? Json(std::to_string(*n + delta)) : Json();
+  };
+  Json summary = {{"operation", "replace"},
+                  {"added-data-files", std::to_string(result.files_written)},
+                  {"deleted-data-files", std::to_string(result.files_rewritten)},
+                  {"added-records", std::to_string(added_records)},
+                  {"deleted-records", std::to_string(removed_records)},
+                  {"added-files-size", std::to_string(added_bytes)},
+                  {"removed-files-size", std::to_string(removed_bytes)},
+                  {"changed-partition-count", std::to_string(done.size())},
+                  {"tablemere.maintenance", "compact"}};
+  const std::pair<const char*, int64_t> totals[] = {
+      {"total-data-files", result.files_written - result.files_rewritten},
+      {"total-files-size", added_bytes - removed_bytes},
+      {"total-records", 0},
+      {"total-delete-files", 0},
+      {"total-position-deletes", 0},
+      {"total-equality-deletes", 0}};
+  for (const auto& [name, delta] : totals) {
+    Json t = total(name, delta);
+    if (!t.is_null()) summary[name] = t;
+  }
+  Json new_snapshot = {{"snapshot-id", snapshot_id},     {"parent-snapshot-id", current},
+                       {"sequence-number", sequence},    {"timestamp-ms", clock.NowMillis()},
+                       {"manifest-list", new_list_path}, {"summary", summary}};
+  if (metadata.contains("current-schema-id")) {
+    new_snapshot["schema-id"] = metadata["current-schema-id"];
+  }
+  Json main_ref = {{"action", "set-snapshot-ref"},
+                   {"ref-name", "main"},
+                   {"type", "branch"},
+                   {"snapshot-id", snapshot_id}};
+  const Json refs = metadata.value("refs", Json::object());
+  if (refs.contains("main")) {
+    for (const char* k : {"min-snapshots-to-keep", "max-snapshot-age-ms", "max-ref-age-ms"}) {
+      if (refs["main"].contains(k)) main_ref[k] = refs["main"][k];
+    }
+  }
+  Json requirements = Json::array(
+      {{{"type", "assert-table-uuid"}, {"uuid", metadata.at("table-uuid")}},
+       {{"type", "assert-ref-snapshot-id"}, {"ref", "main"}, {"snapshot-id", current}}});
+  Json updates = Json::array({{{"action", "add-snapshot"}, {"snapshot", new_snapshot}}, main_ref});
+  auto committed = catalog.Commit(principal, w, {TableChange{ident, requirements, updates, {}}});
+  if (!committed) {
+    if (committed.error().code == ErrorCode::kConflict) {
+      return Fail(Skip("the table changed while compacting; the next run retries"));
+    }
+    return Fail(committed.error());
+  }
+  written.Keep();
+  result.ran = true;
+  result.snapshot_id = snapshot_id;
+  result.bytes_read = planned;
+  result.data_files_after =
+      result.data_files_before - result.files_rewritten + result.files_written;
+  result.data_bytes_after = result.data_bytes_before - removed_bytes + added_bytes;
+  if (result.bins_failed > 0) {
+    result.reason = std::to_string(result.bins_failed) + " bin(s) were skipped: " + failure;
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, Random& random,
+                                   const CompactionOptions& options, const metastore::Warehouse& w,
+                                   const TableIdent& ident, int64_t byte_allowance) {
+  try {
+    auto r = Compact(catalog, clock, random, options, w, ident, byte_allowance);
+    if (!r && r.error().Detail("maintenance") == "skipped") {
+      CompactResult skipped;
+      skipped.reason = r.error().message;
+      return skipped;
+    }
+    return r;
+  } catch (const Json::exception& e) {
+    return Fail(ErrorCode::kInvalidInput, std::string("malformed table metadata: ") + e.what());
+  }
+}
+
+}  // namespace tablemere::catalog

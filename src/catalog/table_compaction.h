@@ -1,0 +1,43 @@
+// Compaction: bin-packs a table's small Parquet data files per partition into files of
+// the target size and commits the swap as a `replace` snapshot through the catalog's
+// commit path, as the warehouse's write identity, asserting that main has not moved (a
+// job that loses the race is dropped; the next run retries, never against the user).
+// The rows are rewritten by the worker process (`tablemere-maint compact`, Arrow); the
+// manifests and the manifest list are written here (src/avro).
+//
+// Not yet compacted, and said so in the result: tables with delete files (applying them
+// is not built), format v1 and v3 tables, partitions on decimal or uuid values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "catalog/catalog_service.h"
+
+namespace tablemere::catalog {
+
+struct CompactionOptions {
+  int64_t target_file_size = 128LL << 20;
+  int min_input_files = 5;  // a partition needs this many small files
+  std::string worker_path;  // tablemere-maint
+  std::string scratch_dir;  // local space for the worker's inputs and output
+  int64_t worker_timeout_ms = 3'600'000;
+  int worker_threads = 1;
+};
+
+struct CompactResult {
+  bool ran = false;
+  std::string reason;  // why nothing (or not everything) was rewritten
+  int data_files_before = 0, data_files_after = 0;
+  int64_t data_bytes_before = 0, data_bytes_after = 0;
+  int files_rewritten = 0, files_written = 0, bins = 0, bins_failed = 0;
+  int64_t bytes_read = 0;  // what the rewritten files held: charged to the byte budget
+  int64_t snapshot_id = -1;
+};
+
+// `byte_allowance` bounds the bytes this run may read (the hourly budget's rest).
+Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, Random& random,
+                                   const CompactionOptions& options, const metastore::Warehouse& w,
+                                   const TableIdent& ident, int64_t byte_allowance);
+
+}  // namespace tablemere::catalog

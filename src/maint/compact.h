@@ -1,0 +1,24 @@
+// Compaction's data path, run in the worker process: rewrites a bin of Parquet data files
+// into one, dropping the rows position deletes name, and reports the new file's Iceberg
+// metrics (record count, column sizes, value and null counts, lower and upper bounds in
+// Iceberg's single-value encoding) read back from the footer it wrote. Arrow and Parquet
+// C++ come from the pyarrow wheel (Debian 12 packages neither); they are linked here
+// only, never into the server.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace tablemere::maint {
+
+// `plan`: {"inputs": [{"path": "<local file>", "deleted_positions": [<row>, …]}, …],
+//          "output": "<local file>", "max_threads": 1}
+// Every input must have the same Arrow schema (names, types, nullability, field ids);
+// kInvalidInput otherwise, and nothing is written. Answers
+// {"record_count", "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",
+//  "null_value_counts", "lower_bounds": {"<field id>": "<hex>"}, "upper_bounds",
+//  "split_offsets": [...], "rows_read", "rows_deleted"}.
+Result<nlohmann::json> CompactFiles(const nlohmann::json& plan);
+
+}  // namespace tablemere::maint

@@ -1,0 +1,212 @@
+"""Compaction through POST /internal/maintenance/run: a table's small Parquet files are
+rewritten per partition by the worker (tablemere-maint, Arrow C++) and swapped in by a
+`replace` snapshot the server commits. PyIceberg writes the tables through the catalog;
+PyIceberg, DuckDB and Spark read them back before and after, at the current and the
+previous snapshot, with filters that the new files' column bounds must not mis-prune."""
+
+import datetime
+import decimal
+import uuid
+
+import pyarrow as pa
+import pytest
+import requests
+
+from conftest import BOOTSTRAP_SECRET
+from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
+from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import (BooleanType, DateType, DecimalType, DoubleType, LongType,
+                             NestedField, StringType, TimestampType)
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "part", StringType(), required=False),
+    NestedField(3, "name", StringType(), required=False),
+    NestedField(4, "score", DoubleType(), required=False),
+    NestedField(5, "day", DateType(), required=False),
+    NestedField(6, "at", TimestampType(), required=False),
+    NestedField(7, "ok", BooleanType(), required=False),
+    NestedField(8, "price", DecimalType(10, 2), required=False),
+)
+SPEC = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "part"),
+                     PartitionField(7, 1001, IdentityTransform(), "ok"))
+ARROW = SCHEMA.as_arrow()
+
+
+def batch(start, n):
+    ids = list(range(start, start + n))
+    return pa.table({
+        "id": ids,
+        "part": ["a" if i % 2 else "b" for i in ids],
+        "name": [None if i % 7 == 0 else f"name-{i}" for i in ids],
+        "score": [None if i % 5 == 0 else i * 0.25 for i in ids],
+        "day": [datetime.date(2026, 1, 1) + datetime.timedelta(days=i % 40) for i in ids],
+        "at": [datetime.datetime(2026, 1, 1) + datetime.timedelta(minutes=i) for i in ids],
+        "ok": [i % 3 == 0 for i in ids],
+        "price": [decimal.Decimal(i) / 100 for i in ids],
+    }, schema=ARROW)
+
+
+@pytest.fixture(scope="module")
+def env(clocked_server):
+    server = clocked_server
+    acct = server.signup(engine="pyiceberg")
+    return {"srv": server, "acct": acct, "cat": pyiceberg_from_recipe(acct["connection"]),
+            "duck": duckdb_from_recipe(server.connection(acct["api_key"], "duckdb"))}
+
+
+def run(env, ns, table, jobs=("compact",)):
+    r = requests.post(env["srv"].api + "/internal/maintenance/run",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
+                            "table": table, "jobs": list(jobs)})
+    assert r.status_code == 200, r.text
+    return r.json()["results"]
+
+
+def rows_of(table, **scan):
+    t = table.scan(**scan).to_arrow().sort_by("id")
+    return t.to_pylist()
+
+
+def data_files(table):
+    return table.inspect.files().to_pylist()
+
+
+def written_table(env, appends=6, per_append=40, properties=None):
+    ns = "cmp_" + uuid.uuid4().hex[:6]
+    env["cat"].create_namespace(ns)
+    t = env["cat"].create_table(f"{ns}.t", schema=SCHEMA, partition_spec=SPEC,
+                                properties=properties or {})
+    for k in range(appends):
+        t.append(batch(k * per_append, per_append))
+    return ns, env["cat"].load_table(f"{ns}.t")
+
+
+def test_small_files_are_rewritten_per_partition_and_every_engine_reads_the_same(env):
+    ns, t = written_table(env)
+    before_rows = rows_of(t)
+    before_files = data_files(t)
+    before_snapshot = t.current_snapshot().snapshot_id
+    partitions = {(f["partition"]["part"], f["partition"]["ok"]) for f in before_files}
+    assert len(before_files) >= 5 * len(partitions) / 2, "the test needs several files a partition"
+
+    [r] = run(env, ns, "t")
+    assert r["ran"], r["skipped_because"]
+    t = env["cat"].load_table(f"{ns}.t")
+    after_files = data_files(t)
+    # One file per partition that had at least five (the default) small files.
+    crowded = {p for p in partitions
+               if sum((f["partition"]["part"], f["partition"]["ok"]) == p
+                      for f in before_files) >= 5}
+    assert r["bins"] == len(crowded) and r["files_written"] == len(crowded), r
+    assert r["data_files_before"] == len(before_files), r
+    assert r["data_files_after"] == len(after_files) < len(before_files), r
+    assert r["snapshot_id"] == t.current_snapshot().snapshot_id
+    assert t.current_snapshot().summary.operation.value == "replace"
+    assert t.current_snapshot().parent_snapshot_id == before_snapshot
+    assert sum(f["record_count"] for f in after_files) == len(before_rows)
+
+    # The same rows, now and at the snapshot before, in PyIceberg.
+    assert rows_of(t) == before_rows
+    assert rows_of(t, snapshot_id=before_snapshot) == before_rows
+    # Filters that prune by the new files' bounds (a wrong bound would drop rows).
+    for expr, keep in [
+        (And(GreaterThanOrEqual("id", 50), LessThan("id", 90)), lambda r: 50 <= r["id"] < 90),
+        (EqualTo("name", "name-123"), lambda r: r["name"] == "name-123"),
+        (GreaterThanOrEqual("score", 50.0), lambda r: r["score"] is not None and r["score"] >= 50),
+        (EqualTo("part", "a"), lambda r: r["part"] == "a"),
+    ]:
+        assert rows_of(t, row_filter=expr) == [r for r in before_rows if keep(r)], expr
+    # DuckDB: counts, checksums and the same filters.
+    duck = env["duck"]
+    q = f"SELECT count(*), sum(id), sum(score), count(name), min(day), max(\"at\"), sum(price) FROM lake.{ns}.t"
+    expected = (len(before_rows), sum(r["id"] for r in before_rows),
+                sum(r["score"] for r in before_rows if r["score"] is not None),
+                sum(r["name"] is not None for r in before_rows),
+                min(r["day"] for r in before_rows), max(r["at"] for r in before_rows),
+                sum(r["price"] for r in before_rows))
+    assert duck.execute(q).fetchone() == expected
+    assert duck.execute(f"SELECT count(*) FROM lake.{ns}.t WHERE id BETWEEN 50 AND 89").fetchone() == (40,)
+    assert duck.execute(f"SELECT id FROM lake.{ns}.t WHERE name = 'name-123'").fetchall() == [(123,)]
+
+    # Nothing left to do: every partition now has one file.
+    [again] = run(env, ns, "t")
+    assert not again["ran"] and "files smaller" in again["skipped_because"], again
+
+
+def test_expiry_after_compaction_deletes_the_small_files_and_the_table_still_reads(env):
+    ns, t = written_table(env, properties={"tablemere.maintenance.max-snapshots": "1"})
+    before_rows = rows_of(t)
+    small = {f["file_path"] for f in data_files(t)}
+    compact, expire = run(env, ns, "t", jobs=("compact", "expire"))
+    assert compact["ran"] and expire["ran"], (compact, expire)
+    t = env["cat"].load_table(f"{ns}.t")
+    assert len(t.metadata.snapshots) == 1
+    kept = {f["file_path"] for f in data_files(t)}
+    gone = small - kept
+    assert len(gone) == compact["files_rewritten"] and expire["files_deleted"] >= len(gone)
+    for path in gone:
+        assert not t.io.new_input(path).exists(), path
+    assert rows_of(t) == before_rows
+    assert env["duck"].execute(f"SELECT count(*) FROM lake.{ns}.t").fetchone() == (len(before_rows),)
+
+
+def test_tables_that_cannot_be_compacted_say_why(env):
+    # Too few small files.
+    ns, t = written_table(env, appends=2)
+    [r] = run(env, ns, "t")
+    assert not r["ran"] and "files smaller" in r["skipped_because"], r
+    assert data_files(env["cat"].load_table(f"{ns}.t")) == data_files(t)
+    # A table without a snapshot.
+    ns2 = "cmp_" + uuid.uuid4().hex[:6]
+    env["cat"].create_namespace(ns2)
+    env["cat"].create_table(f"{ns2}.empty", schema=SCHEMA)
+    [r] = run(env, ns2, "empty")
+    assert not r["ran"] and r["skipped_because"] == "the table has no snapshot", r
+
+
+def test_a_schema_change_between_files_fails_the_bin_and_changes_nothing(env):
+    ns = "cmp_" + uuid.uuid4().hex[:6]
+    env["cat"].create_namespace(ns)
+    t = env["cat"].create_table(f"{ns}.t", schema=SCHEMA)
+    for k in range(3):
+        t.append(batch(k * 10, 10))
+    with t.update_schema() as u:
+        u.add_column("extra", StringType())
+    t = env["cat"].load_table(f"{ns}.t")
+    for k in range(3, 6):
+        rows = batch(k * 10, 10).append_column("extra", pa.array(["x"] * 10))
+        t.append(rows)
+    t = env["cat"].load_table(f"{ns}.t")
+    snapshot = t.current_snapshot().snapshot_id
+    before_rows = rows_of(t)
+    [r] = run(env, ns, "t")
+    assert not r["ran"] and "schema" in r["skipped_because"], r
+    t = env["cat"].load_table(f"{ns}.t")
+    assert t.current_snapshot().snapshot_id == snapshot
+    assert rows_of(t) == before_rows
+
+
+@pytest.mark.spark
+def test_spark_reads_the_compacted_table_like_the_original(env):
+    ns, t = written_table(env)
+    before = t.current_snapshot().snapshot_id
+    [r] = run(env, ns, "t")
+    assert r["ran"], r
+    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    try:
+        table = f"lake.{ns}.t"
+        now = spark.sql(f"SELECT * FROM {table}")
+        then = spark.sql(f"SELECT * FROM {table} VERSION AS OF {before}")
+        assert now.count() == then.count() == len(rows_of(t))
+        assert now.exceptAll(then).count() == 0
+        assert then.exceptAll(now).count() == 0
+        assert spark.sql(f"SELECT count(*) FROM {table} WHERE id >= 50 AND id < 90").collect()[0][0] == 40
+        ops = [row.operation for row in spark.sql(f"SELECT operation FROM {table}.snapshots").collect()]
+        assert ops[-1] == "replace"
+    finally:
+        spark.stop()
