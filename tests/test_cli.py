@@ -651,12 +651,122 @@ def test_exit_2_conflicts_and_limits(srv, home):
     ok("signup", "--email", email, env=signup_env)
     err = fails(2, "signup", "--email", email, env=signup_env, code="rate_limited")
     assert err["retry_after_seconds"] >= 1
-    # Two catalogs named lake in two projects: the name is ambiguous (409).
+
+
+def test_exit_1_for_an_ambiguous_catalog_name(srv, home):
+    # Two catalogs named lake in two projects: the CLI refuses the name before sending
+    # anything, with the candidates; the fix is the caller's (pass a warehouse_id).
+    account, env = account_env(srv, home)
     ok("project", "create", "--name", "other", env=env)
-    ok("catalog", "create", "--name", "lake", "--project", "other", env=env)
-    err = fails(2, "connect", "--catalog", "lake", env=env, code="ambiguous_name",
+    other = ok("catalog", "create", "--name", "lake", "--project", "other", env=env)
+    err = fails(1, "connect", "--catalog", "lake", env=env, code="ambiguous_name",
                 client_side_ok=True)
     assert account["warehouse_id"] in json.dumps(err)
+    assert {c["warehouse_id"] for c in err["candidates"]} == {account["warehouse_id"],
+                                                              other["warehouse_id"]}, err
+    ok("connect", "--catalog", account["warehouse_id"], env=env)
+
+
+def test_exit_1_for_a_route_this_server_does_not_have(home, fake):
+    # Retrying cannot help (exit 5 would say it does): the server predates the call.
+    fake.reset(404, {"error": {"code": "route_not_found", "message": "No route GET /v1/projects",
+                               "request_id": "rq-1"}})
+    env = base_env(home, TABLEMERE_URL=fake.url, TABLEMERE_API_KEY="al_live_r_1")
+    err = fails(1, "project", "list", env=env, code="route_missing", client_side_ok=True)
+    assert "GET /v1/projects" in err["message"] and err.get("remedy"), err
+
+
+def test_iceberg_style_error_with_an_integer_code(home, fake):
+    # The Iceberg REST error model: {"error": {"message", "type", "code": 404}}. The CLI
+    # classifies it by status and passes the body through verbatim.
+    body = {"error": {"message": "Table does not exist: demo.t", "type": "NoSuchTableException",
+                      "code": 404}}
+    env = base_env(home, TABLEMERE_URL=fake.url, TABLEMERE_API_KEY="al_live_i_1")
+    for status, rc in ((404, 4), (400, 1), (409, 2), (500, 5)):
+        fake.reset(status, {"error": {**body["error"], "code": status}})
+        r = tm("project", "list", env=env)
+        assert r.rc == rc, (status, r)
+        assert r.error == {**body["error"], "code": status}, r
+
+
+def test_an_answer_of_an_unexpected_shape_is_one_line_and_exit_1(home, fake):
+    # terms --accept reads current_version as a string; a number there is not handled
+    # specifically. Whatever is thrown inside a command ends the same way: one JSON line
+    # on stderr, exit 1, never an abort.
+    fake.reset(200, {"current_version": 1, "accepted_current": False})
+    env = base_env(home, TABLEMERE_URL=fake.url, TABLEMERE_API_KEY="al_live_t_1")
+    r = tm("terms", "--accept", env=env)
+    assert r.rc == 1, r
+    assert len(r.err.strip().splitlines()) == 1, r
+    assert r.error["code"] == "client_error" and r.error["message"], r
+
+
+def test_a_saved_api_key_that_is_not_a_string_is_no_key(home, fake):
+    creds = home / "creds.json"
+    creds.write_text(json.dumps({fake.url: {"api_key": 12345, "key_id": 7}}))
+    env = base_env(home, TABLEMERE_URL=fake.url, TABLEMERE_CREDENTIALS=str(creds))
+    fake.reset()
+    r = tm("project", "list", env=env)
+    assert r.rc == 3 and r.error["code"] == "missing_credential" and not fake.requests, r
+    # login checks whether the saved key still works: with no key, it starts a new login.
+    fake.reset(400, err_body("invalid_value"))
+    fails(1, "login", env=env, code="invalid_value")
+    assert [q["path"] for q in fake.requests] == ["/v1/auth/device"], fake.requests
+    assert json.loads(creds.read_text()) == {fake.url: {"api_key": 12345, "key_id": 7}}
+
+
+def test_operations_read_answers_missing_or_mistyping_fields(home, fake):
+    # One body for every request: projects, warehouses and organisations with fields
+    # missing or of another type. Nothing is undefined behaviour or a throw: entries
+    # that cannot be used are skipped, missing fields are null.
+    fake.reset(200, {
+        "projects": [{"project_id": "pr_1", "name": "main"}, {"project_id": 7}, "junk"],
+        "warehouses": [{"warehouse_id": "w_1", "name": "lake"}, {"name": 5}, 3],
+        "organizations": [{"org_id": "o_1"}, 2],
+        "principal_id": 9, "limits": "none", "current_version": 1, "accepted_current": "yes"})
+    env = base_env(home, TABLEMERE_URL=fake.url, TABLEMERE_API_KEY="al_live_o_1")
+    me = ok("whoami", env=env)
+    assert me["catalogs"] == [
+        {"name": "lake", "warehouse_id": "w_1", "project": "main", "level": None, "via": None},
+        {"name": 5, "warehouse_id": None, "project": "main", "level": None, "via": None}], me
+    assert me["principal_id"] == "" and me["limits"] == {} and me["terms"] == {
+        "current_version": "", "accepted_current": False}, me
+    listed = ok("catalog", "list", env=env)
+    assert [w.get("warehouse_id") for w in listed["warehouses"]] == ["w_1", None], listed
+    # The only usable organisation is the caller's.
+    fake.requests.clear()
+    ok("org", "members", env=env)
+    assert fake.requests[-1]["path"] == "/v1/orgs/o_1/members", fake.requests
+    # A catalog named by its name resolves through the same listing.
+    fake.requests.clear()
+    ok("catalog", "grants", "--catalog", "lake", env=env)
+    assert fake.requests[-1]["path"] == "/v1/warehouses/w_1/grants", fake.requests
+
+
+def test_a_corrupt_credentials_file_is_never_replaced(home, fake):
+    # It holds the keys of other URLs: saving refuses, names the file and the fix, sends
+    # nothing (no key is minted that could not be saved) and leaves the file as it was.
+    creds = home / "creds.json"
+    corrupt = '{"https://other.example": {"api_key": "al_live_other_1"}, '
+    creds.write_text(corrupt)
+    env = base_env(home, TABLEMERE_URL=fake.url, TABLEMERE_CREDENTIALS=str(creds))
+    fake.reset(200, {"api_key": "al_live_new_1", "principal_id": "p_1", "key_id": "new"})
+    for args in (["signup", "--email", new_email(), "--code", "123456", "--accept-terms", "--save"],
+                 ["recover", "--email", new_email(), "--code", "123456", "--save"],
+                 ["login"]):
+        err = fails(1, *args, env=env, code="credentials_file_invalid", client_side_ok=True)
+        assert str(creds) in err["message"] and "move it aside" in err["remedy"], err
+        assert fake.requests == [], (args, fake.requests)
+        assert creds.read_text() == corrupt
+    # Not a JSON object either.
+    creds.write_text("[]")
+    fails(1, "signup", "--email", new_email(), "--code", "123456", "--accept-terms", "--save",
+          env=env, code="credentials_file_invalid", client_side_ok=True)
+    assert creds.read_text() == "[]" and fake.requests == []
+    # Moved aside, as the remedy says: the key is saved in a new file.
+    creds.rename(home / "creds.json.broken")
+    ok("signup", "--email", new_email(), "--code", "123456", "--accept-terms", "--save", env=env)
+    assert json.loads(creds.read_text())[fake.url]["api_key"] == "al_live_new_1"
 
 
 def test_exit_2_over_the_storage_quota(srv, home):

@@ -431,6 +431,74 @@ def test_malformed_messages_are_answered_and_the_server_survives(srv, admin, hom
     assert rc == 0, (rc, raw.err_text()[-2000:])
 
 
+def nested(depth, inner="0"):
+    """`inner` inside `depth` nested arrays, as JSON text."""
+    return "[" * depth + inner + "]" * depth
+
+
+def ping_with_params(id_, params_text):
+    return '{"jsonrpc": "2.0", "id": %s, "method": "ping", "params": %s}' % (id_, params_text)
+
+
+@pytest.mark.parametrize("line", [
+    '{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % nested(100_000),
+    ping_with_params(1, '{"x": %s}' % nested(100_000)),
+    ping_with_params(1, '{"x": %s}' % nested(63)),  # 65 levels with the message and params
+    "[" + ping_with_params(1, nested(63)) + "]",    # in a batch
+    '{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"s": "%s", "x": %s}}'
+    % ("]" * 100 + "\\\"" + "}" * 100, nested(150)),  # brackets in a string close nothing
+], ids=["id-100000", "params-100000", "depth-65", "batch-depth-65", "brackets-in-strings"])
+def test_a_message_nested_too_deep_is_refused_and_the_server_survives(srv, admin, home, line):
+    # nlohmann::json copies and dumps recursively: 100,000 nested arrays would overflow the
+    # stack. Anything deeper than 64 levels is refused before it is parsed.
+    raw = Raw(home, srv.api, admin["api_key"])
+    try:
+        raw.initialize("2025-11-25")
+        raw.proc.stdin.write(line.encode() + b"\n")
+        raw.proc.stdin.flush()
+        answer = raw.recv()
+        assert answer.get("jsonrpc") == "2.0" and "result" not in answer, answer
+        assert answer["error"]["code"] in (-32700, -32600) and answer["id"] is None, answer
+        assert raw.request(99, "ping")["result"] == {}
+    finally:
+        rc = raw.close()
+    assert rc == 0, (rc, raw.err_text()[-2000:])
+
+
+def test_a_message_64_levels_deep_is_served(srv, admin, home):
+    raw = Raw(home, srv.api, admin["api_key"])
+    try:
+        raw.initialize("2025-11-25")
+        # The message (1), params (2), then 62 arrays: 64 levels, and brackets in strings
+        # (escaped quotes too) do not count.
+        raw.proc.stdin.write(ping_with_params(7, '{"x": %s}' % nested(62, '"[[[\\"{{"')).encode() + b"\n")
+        raw.proc.stdin.flush()
+        answer = raw.recv()
+        assert answer == {"jsonrpc": "2.0", "id": 7, "result": {}}, answer
+    finally:
+        rc = raw.close()
+    assert rc == 0, (rc, raw.err_text()[-2000:])
+
+
+@pytest.mark.parametrize("bad_id", ['{"a": 1}', "[1]", "true", "false", "[]", "{}"])
+def test_an_id_that_is_not_a_string_number_or_null_is_an_invalid_request(srv, admin, home, bad_id):
+    raw = Raw(home, srv.api, admin["api_key"])
+    try:
+        raw.initialize("2025-11-25")
+        for method in ("ping", "tools/list", "no/such/method"):
+            raw.proc.stdin.write(('{"jsonrpc": "2.0", "id": %s, "method": "%s"}' % (bad_id, method)).encode() + b"\n")
+            raw.proc.stdin.flush()
+            answer = raw.recv()
+            assert answer == {"jsonrpc": "2.0", "id": None,
+                              "error": {"code": -32600, "message": answer["error"]["message"]}}, answer
+        # A string, a number (even a fraction) and null are ids, echoed as sent.
+        for good in ("x-1", 5, 2.5, None):
+            assert raw.request(good, "ping")["result"] == {}
+    finally:
+        rc = raw.close()
+    assert rc == 0, (rc, raw.err_text()[-2000:])
+
+
 def test_unknown_tool_through_the_sdk(srv, admin, home):
     async def body(t):
         try:
@@ -1042,7 +1110,30 @@ def check_entry(entry, url, key):
     assert set(entry) == {"command", "args", "env"}, entry
 
 
-def test_install_claude_code_without_claude_prints_masked_entry(srv, admin, tmp_home):
+def check_key_file_entry(entry, url, key, home):
+    """Claude Code's user/local entry: the key is not in it (it goes on claude's command
+    line), only the path of a private file beside the credentials file that holds it."""
+    assert os.path.realpath(entry["command"]) == os.path.realpath(CLI), entry
+    assert entry["args"] == ["mcp", "run"] and set(entry) == {"command", "args", "env"}, entry
+    assert set(entry["env"]) == {"TABLEMERE_URL", "TABLEMERE_API_KEY_FILE"}, entry
+    assert entry["env"]["TABLEMERE_URL"] == url, entry
+    assert_no_key(key, json.dumps(entry))
+    path = entry["env"]["TABLEMERE_API_KEY_FILE"]
+    assert os.path.dirname(path) == os.path.join(home, "mcp-keys"), path
+    assert open(path).read().strip() == key
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, oct(os.stat(path).st_mode)
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    return path
+
+
+def check_project_entry(entry, url):
+    """Claude Code's project entry (the shared .mcp.json): no secret, a ${} reference."""
+    assert os.path.realpath(entry["command"]) == os.path.realpath(CLI), entry
+    assert entry["args"] == ["mcp", "run"] and set(entry) == {"command", "args", "env"}, entry
+    assert entry["env"] == {"TABLEMERE_URL": url, "TABLEMERE_API_KEY": "${TABLEMERE_API_KEY}"}, entry
+
+
+def test_install_claude_code_without_claude_prints_a_command_without_the_key(srv, admin, tmp_home):
     key = admin["api_key"]
     assert shutil.which("claude", path="/usr/bin:/bin") is None
     r = install(tmp_home, ["--client", "claude-code", "--url", srv.api, "--api-key", key])
@@ -1051,22 +1142,77 @@ def test_install_claude_code_without_claude_prints_masked_entry(srv, admin, tmp_
     assert masked(key) in r.stdout, r.stdout
     assert "claude mcp add-json" in r.stdout, r.stdout
     assert srv.api in r.stdout, r.stdout
+    # The printed command runs as it is: its entry names the private key file.
+    [line] = [l for l in r.stdout.splitlines() if l.startswith("claude mcp add-json")]
+    entry = json.loads(line[line.index("'{") + 1:-1])
+    check_key_file_entry(entry, srv.api, key, tmp_home)
     # Nothing was written for Claude Desktop.
     assert not os.path.exists(os.path.join(tmp_home, ".config", "Claude"))
 
 
 @pytest.mark.parametrize("extra,scope,name", [([], "user", "tablemere"),
-                                              (["--scope", "local", "--name", "lakehouse"], "local", "lakehouse"),
-                                              (["--scope", "project"], "project", "tablemere")])
-def test_install_claude_code_runs_claude_mcp_add_json(srv, admin, tmp_home, extra, scope, name):
+                                              (["--scope", "local", "--name", "lakehouse"], "local", "lakehouse")])
+def test_install_claude_code_never_puts_the_key_on_claudes_command_line(srv, admin, tmp_home, extra, scope, name):
+    # claude's argv is readable by every local user (/proc/<pid>/cmdline): the key goes
+    # into a 0600 file the entry names, and `tablemere mcp run` reads it from there.
     key = admin["api_key"]
     path, argv_file = fake_claude(tmp_home)
     r = install(tmp_home, ["--client", "claude-code", "--url", srv.api, "--api-key", key, *extra], path=path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert_no_key(key, r.stdout, r.stderr)
     argv = read_argv(argv_file)
+    assert_no_key(key, *argv)
     assert argv[:5] == ["mcp", "add-json", "--scope", scope, name] and len(argv) == 6, argv
-    check_entry(json.loads(argv[5]), srv.api, key)
+    check_key_file_entry(json.loads(argv[5]), srv.api, key, tmp_home)
+
+
+def test_install_claude_code_project_scope_writes_no_secret(srv, admin, tmp_home):
+    # .mcp.json is shared and usually committed: it gets ${TABLEMERE_API_KEY}, which
+    # Claude Code expands from its environment, and the user is told to set it.
+    key = admin["api_key"]
+    path, argv_file = fake_claude(tmp_home)
+    r = install(tmp_home, ["--url", srv.api, "--api-key", key, "--scope", "project"], path=path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert_no_key(key, r.stdout, r.stderr)
+    argv = read_argv(argv_file)
+    assert_no_key(key, *argv)
+    assert argv[:5] == ["mcp", "add-json", "--scope", "project", "tablemere"] and len(argv) == 6, argv
+    check_project_entry(json.loads(argv[5]), srv.api)
+    assert "TABLEMERE_API_KEY" in r.stderr and "${TABLEMERE_API_KEY}" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(tmp_home, "mcp-keys")), "a key file was written"
+    # No key is needed for it, and --print shows the same entry.
+    os.remove(argv_file)
+    r = install(tmp_home, ["--url", srv.api, "--scope", "project"], path=path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    check_project_entry(json.loads(read_argv(argv_file)[5]), srv.api)
+    r = install(tmp_home, ["--url", srv.api, "--api-key", key, "--scope", "project", "--print"], path=path)
+    assert r.returncode == 0, r.stderr
+    assert_no_key(key, r.stdout, r.stderr)
+    check_project_entry(json.loads(r.stdout)["mcpServers"]["tablemere"], srv.api)
+
+
+def test_installed_entry_serves_with_the_key_from_its_file(srv, admin, tmp_home):
+    # What Claude Code starts: exactly the installed entry's command, args and env.
+    key = admin["api_key"]
+    path, argv_file = fake_claude(tmp_home)
+    r = install(tmp_home, ["--url", srv.api, "--api-key", key], path=path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    entry = json.loads(read_argv(argv_file)[5])
+    key_file = check_key_file_entry(entry, srv.api, key, tmp_home)
+    env = {"HOME": tmp_home, "TABLEMERE_CREDENTIALS": os.path.join(tmp_home, "nothing.json"),
+           **entry["env"]}
+
+    async def body(t):
+        return await t.ok("whoami")
+    out = run_session(tmp_home, None, key, body, env=env)
+    assert out["principal_id"] == admin["principal_id"], out
+    # A key file that is gone: the server still serves, every call is missing_credential.
+    os.remove(key_file)
+
+    async def missing(t):
+        return await t.err("whoami")
+    e = run_session(tmp_home, None, None, missing, env=env)
+    assert e["error"]["code"] == "missing_credential", e
 
 
 def test_install_default_client_is_claude_code(srv, admin, tmp_home):
@@ -1076,7 +1222,7 @@ def test_install_default_client_is_claude_code(srv, admin, tmp_home):
     assert r.returncode == 0, r.stderr
     argv = read_argv(argv_file)
     assert argv[:5] == ["mcp", "add-json", "--scope", "user", "tablemere"], argv
-    check_entry(json.loads(argv[5]), srv.api, key)
+    check_key_file_entry(json.loads(argv[5]), srv.api, key, tmp_home)
 
 
 def desktop_config(home):
@@ -1186,8 +1332,11 @@ def test_install_key_sources_and_precedence(srv, admin, tmp_home):
         assert_no_key(k1, r.stdout, r.stderr)
         for k in keys:
             assert_no_key(k, r.stdout, r.stderr)
-        entry = json.loads(read_argv(argv_file)[5])
-        return entry["env"]["TABLEMERE_URL"], entry["env"]["TABLEMERE_API_KEY"]
+        argv = read_argv(argv_file)
+        for k in keys:
+            assert_no_key(k, *argv)
+        env = json.loads(argv[5])["env"]
+        return env["TABLEMERE_URL"], open(env["TABLEMERE_API_KEY_FILE"]).read().strip()
 
     assert installed(["--url", srv.api, "--api-key", k1], key_env=k2) == (srv.api, k1)
     assert installed(["--url", srv.api], key_env=k2) == (srv.api, k2)
@@ -1199,7 +1348,7 @@ def test_install_key_sources_and_precedence(srv, admin, tmp_home):
     r = install(tmp_home, [], path=path, extra_env={"TABLEMERE_CREDENTIALS": creds, "TABLEMERE_URL": srv.api})
     assert r.returncode == 0, r.stderr
     entry = json.loads(read_argv(argv_file)[5])
-    check_entry(entry, srv.api, k3)
+    check_key_file_entry(entry, srv.api, k3, tmp_home)
     # --print with the key from the credentials file: masked, that key's id.
     r = install(tmp_home, ["--print", "--url", srv.api], path=path, extra_env={"TABLEMERE_CREDENTIALS": creds})
     assert r.returncode == 0, r.stderr

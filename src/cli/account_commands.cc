@@ -30,14 +30,12 @@ int ShowIssuedKey(const Cli& cli, client::Outcome outcome, const KeyOptions& k,
                   const std::string& email) {
   if (!outcome) return cli.Fail(outcome.error());
   Json answer = *outcome;
-  if (k.save && answer.contains("api_key")) {
+  if (k.save && client::FieldOf(answer, "api_key").is_string()) {
     Json entry = {{"api_key", answer["api_key"]},
-                  {"principal_id", answer.value("principal_id", "")},
+                  {"principal_id", client::StringOf(answer, "principal_id")},
                   {"email", email}};
     auto path = client::SaveEntry(cli.Url(), entry);
-    if (!path) {
-      return cli.Fail(client::LocalFailure("credentials_file", path.error().message));
-    }
+    if (!path) return cli.Fail(client::LocalFailure(path.error(), "credentials_file"));
     if (!k.show_key) answer.erase("api_key");
     answer["api_key_saved_to"] = *path;
   }
@@ -59,6 +57,13 @@ std::string PromptCode(const std::string& email) {
 // `with_code`. Piped without a code, the start's answer is printed with `hint`.
 int CodeFlow(const Cli& cli, const std::string& email, const Call& start, std::string& code,
              const std::function<Call()>& verify, const KeyOptions& keys, const std::string& hint) {
+  // --save with a credentials file that cannot take the key: refused before anything is
+  // sent, rather than minting a key that could then be neither saved nor shown.
+  if (keys.save) {
+    if (auto creds = client::LoadCredentials(); !creds) {
+      return cli.Fail(client::LocalFailure(creds.error(), "credentials_file"));
+    }
+  }
   auto api = cli.Api();
   if (code.empty()) {
     auto started = Request(api, start);

@@ -126,7 +126,9 @@ int Cli::Show(const client::Outcome& outcome, const Table& table) const {
 }
 
 int Cli::Fail(const client::Failure& failure) const {
-  std::cerr << failure.envelope.dump() << "\n";
+  // One line; bytes that are not UTF-8 (a name from the command line) are replaced, so
+  // reporting a failure never throws.
+  std::cerr << failure.envelope.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   return static_cast<int>(client::ClassOf(failure));
 }
 

@@ -54,21 +54,27 @@ void MaybeOpenBrowser(const std::string& url) {
 
 // Saves the new key for this URL and prints the outcome; the key itself only with --show-key.
 int Finish(const Cli& cli, const LoginOptions& o, Json answer, const std::string& who) {
-  Json entry = {{"api_key", answer["api_key"]},
-                {"principal_id", answer.value("principal_id", "")},
-                {"key_id", answer.value("key_id", "")},
-                {"kind", answer.value("kind", "agent")}};
+  const std::string key = client::StringOf(answer, "api_key");
+  if (key.empty()) {
+    return cli.Fail(client::LocalFailure(
+        "unexpected_answer", "The server's answer holds no API key; nothing was saved"));
+  }
+  Json entry = {
+      {"api_key", key},
+      {"principal_id", client::StringOf(answer, "principal_id")},
+      {"key_id", client::StringOf(answer, "key_id")},
+      {"kind", client::StringOf(answer, "kind").empty() ? std::string("agent")
+                                                        : client::StringOf(answer, "kind")}};
   auto path = client::SaveEntry(cli.Url(), entry);
-  if (!path) return cli.Fail(client::LocalFailure("credentials_file", path.error().message));
+  if (!path) return cli.Fail(client::LocalFailure(path.error(), "credentials_file"));
   // --engine: the recipe for that engine on the connected catalog, fetched with the new key.
   Json recipe;
   if (!o.engine.empty()) {
-    ApiClient api(cli.Url(), answer["api_key"].get<std::string>(),
-                  std::string("tablemere-cli/") + TABLEMERE_VERSION);
+    ApiClient api(cli.Url(), key, std::string("tablemere-cli/") + TABLEMERE_VERSION);
     Call call{.path = "/v1/connection", .query = {{"engine", o.engine}}};
-    const Json& warehouses = answer["connection"]["warehouses"];
-    if (warehouses.is_array() && !warehouses.empty()) {
-      call.query.emplace_back("warehouse_id", warehouses[0].value("warehouse_id", ""));
+    const Json& warehouses = client::ListOf(client::FieldOf(answer, "connection"), "warehouses");
+    if (!warehouses.empty()) {
+      call.query.emplace_back("warehouse_id", client::StringOf(warehouses[0], "warehouse_id"));
     }
     auto conn = Request(api, call);
     if (!conn) return cli.Fail(conn.error());
@@ -243,27 +249,33 @@ void AddLoginCommand(CLI::App& app, Cli& cli) {
   cmd->callback([&cli, o, issuer] {
     o->issuer_given = issuer->count() > 0;
     cli.action = [&cli, o] {
-      // A saved key that still works needs no new login.
+      // A saved key that still works needs no new login (a saved api_key that is not a
+      // string is no key).
       if (!o->fresh) {
         auto saved = client::SavedEntry(cli.Url());
-        if (saved && saved->contains("api_key")) {
-          ApiClient api(cli.Url(), (*saved)["api_key"].get<std::string>(),
-                        std::string("tablemere-cli/") + TABLEMERE_VERSION);
+        const std::string saved_key = saved ? client::StringOf(*saved, "api_key") : "";
+        if (!saved_key.empty()) {
+          ApiClient api(cli.Url(), saved_key, std::string("tablemere-cli/") + TABLEMERE_VERSION);
           auto me = Request(api, Call{.path = "/v1/usage"});
           if (me) {
-            cli.Say(
-                "Still connected to " + cli.Url() + " (key " +
-                saved->value("key_id", client::MaskKey((*saved)["api_key"].get<std::string>())) +
-                "). Use --new for a new authorisation.");
+            std::string key_id = client::StringOf(*saved, "key_id");
+            cli.Say("Still connected to " + cli.Url() + " (key " +
+                    (key_id.empty() ? client::MaskKey(saved_key) : key_id) +
+                    "). Use --new for a new authorisation.");
             if (!cli.Human()) {
               cli.Print(Json{{"connected", true},
                              {"still_connected", true},
                              {"url", cli.Url()},
-                             {"principal_id", saved->value("principal_id", "")}});
+                             {"principal_id", client::StringOf(*saved, "principal_id")}});
             }
             return 0;
           }
         }
+      }
+      // The new key is saved at the end: a credentials file that cannot take it is
+      // refused now, before a key is minted that could then be neither saved nor shown.
+      if (auto creds = client::LoadCredentials(); !creds) {
+        return cli.Fail(client::LocalFailure(creds.error(), "credentials_file"));
       }
       return o->issuer_given ? IssuerLogin(cli, *o) : TablemereLogin(cli, *o);
     };

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   app.footer(
       "Output is JSON when piped and a table on a terminal. Anywhere a project_id or a "
       "catalog's warehouse_id is accepted, the name works too.\nExit codes, one meaning "
-      "each: 0 ok; 1 invalid input (fix the values, do not retry); 2 limit/conflict (a real "
+      "each: 0 ok; 1 invalid input (fix the values, do not retry; also a name matching "
+      "several catalogs, and a call this server does not have); 2 limit/conflict (a real "
       "quota or a real 409; change the plan); 3 auth (key missing, wrong or revoked); 4 not "
       "found; 5 server or unreachable (safe to retry); 6 usage error (the command line is "
       "malformed).");
@@ -36,5 +37,14 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : tablemere::cli::kUsageExit;
   }
   if (!cli.action) return tablemere::cli::kUsageExit;
-  return cli.action();
+  // Whatever a command meets (an answer of a shape it did not expect, a file system
+  // error), the process ends with one line on stderr and exit 1, never an abort.
+  try {
+    return cli.action();
+  } catch (const std::exception& e) {
+    return cli.Fail(tablemere::client::LocalFailure("client_error",
+                                                    std::string("Unexpected error: ") + e.what()));
+  } catch (...) {
+    return cli.Fail(tablemere::client::LocalFailure("client_error", "Unexpected error"));
+  }
 }

@@ -1,6 +1,12 @@
 // tablemere mcp install | run. `run` serves the MCP server from this same binary over
 // stdio; `install` writes a host's configuration to start it ("command": the absolute path
-// of this binary, "args": ["mcp", "run"]) with the key in its environment, never printed.
+// of this binary, "args": ["mcp", "run"]). The key is never printed, and never put on a
+// command line, where any local user can read it (/proc/<pid>/cmdline):
+//  - Claude Desktop: the key in the entry's env, in the config file written here (0600);
+//  - Claude Code, user and local scope: `claude mcp add-json` gets TABLEMERE_API_KEY_FILE,
+//    the path of a 0600 file holding the key (add-json takes its JSON only as an argument);
+//  - Claude Code, project scope: the shared, usually committed .mcp.json gets no secret at
+//    all, only "${TABLEMERE_API_KEY}", which Claude Code expands from its environment.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,16 +51,31 @@ std::string OnPath(const std::string& name) {
   return "";
 }
 
-Json Entry(const std::string& url, const std::string& key) {
+constexpr const char* kKeyEnv = "TABLEMERE_API_KEY";
+constexpr const char* kKeyFileEnv = "TABLEMERE_API_KEY_FILE";
+// What a project's .mcp.json holds instead of the key (Claude Code's ${VAR} expansion).
+constexpr const char* kKeyReference = "${TABLEMERE_API_KEY}";
+
+// The host's entry; `key_var` (TABLEMERE_API_KEY or TABLEMERE_API_KEY_FILE) set to `value`.
+Json Entry(const std::string& url, const std::string& key_var, const std::string& value) {
   return {{"command", SelfPath()},
           {"args", Json::array({"mcp", "run"})},
-          {"env", {{"TABLEMERE_URL", url}, {"TABLEMERE_API_KEY", key}}}};
+          {"env", {{"TABLEMERE_URL", url}, {key_var, value}}}};
 }
 
-Json Masked(Json entry) {
-  auto& k = entry["env"]["TABLEMERE_API_KEY"];
-  k = client::MaskKey(k.get<std::string>());
-  return entry;
+// `s` as one POSIX shell word.
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Where a project-scope install says, on stderr, that the key must be in the environment.
+void ExplainKeyReference() {
+  std::cerr << "The project's .mcp.json holds no key: its entry reads " << kKeyReference
+            << ", which Claude Code expands from its own environment. Set " << kKeyEnv
+            << " (export " << kKeyEnv
+            << "=<your key>) wherever Claude Code is started in this project.\n";
 }
 
 std::string DesktopConfigPath() {
@@ -75,7 +96,9 @@ std::expected<std::string, client::Failure> InstallDesktop(const std::string& na
   auto failure = [&](const std::string& what) {
     return std::unexpected(client::LocalFailure("config_write_failed", what + " " + path));
   };
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::error_code dir_error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), dir_error);
+  if (dir_error) return failure("Cannot create the directory of");
   Json config = Json::object();
   if (std::filesystem::exists(path)) {
     std::ifstream in(path);
@@ -120,18 +143,21 @@ int RunClaude(const std::string& claude, const std::vector<std::string>& args) {
 int Install(const Cli& cli, const InstallOptions& o) {
   const std::string url = o.url.empty() ? cli.Url() : client::ResolveUrl(o.url);
   const std::string key = client::ResolveKey(cli.key_flag, url);
-  if (key.empty()) {
+  // Claude Code's project scope writes no key, so it needs none to install.
+  const bool shared = o.client == "claude-code" && o.scope == "project";
+  if (key.empty() && !shared) {
     return cli.Fail(
         client::LocalFailure("missing_credential", "No API key for " + url,
                              "tablemere login (or signup --save) saves one; or pass --api-key"));
   }
-  Json entry = Entry(url, key);
   if (o.print) {
-    std::cout << Json{{"mcpServers", {{o.name, Masked(entry)}}}}.dump(2) << "\n";
+    Json entry =
+        shared ? Entry(url, kKeyEnv, kKeyReference) : Entry(url, kKeyEnv, client::MaskKey(key));
+    std::cout << Json{{"mcpServers", {{o.name, entry}}}}.dump(2) << "\n";
     return 0;
   }
   if (o.client == "claude-desktop") {
-    auto path = InstallDesktop(o.name, entry);
+    auto path = InstallDesktop(o.name, Entry(url, kKeyEnv, key));
     if (!path) return cli.Fail(path.error());
     cli.Say("Added the MCP server '" + o.name + "' to " + *path + " (key " + client::MaskKey(key) +
             "). Restart Claude Desktop to load it.");
@@ -139,12 +165,27 @@ int Install(const Cli& cli, const InstallOptions& o) {
       cli.Print(Json{{"installed", true}, {"client", o.client}, {"path", *path}, {"name", o.name}});
     return 0;
   }
+  // Claude Code: an entry holding no secret, so it may go on claude's command line.
+  Json entry;
+  std::string key_file;
+  if (shared) {
+    entry = Entry(url, kKeyEnv, kKeyReference);
+  } else {
+    auto file = client::SaveKeyFile(key);
+    if (!file) return cli.Fail(client::LocalFailure(file.error(), "key_file"));
+    key_file = *file;
+    entry = Entry(url, kKeyFileEnv, key_file);
+  }
+  const std::string key_note =
+      shared ? std::string("key from $") + kKeyEnv
+             : "key " + client::MaskKey(key) + " in " + key_file + ", mode 0600";
   std::string claude = OnPath("claude");
   if (claude.empty()) {
-    std::cout << "Claude Code's `claude` is not on PATH. Run this once it is (the key is masked "
-                 "here; the real one is in your credentials file):\n\n"
-              << "claude mcp add-json --scope " << o.scope << " " << o.name << " '"
-              << Masked(entry).dump() << "'\n";
+    std::cout << "Claude Code's `claude` is not on PATH. Run this once it is (" << key_note
+              << "; the command holds no secret):\n\n"
+              << "claude mcp add-json --scope " << o.scope << " " << ShellQuote(o.name) << " "
+              << ShellQuote(entry.dump()) << "\n";
+    if (shared) ExplainKeyReference();
     return 0;
   }
   int rc = RunClaude(claude, {"mcp", "add-json", "--scope", o.scope, o.name, entry.dump()});
@@ -152,11 +193,18 @@ int Install(const Cli& cli, const InstallOptions& o) {
     return cli.Fail(client::LocalFailure("claude_failed",
                                          "claude mcp add-json exited with " + std::to_string(rc)));
   }
-  cli.Say("Added the MCP server '" + o.name + "' to Claude Code (" + o.scope + " scope, key " +
-          client::MaskKey(key) + ").");
-  if (!cli.Human())
-    cli.Print(
-        Json{{"installed", true}, {"client", o.client}, {"scope", o.scope}, {"name", o.name}});
+  cli.Say("Added the MCP server '" + o.name + "' to Claude Code (" + o.scope + " scope, " +
+          key_note + ").");
+  if (shared) ExplainKeyReference();
+  if (!cli.Human()) {
+    Json answer = {{"installed", true}, {"client", o.client}, {"scope", o.scope}, {"name", o.name}};
+    if (shared) {
+      answer["api_key_env"] = kKeyEnv;
+    } else {
+      answer["api_key_file"] = key_file;
+    }
+    cli.Print(answer);
+  }
   return 0;
 }
 
@@ -173,7 +221,9 @@ void AddMcpCommands(CLI::App& app, Cli& cli) {
   auto* install = group->add_subcommand(
       "install",
       "write the mcpServers entry into a host's configuration; the key comes from "
-      "--api-key, TABLEMERE_API_KEY or the credentials file and is never printed");
+      "--api-key, TABLEMERE_API_KEY or the credentials file and is never printed nor put on "
+      "a command line (Claude Code: a 0600 key file, TABLEMERE_API_KEY_FILE; with --scope "
+      "project, no key in .mcp.json but ${TABLEMERE_API_KEY})");
   install
       ->add_option("--client", o->client,
                    "which host's configuration to write (default claude-code)")
@@ -182,7 +232,10 @@ void AddMcpCommands(CLI::App& app, Cli& cli) {
                       "API base URL the server will talk to and whose saved key is used");
   install->add_option("--from", o->from, "kept for compatibility: the server is this binary");
   install->add_option("--name", o->name, "the server's name in the host (default: tablemere)");
-  install->add_option("--scope", o->scope, "Claude Code only: user (default), local or project")
+  install
+      ->add_option("--scope", o->scope,
+                   "Claude Code only: user (default), local or project (the shared .mcp.json: "
+                   "it names ${TABLEMERE_API_KEY}, set that variable where Claude Code runs)")
       ->check(CLI::IsMember({"local", "user", "project"}));
   install->add_flag("--print", o->print,
                     "print the mcpServers snippet with the key MASKED instead of writing anything");
@@ -214,10 +267,21 @@ void AddMcpCommands(CLI::App& app, Cli& cli) {
         std::cerr << "Unknown server argument " << a << " (known: --list-tools, --version)\n";
         return kUsageExit;
       }
-      // The key comes from the environment only (or the global --api-key a host passes).
-      const char* env_key = std::getenv("TABLEMERE_API_KEY");
-      mcp::McpOptions options{r->url.empty() ? cli.url_flag : r->url,
-                              !cli.key_flag.empty() ? cli.key_flag : (env_key ? env_key : "")};
+      // The key comes from the global --api-key a host passes, else the environment:
+      // TABLEMERE_API_KEY, else the file TABLEMERE_API_KEY_FILE names (what `mcp install`
+      // configures for Claude Code). Never the credentials file.
+      std::string key = cli.key_flag;
+      if (const char* env_key = std::getenv(kKeyEnv); key.empty() && env_key) key = env_key;
+      if (const char* file = std::getenv(kKeyFileEnv); key.empty() && file && *file) {
+        auto read = client::ReadKeyFile(file);
+        if (read) {
+          key = *read;
+        } else {
+          std::cerr << "tablemere mcp: " << read.error().message
+                    << "; every tool will answer missing_credential\n";
+        }
+      }
+      mcp::McpOptions options{r->url.empty() ? cli.url_flag : r->url, key};
       return mcp::Serve(options, std::cin, std::cout);
     };
   });

@@ -10,15 +10,20 @@ Outcome ListCatalogs(const ApiClient& api, const std::string& project) {
   }
   auto projects = Request(api, Call{.path = "/v1/projects"});
   if (!projects) return projects;
+  // Answers are read with FieldOf/StringOf/ListOf: a field missing or of another type is
+  // null or skipped, never undefined behaviour (operator[] on a const json) or a throw.
   Json all = Json::array();
-  for (const auto& p : (*projects)["projects"]) {
-    auto listing = Request(
-        api, Call{.path = "/v1/warehouses", .query = {{"project", p.value("project_id", "")}}});
+  for (const auto& p : ListOf(*projects, "projects")) {
+    const std::string project_id = StringOf(p, "project_id");
+    if (project_id.empty()) continue;
+    auto listing = Request(api, Call{.path = "/v1/warehouses", .query = {{"project", project_id}}});
     if (!listing) return listing;
-    for (auto w : (*listing)["warehouses"]) {
-      w["project"] = p["name"];
-      w["project_id"] = p["project_id"];
-      all.push_back(w);
+    for (const auto& entry : ListOf(*listing, "warehouses")) {
+      if (!entry.is_object()) continue;
+      Json w = entry;
+      w["project"] = FieldOf(p, "name");
+      w["project_id"] = project_id;
+      all.push_back(std::move(w));
     }
   }
   return Json{{"warehouses", all}};
@@ -28,9 +33,10 @@ Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
   auto listing = ListCatalogs(api, "");
   if (!listing) return listing;
   Json matches = Json::array();
-  for (const auto& w : (*listing)["warehouses"]) {
-    if (w.value("warehouse_id", "") == id_or_name) return w;
-    if (w.value("name", "") == id_or_name) matches.push_back(w);
+  for (const auto& w : ListOf(*listing, "warehouses")) {
+    if (!w.is_object()) continue;
+    if (StringOf(w, "warehouse_id") == id_or_name) return w;
+    if (StringOf(w, "name") == id_or_name) matches.push_back(w);
   }
   if (matches.size() == 1) return matches[0];
   // None of the caller's: the API judges the value itself (its 404 names both accepted
@@ -41,10 +47,10 @@ Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
                            "Pick one of the candidates' warehouse_id");
   Json candidates = Json::array();
   for (const auto& m : matches) {
-    candidates.push_back({{"warehouse_id", m["warehouse_id"]},
-                          {"name", m["name"]},
-                          {"project", m["project"]},
-                          {"project_id", m["project_id"]}});
+    candidates.push_back({{"warehouse_id", FieldOf(m, "warehouse_id")},
+                          {"name", FieldOf(m, "name")},
+                          {"project", FieldOf(m, "project")},
+                          {"project_id", FieldOf(m, "project_id")}});
   }
   f.envelope["error"]["candidates"] = candidates;
   return std::unexpected(f);
@@ -53,10 +59,15 @@ Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
 Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle) {
   auto orgs = Request(api, Call{.path = "/v1/orgs"});
   if (!orgs) return orgs;
-  const Json& list = (*orgs)["organizations"];
+  Json list = Json::array();
+  for (const auto& o : ListOf(*orgs, "organizations")) {
+    if (o.is_object()) list.push_back(o);
+  }
   if (!id_or_handle.empty()) {
     for (const auto& o : list) {
-      if (o.value("org_id", "") == id_or_handle || o.value("handle", "") == id_or_handle) return o;
+      if (StringOf(o, "org_id") == id_or_handle || StringOf(o, "handle") == id_or_handle) {
+        return o;
+      }
     }
     // Not one of the caller's: let the API judge (an operator may name any organisation).
     return Json{{"org_id", id_or_handle}};
@@ -72,7 +83,9 @@ Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle) {
                            "Pass --org with an org_id or handle from: tablemere org list");
   Json candidates = Json::array();
   for (const auto& o : list) {
-    candidates.push_back({{"org_id", o["org_id"]}, {"handle", o["handle"]}, {"name", o["name"]}});
+    candidates.push_back({{"org_id", FieldOf(o, "org_id")},
+                          {"handle", FieldOf(o, "handle")},
+                          {"name", FieldOf(o, "name")}});
   }
   f.envelope["error"]["candidates"] = candidates;
   return std::unexpected(f);
@@ -90,24 +103,25 @@ Outcome Whoami(const ApiClient& api) {
   auto listing = ListCatalogs(api, "");
   if (!listing) return listing;
   Json catalogs = Json::array();
-  for (const auto& w : (*listing)["warehouses"]) {
-    catalogs.push_back({{"name", w["name"]},
-                        {"warehouse_id", w["warehouse_id"]},
-                        {"project", w["project"]},
-                        {"level", w["my_level"]},
-                        {"via", w["my_via"]}});
+  for (const auto& w : ListOf(*listing, "warehouses")) {
+    catalogs.push_back({{"name", FieldOf(w, "name")},
+                        {"warehouse_id", FieldOf(w, "warehouse_id")},
+                        {"project", FieldOf(w, "project")},
+                        {"level", FieldOf(w, "my_level")},
+                        {"via", FieldOf(w, "my_via")}});
   }
+  const Json& limits = FieldOf(*usage, "limits");
   return Json{{"url", api.base_url()},
-              {"principal_id", (*usage).value("principal_id", "")},
-              {"kind", (*usage).value("kind", "")},
-              {"display_name", (*usage).value("display_name", "")},
-              {"organizations", (*orgs)["organizations"]},
-              {"projects", (*projects)["projects"]},
+              {"principal_id", StringOf(*usage, "principal_id")},
+              {"kind", StringOf(*usage, "kind")},
+              {"display_name", StringOf(*usage, "display_name")},
+              {"organizations", ListOf(*orgs, "organizations")},
+              {"projects", ListOf(*projects, "projects")},
               {"catalogs", catalogs},
-              {"limits", (*usage).value("limits", Json::object())},
+              {"limits", limits.is_object() ? limits : Json::object()},
               {"terms",
-               {{"current_version", (*terms).value("current_version", "")},
-                {"accepted_current", (*terms).value("accepted_current", false)}}}};
+               {{"current_version", StringOf(*terms, "current_version")},
+                {"accepted_current", FieldOf(*terms, "accepted_current") == true}}}};
 }
 
 Outcome UsageOf(const ApiClient& api, const std::string& catalog, int days) {
@@ -115,7 +129,7 @@ Outcome UsageOf(const ApiClient& api, const std::string& catalog, int days) {
   if (!catalog.empty()) {
     auto w = ResolveWarehouse(api, catalog);
     if (!w) return w;
-    call.query.emplace_back("warehouse_id", (*w).value("warehouse_id", ""));
+    call.query.emplace_back("warehouse_id", StringOf(*w, "warehouse_id"));
   }
   return Request(api, call);
 }
@@ -123,7 +137,7 @@ Outcome UsageOf(const ApiClient& api, const std::string& catalog, int days) {
 std::expected<std::string, Failure> OrgPath(const ApiClient& api, const std::string& org) {
   auto resolved = ResolveOrg(api, org);
   if (!resolved) return std::unexpected(resolved.error());
-  return "/v1/orgs/" + ApiClient::Escape((*resolved).value("org_id", ""));
+  return "/v1/orgs/" + ApiClient::Escape(StringOf(*resolved, "org_id"));
 }
 
 std::string NewIdempotencyKey() {

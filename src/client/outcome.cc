@@ -3,8 +3,13 @@
 namespace tablemere::client {
 
 std::string Failure::code() const {
-  if (envelope.is_object() && envelope.contains("error") && envelope["error"].is_object()) {
-    return envelope["error"].value("code", "");
+  const Json& error = FieldOf(envelope, "error");
+  const Json& code = FieldOf(error, "code");
+  if (code.is_string()) return code.get<std::string>();
+  if (code.is_number()) {
+    // The Iceberg REST error model: an HTTP-like integer code, the kind of error in type.
+    std::string type = StringOf(error, "type");
+    return type.empty() ? code.dump() : type;
   }
   return "";
 }
@@ -16,14 +21,32 @@ Failure LocalFailure(const std::string& code, const std::string& message,
   return Failure{0, Json{{"error", e}}, ""};
 }
 
+Failure LocalFailure(const Error& error, const std::string& fallback_code) {
+  const std::string code = error.Detail("code");
+  return LocalFailure(code.empty() ? fallback_code : code, error.message, error.Detail("remedy"));
+}
+
+const Json& FieldOf(const Json& j, const std::string& key) {
+  static const Json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+std::string StringOf(const Json& j, const std::string& key) {
+  const Json& v = FieldOf(j, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+const Json& ListOf(const Json& j, const std::string& key) {
+  static const Json kEmpty = Json::array();
+  const Json& v = FieldOf(j, key);
+  return v.is_array() ? v : kEmpty;
+}
+
 Outcome Request(const ApiClient& api, const Call& call) {
   auto answer = api.Send(call);
-  if (!answer) {
-    const Error& e = answer.error();
-    return std::unexpected(
-        LocalFailure(e.Detail("code").empty() ? "client_error" : e.Detail("code"), e.message,
-                     e.Detail("remedy")));
-  }
+  if (!answer) return std::unexpected(LocalFailure(answer.error()));
   if (answer->ok()) return answer->body.is_null() ? Json::object() : answer->body;
   Failure f{answer->status, answer->body, answer->retry_after};
   if (!f.envelope.is_object() || !f.envelope.contains("error") ||
@@ -48,17 +71,17 @@ Outcome PostForm(const std::string& url,
   auto answer = Request(api, Call{.method = "POST", .form = fields, .authenticated = false});
   if (answer) return answer;
   Failure f = answer.error();
-  if (f.envelope.is_object() && f.envelope.contains("error") && f.envelope["error"].is_string()) {
-    f.envelope = {
-        {"error",
-         {{"code", f.envelope["error"]}, {"message", f.envelope.value("error_description", "")}}}};
+  if (FieldOf(f.envelope, "error").is_string()) {
+    f.envelope = {{"error",
+                   {{"code", FieldOf(f.envelope, "error")},
+                    {"message", StringOf(f.envelope, "error_description")}}}};
   }
   return std::unexpected(f);
 }
 
 std::optional<Failure> CheckConfirmation(const Json& warehouse, const std::string& confirm) {
-  const std::string name = warehouse.value("name", "");
-  if (warehouse.value("unresolved", false) || confirm == name) return std::nullopt;
+  const std::string name = StringOf(warehouse, "name");
+  if (FieldOf(warehouse, "unresolved") == true || confirm == name) return std::nullopt;
   Failure f = LocalFailure("confirmation_required",
                            "Type the catalog's name, exactly, in confirm; nothing was sent",
                            "The name is shown by: tablemere catalog list");
@@ -70,9 +93,10 @@ std::optional<Failure> CheckConfirmation(const Json& warehouse, const std::strin
 ExitClass ClassOf(const Failure& f) {
   const std::string code = f.code();
   if (f.http_status == 0) {
-    if (code == "unreachable" || code == "route_missing") return ExitClass::kRetry;
+    // route_missing (this server predates the call: retrying cannot help) and
+    // ambiguous_name (pass the warehouse_id instead) are the caller's to fix: class 1.
+    if (code == "unreachable") return ExitClass::kRetry;
     if (code == "missing_credential") return ExitClass::kAuth;
-    if (code == "ambiguous_name") return ExitClass::kLimitOrConflict;
     if (code.ends_with("_not_found")) return ExitClass::kNotFound;
     return ExitClass::kInvalidInput;
   }

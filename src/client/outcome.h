@@ -16,6 +16,9 @@ struct Failure {
   int http_status = 0;  // 0: the client's own envelope, nothing reached the API
   Json envelope;        // {"error": {"code", "message", …}}
   std::string retry_after;
+  // The error's code: error.code when it is a string; for the Iceberg REST error model
+  // ({"code": 404, "type": "NoSuchTableException"}) its type, else the integer as text;
+  // "" when there is none. Never throws, whatever the server sent.
   std::string code() const;
 };
 
@@ -24,6 +27,16 @@ using Outcome = std::expected<Json, Failure>;
 // A client-side failure in the API's envelope shape.
 Failure LocalFailure(const std::string& code, const std::string& message,
                      const std::string& remedy = "");
+// A client-side Error (settings, transport) as a Failure: its detail "code" (or
+// `fallback_code`), its message and its detail "remedy".
+Failure LocalFailure(const Error& error, const std::string& fallback_code = "client_error");
+
+// Reads of an answer this client does not trust to have any particular shape: the field
+// when `j` is an object holding it, else null (FieldOf), "" unless it is a string
+// (StringOf), or an empty array unless it is an array (ListOf). None of them throws.
+const Json& FieldOf(const Json& j, const std::string& key);
+std::string StringOf(const Json& j, const std::string& key);
+const Json& ListOf(const Json& j, const std::string& key);
 
 // Sends `call`; a non-2xx answer becomes a Failure holding the server's envelope (a 404
 // for a route this server does not have becomes route_missing, naming method and path).

@@ -1,6 +1,7 @@
 #include "client/settings.h"
 
 #include <fcntl.h>
+#include <openssl/sha.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,29 @@ Error IoError(const std::string& what, const std::string& path) {
       "code", "credentials_file");
 }
 
+Error InvalidCredentials(const std::string& path, const std::string& what) {
+  return Error{ErrorCode::kInvalidInput,
+               "The credentials file " + path + " " + what + "; nothing was written",
+               {}}
+      .With("code", "credentials_file_invalid")
+      .With("remedy", "Fix it, or move it aside (mv '" + path + "' '" + path +
+                          ".broken') and run this again; the keys it holds stay in the moved "
+                          "file");
+}
+
+// Creates `dir` (and its parents) when missing; a directory created here is made 0700.
+Result<void> EnsurePrivateDir(const std::filesystem::path& dir, const std::string& for_path) {
+  if (dir.empty()) return {};
+  std::error_code ec;
+  bool created = std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    errno = ec.value();
+    return Fail(IoError("Cannot create the directory of", for_path));
+  }
+  if (created) ::chmod(dir.c_str(), 0700);
+  return {};
+}
+
 }  // namespace
 
 std::string ResolveUrl(const std::string& flag) {
@@ -87,16 +111,33 @@ std::optional<nlohmann::json> SavedEntry(const std::string& url) {
   return std::nullopt;
 }
 
+Result<nlohmann::json> LoadCredentials() {
+  const std::string path = CredentialsPath();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return nlohmann::json::object();
+    return Fail(InvalidCredentials(path, std::string("cannot be read: ") + std::strerror(errno)));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Fail(InvalidCredentials(path, std::string("cannot be read: ") + std::strerror(errno)));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Fail(InvalidCredentials(path, "cannot be read"));
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Fail(InvalidCredentials(path, "is not a JSON object of keys by API URL"));
+  }
+  return j;
+}
+
 Result<std::string> SaveEntry(const std::string& url, const nlohmann::json& entry) {
   const std::string path = CredentialsPath();
-  std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty()) {
-    std::error_code ec;
-    bool created = std::filesystem::create_directories(dir, ec);
-    if (ec) return Fail(IoError("Cannot create the directory of", path));
-    if (created) ::chmod(dir.c_str(), 0700);
-  }
-  nlohmann::json file = ReadJsonFile(path).value_or(nlohmann::json::object());
+  // Read first: a file that exists but is unreadable or corrupt is refused, and nothing
+  // (not even its directory) is changed.
+  TM_ASSIGN(nlohmann::json file, LoadCredentials());
+  TM_TRY(EnsurePrivateDir(std::filesystem::path(path).parent_path(), path));
   file[TrimSlash(url)] = entry;
   auto written = WriteFileAtomically(path, file.dump(2) + "\n", 0600);
   if (!written) {
@@ -104,6 +145,43 @@ Result<std::string> SaveEntry(const std::string& url, const nlohmann::json& entr
         Error{ErrorCode::kInternal, written.error().message, {}}.With("code", "credentials_file"));
   }
   return path;
+}
+
+Result<std::string> SaveKeyFile(const std::string& key) {
+  const std::filesystem::path creds(CredentialsPath());
+  TM_TRY(EnsurePrivateDir(creds.parent_path(), creds.string()));
+  const std::filesystem::path dir = creds.parent_path() / "mcp-keys";
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Fail(IoError("Cannot create", dir.string()));
+  }
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  ::SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
+  static const char* kHex = "0123456789abcdef";
+  std::string name;
+  for (int i = 0; i < 16; i++) {
+    name += kHex[digest[i] >> 4];
+    name += kHex[digest[i] & 15];
+  }
+  const std::string path = (dir / (name + ".key")).string();
+  auto written = WriteFileAtomically(path, key + "\n", 0600);
+  if (!written) {
+    return Fail(Error{ErrorCode::kInternal, written.error().message, {}}.With("code", "key_file"));
+  }
+  return path;
+}
+
+Result<std::string> ReadKeyFile(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text) {
+    return Fail(Error{ErrorCode::kNotFound, "Cannot read the key file " + path, {}}.With(
+        "code", "key_file"));
+  }
+  const size_t start = text->find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) {
+    return Fail(Error{ErrorCode::kInvalidInput, "The key file " + path + " is empty", {}}.With(
+        "code", "key_file"));
+  }
+  return text->substr(start, text->find_last_not_of(" \t\r\n") - start + 1);
 }
 
 std::string MaskKey(const std::string& key) {

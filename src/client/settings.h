@@ -25,9 +25,22 @@ std::string ResolveKey(const std::string& flag, const std::string& url);
 std::string CredentialsPath();
 // The entry saved for `url` ({"api_key", …}), from the first file that has one.
 std::optional<nlohmann::json> SavedEntry(const std::string& url);
+// The credentials file's content, to be added to: {} when there is no file yet; an
+// error (detail code credentials_file_invalid, naming the file, with a remedy) when it
+// exists but cannot be read or is not a JSON object, for it holds other URLs' keys that
+// writing over it would lose. A caller about to mint a key checks this first.
+Result<nlohmann::json> LoadCredentials();
 // Stores `entry` under `url` in CredentialsPath() (other URLs kept), through a temporary
-// file renamed into place, mode 0600, its directory 0700. Returns the path.
+// file renamed into place, mode 0600, its directory 0700. Returns the path. Refuses with
+// LoadCredentials' error, changing nothing, when the existing file is unreadable or corrupt.
 Result<std::string> SaveEntry(const std::string& url, const nlohmann::json& entry);
+
+// Writes `key` alone to a private file beside the credentials file (mcp-keys/, 0700; the
+// file 0600, named by a hash of the key), for a configuration that must name the key
+// without holding it (TABLEMERE_API_KEY_FILE). Returns the path.
+Result<std::string> SaveKeyFile(const std::string& key);
+// The key in a file SaveKeyFile wrote (or any file holding just a key), whitespace trimmed.
+Result<std::string> ReadKeyFile(const std::string& path);
 
 // "al_live_<id>_********": a key with its secret part masked, for display.
 std::string MaskKey(const std::string& key);

@@ -2,6 +2,7 @@
 // with version negotiation, ping, tools/list and tools/call; notifications get no answer.
 #include "mcp/mcp_server.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "client/settings.h"
@@ -17,6 +18,48 @@ constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 constexpr int kInternalError = -32603;
+
+// The deepest nesting of arrays and objects a message may have. Real MCP messages stay
+// under ten; nlohmann::json copies, compares and dumps values recursively, so a line of
+// 100,000 nested arrays would overflow the stack once parsed (see NestingDepth).
+constexpr int kMaxDepth = 64;
+
+// The deepest nesting of [ and { in `text`, counting only brackets outside strings (a
+// string's escapes skipped, so "\"[" opens nothing). Run on the raw bytes before parsing,
+// so a message too deep is refused without ever being built as a json value; the count
+// is exact for valid JSON, and invalid JSON fails the parse after anyway. (A parser
+// callback could only drop the deep part, answering a message other than the one sent.)
+int NestingDepth(const std::string& text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); i++) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        i++;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+// A request id JSON-RPC allows: a string, a number or null.
+bool ValidId(const Json& id) { return id.is_string() || id.is_number() || id.is_null(); }
+
+// The id to answer a message with: its own when it has a valid one, else null.
+Json IdOf(const Json& msg) {
+  if (!msg.is_object()) return Json();
+  auto it = msg.find("id");
+  return it != msg.end() && ValidId(*it) ? *it : Json();
+}
 
 Json RpcError(const Json& id, int code, const std::string& message) {
   return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};
@@ -43,8 +86,7 @@ class Server {
     try {
       return Dispatch(msg);
     } catch (const std::exception&) {
-      return RpcError(msg.is_object() && msg.contains("id") ? msg["id"] : Json(), kInternalError,
-                      "Internal error");
+      return RpcError(IdOf(msg), kInternalError, "Internal error");
     }
   }
 
@@ -52,8 +94,10 @@ class Server {
   Json Dispatch(const Json& msg) {
     if (!msg.is_object() || !msg.contains("jsonrpc") || msg["jsonrpc"] != "2.0" ||
         !msg.contains("method") || !msg["method"].is_string()) {
-      return RpcError(msg.is_object() && msg.contains("id") ? msg["id"] : Json(), kInvalidRequest,
-                      "Not a JSON-RPC 2.0 request");
+      return RpcError(IdOf(msg), kInvalidRequest, "Not a JSON-RPC 2.0 request");
+    }
+    if (msg.contains("id") && !ValidId(msg["id"])) {
+      return RpcError(Json(), kInvalidRequest, "The id must be a string, a number or null");
     }
     const bool notification = !msg.contains("id");
     const Json id = notification ? Json() : msg["id"];
@@ -136,9 +180,12 @@ int Serve(const McpOptions& options, std::istream& in, std::ostream& out) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    Json msg = Json::parse(line, nullptr, false);
+    Json msg;
     Json answer;
-    if (msg.is_discarded()) {
+    if (NestingDepth(line) > kMaxDepth) {
+      answer = RpcError(Json(), kParseError,
+                        "Parse error: nested deeper than " + std::to_string(kMaxDepth) + " levels");
+    } else if (msg = Json::parse(line, nullptr, false); msg.is_discarded()) {
       answer = RpcError(Json(), kParseError, "Parse error");
     } else if (msg.is_array()) {
       // A batch (2025-03-26 only): answered as a batch of the requests' answers.
