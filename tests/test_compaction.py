@@ -138,6 +138,38 @@ def test_small_files_are_rewritten_per_partition_and_every_engine_reads_the_same
     assert not again["ran"] and "files smaller" in again["skipped_because"], again
 
 
+def describe(env, ns, table):
+    r = requests.get(env["srv"].api + "/v1/table",
+                     headers={"Authorization": "Bearer " + env["acct"]["api_key"]},
+                     params={"warehouse": env["acct"]["warehouse_id"], "namespace": ns,
+                             "name": table})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_get_table_shows_each_jobs_last_run(env):
+    ns, t = written_table(env)
+    m = describe(env, ns, "t")["maintenance"]
+    assert m["enabled"] and m["next_due_at"]
+    assert all(m["jobs"][j] == {"last_run_at": None, "result": None}
+               for j in ("compact", "expire", "orphans")), m
+    [compact, expire] = run(env, ns, "t", jobs=("compact", "expire"))
+    m = describe(env, ns, "t")["maintenance"]
+    shown = m["jobs"]["compact"]
+    assert shown["last_run_at"] and shown["result"]["ran"], m
+    for k in ("data_files_before", "data_files_after", "data_bytes_before", "data_bytes_after",
+              "snapshot_id"):
+        assert shown["result"][k] == compact[k], k
+    assert m["jobs"]["expire"]["result"]["skipped_because"] == expire["skipped_because"]
+    assert m["jobs"]["orphans"]["last_run_at"] is None
+    assert m["next_due_at"] > shown["last_run_at"]
+    # A new table of the same name starts with no history.
+    env["cat"].drop_table(f"{ns}.t")
+    env["cat"].create_table(f"{ns}.t", schema=SCHEMA)
+    m = describe(env, ns, "t")["maintenance"]
+    assert m["jobs"]["compact"]["result"] is None, m
+
+
 def test_expiry_after_compaction_deletes_the_small_files_and_the_table_still_reads(env):
     ns, t = written_table(env, properties={"tablemere.maintenance.max-snapshots": "1"})
     before_rows = rows_of(t)

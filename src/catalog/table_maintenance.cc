@@ -6,6 +6,7 @@
 #include "accounts/account_service.h"
 #include "avro/container.h"
 #include "catalog/control_tables.h"
+#include "common/strings.h"
 
 namespace tablemere::catalog {
 namespace {
@@ -323,14 +324,95 @@ Result<OrphanResult> OrphanTable(CatalogService& catalog, const Clock& clock,
 
 }  // namespace
 
+namespace {
+
+Json Reason(const std::string& reason) { return reason.empty() ? Json(nullptr) : Json(reason); }
+
+// The table's uuid as the catalog has it now ("" when it cannot be read).
+std::string UuidOf(CatalogService& catalog, const metastore::Warehouse& w,
+                   const TableIdent& ident) {
+  auto entry = catalog.metastore().catalog().GetEntryHead(w.id, ident.ns, ident.name);
+  return entry ? entry->uuid : "";
+}
+
+}  // namespace
+
+Json ToJson(const ExpireResult& r) {
+  return {{"ran", r.ran},
+          {"skipped_because", Reason(r.reason)},
+          {"snapshots_before", r.snapshots_before},
+          {"snapshots_expired", r.snapshots_expired},
+          {"files_deleted", r.files_deleted},
+          {"files_already_gone", r.files_missing}};
+}
+
+Json ToJson(const OrphanResult& r) {
+  return {{"ran", r.ran},
+          {"skipped_because", Reason(r.reason)},
+          {"files_listed", r.files_listed},
+          {"orphans_found", r.orphans_found},
+          {"orphans_deleted", r.orphans_deleted},
+          {"bytes_deleted", r.bytes_deleted},
+          {"orphans_kept_young", r.orphans_kept_young},
+          {"files_nested", r.files_nested}};
+}
+
+Json ToJson(const CompactResult& r) {
+  return {{"ran", r.ran},
+          {"skipped_because", Reason(r.reason)},
+          {"data_files_before", r.data_files_before},
+          {"data_files_after", r.data_files_after},
+          {"data_bytes_before", r.data_bytes_before},
+          {"data_bytes_after", r.data_bytes_after},
+          {"files_rewritten", r.files_rewritten},
+          {"files_written", r.files_written},
+          {"bins", r.bins},
+          {"bins_failed", r.bins_failed},
+          {"snapshot_id", r.snapshot_id >= 0 ? Json(r.snapshot_id) : Json(nullptr)}};
+}
+
+void TableMaintenance::Record(const metastore::Warehouse& w, const TableIdent& ident,
+                              const std::string& job, Json result) {
+  result["table_uuid"] = UuidOf(catalog_, w, ident);
+  (void)catalog_.metastore().maintenance().RecordRun(
+      {w.id.str(), ident.ns, ident.name, job, clock_.NowMillis(), result.dump()});
+}
+
 Result<ExpireResult> TableMaintenance::Expire(const metastore::Warehouse& w,
                                               const TableIdent& ident) {
-  return Guarded([&] { return ExpireTable(catalog_, clock_, options_, w, ident); });
+  TM_ASSIGN(auto r, Guarded([&] { return ExpireTable(catalog_, clock_, options_, w, ident); }));
+  Record(w, ident, "expire", ToJson(r));
+  return r;
 }
 
 Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
                                                const TableIdent& ident, int64_t grace_ms) {
-  return Guarded([&] { return OrphanTable(catalog_, clock_, w, ident, grace_ms); });
+  TM_ASSIGN(auto r, Guarded([&] { return OrphanTable(catalog_, clock_, w, ident, grace_ms); }));
+  Record(w, ident, "orphans", ToJson(r));
+  return r;
+}
+
+Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const TableIdent& ident,
+                                      const std::string& table_uuid) {
+  TM_ASSIGN(auto runs,
+            catalog_.metastore().maintenance().LastRuns(w.id.str(), ident.ns, ident.name));
+  Json jobs = Json::object();
+  for (const auto& run : runs) {
+    Json result = Json::parse(run.result_json, nullptr, false);
+    if (!result.is_object() || result.value("table_uuid", "") != table_uuid) continue;
+    result.erase("table_uuid");
+    jobs[run.job] = {{"last_run_at", FormatIso8601(run.at_ms)}, {"result", result}};
+  }
+  for (const char* job : {"compact", "expire", "orphans"}) {
+    if (!jobs.contains(job)) jobs[job] = {{"last_run_at", nullptr}, {"result", nullptr}};
+  }
+  // Every sweep visits every table.
+  Json next_due = nullptr;
+  if (options_.sweep_interval_ms > 0) next_due = FormatIso8601(next_sweep_ms_.load());
+  return Json{{"enabled", options_.sweep_interval_ms > 0},
+              {"jobs", jobs},
+              {"next_due_at", next_due},
+              {"orphan_grace_seconds", options_.orphan_grace_ms / 1000}};
 }
 
 Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
@@ -345,10 +427,12 @@ Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
             CompactTable(catalog_, clock_, random_, options_.compaction, w, ident,
                          std::max<int64_t>(0, options_.compaction_bytes_per_hour - budget_used_)));
   budget_used_ += r.bytes_read;
+  Record(w, ident, "compact", ToJson(r));
   return r;
 }
 
 Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
+  next_sweep_ms_ = clock_.NowMillis() + options_.sweep_interval_ms;
   SweepResult sweep;
   TM_ASSIGN(auto warehouses, catalog_.metastore().warehouses().AllWarehouses());
   for (const auto& w : warehouses) {

@@ -5,6 +5,7 @@
 // the next run), never retried against a user's commit.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -35,19 +36,29 @@ struct OrphanResult {
   int files_nested = 0;        // inside another table's or view's location: never touched
 };
 
+// Each job's result as the operator route and GET /v1/table show it.
+Json ToJson(const ExpireResult& r);
+Json ToJson(const OrphanResult& r);
+Json ToJson(const CompactResult& r);
+
 struct MaintenanceOptions {
   iceberg::ExpiryPolicy expiry;
   // Orphans younger than this stay: a client may be writing files it has not committed.
   int64_t orphan_grace_ms = 3LL * 24 * 3600 * 1000;
   CompactionOptions compaction;
   int64_t compaction_bytes_per_hour = 8LL << 30;
+  int64_t sweep_interval_ms = 3'600'000;  // 0: no sweep (then nothing is ever "due")
 };
 
 class TableMaintenance {
  public:
   TableMaintenance(CatalogService& catalog, const Clock& clock, Random& random,
                    MaintenanceOptions options)
-      : catalog_(catalog), clock_(clock), random_(random), options_(std::move(options)) {}
+      : catalog_(catalog),
+        clock_(clock),
+        random_(random),
+        options_(std::move(options)),
+        next_sweep_ms_(clock.NowMillis() + options_.sweep_interval_ms) {}
   const MaintenanceOptions& options() const { return options_; }
 
   // Expires the table's snapshots by the policy (and its properties), commits the
@@ -68,6 +79,12 @@ class TableMaintenance {
   // a time, and all of them together read at most `compaction_bytes_per_hour` an hour.
   Result<CompactResult> Compact(const metastore::Warehouse& w, const TableIdent& ident);
 
+  // The table's maintenance state: the last run of each job (when, and its result) and
+  // when the sweep is next due to visit it. `table_uuid` tells a table from an earlier
+  // one of the same name.
+  Result<Json> Status(const metastore::Warehouse& w, const TableIdent& ident,
+                      const std::string& table_uuid);
+
   struct SweepResult {
     int tables = 0, compacted = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
   };
@@ -78,6 +95,11 @@ class TableMaintenance {
   Result<SweepResult> SweepAll();
 
  private:
+  // Keeps a job's result as the table's last run of it (best effort: a failure to record
+  // never fails the job).
+  void Record(const metastore::Warehouse& w, const TableIdent& ident, const std::string& job,
+              Json result);
+
   CatalogService& catalog_;
   const Clock& clock_;
   Random& random_;
@@ -85,6 +107,7 @@ class TableMaintenance {
   std::mutex worker_mu_;  // one compaction at a time; guards the budget below
   int64_t budget_window_ms_ = 0;
   int64_t budget_used_ = 0;
+  std::atomic<int64_t> next_sweep_ms_;  // when the periodic sweep next starts
 };
 
 }  // namespace tablemere::catalog

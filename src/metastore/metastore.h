@@ -167,6 +167,27 @@ class DeviceStore {
                                     const std::string& expected_status) = 0;
 };
 
+// The last result of each maintenance job on each table (GET /v1/table's `maintenance`).
+struct MaintenanceRun {
+  std::string warehouse_id;
+  std::vector<std::string> namespace_levels;
+  std::string table;
+  std::string job;  // "compact" | "expire" | "orphans"
+  int64_t at_ms = 0;
+  std::string result_json;  // the job's result object
+};
+
+class MaintenanceStore {
+ public:
+  virtual ~MaintenanceStore() = default;
+  // Replaces the table's last run of `run.job`.
+  virtual Result<void> RecordRun(const MaintenanceRun& run) = 0;
+  // The table's last run of each job, by job name.
+  virtual Result<std::vector<MaintenanceRun>> LastRuns(const std::string& warehouse_id,
+                                                       const std::vector<std::string>& ns,
+                                                       const std::string& table) = 0;
+};
+
 // Storage samples of warehouses (GET /v1/usage, quotas).
 class UsageStore {
  public:
@@ -346,6 +367,7 @@ class Stores {
   virtual CatalogStore& catalog() = 0;
   virtual TaskStore& tasks() = 0;
   virtual AuditStore& audit() = 0;
+  virtual MaintenanceStore& maintenance() = 0;
 };
 
 // One request's writes, committed together or not at all: a signup's rows, an

@@ -147,5 +147,6 @@ std::unique_ptr<BucketOwnerStore> NewBucketOwnerStore(Scope scope);
 std::unique_ptr<CatalogStore> NewCatalogStore(Scope scope);
 std::unique_ptr<TaskStore> NewTaskStore(Scope scope);
 std::unique_ptr<AuditStore> NewAuditStore(Scope scope);
+std::unique_ptr<MaintenanceStore> NewMaintenanceStore(Scope scope);
 
 }  // namespace tablemere::metastore::sqlite_backend

@@ -194,6 +194,12 @@ ALTER TABLE usage_samples ADD COLUMN counter_epoch TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE api_keys ADD COLUMN last_used_ms INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 15: the last run of each maintenance job on each table
+    R"sql(
+CREATE TABLE maintenance_runs (warehouse_id TEXT NOT NULL, namespace TEXT NOT NULL,
+  name TEXT NOT NULL, job TEXT NOT NULL, at_ms INTEGER NOT NULL, result TEXT NOT NULL,
+  PRIMARY KEY (warehouse_id, namespace, name, job)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -215,7 +221,8 @@ class ScopedStores {
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
         catalog_(sqlite_backend::NewCatalogStore(scope)),
         tasks_(sqlite_backend::NewTaskStore(scope)),
-        audit_(sqlite_backend::NewAuditStore(scope)) {}
+        audit_(sqlite_backend::NewAuditStore(scope)),
+        maintenance_(sqlite_backend::NewMaintenanceStore(scope)) {}
 
   std::unique_ptr<PrincipalStore> principals_;
   std::unique_ptr<OrgStore> orgs_;
@@ -230,6 +237,7 @@ class ScopedStores {
   std::unique_ptr<CatalogStore> catalog_;
   std::unique_ptr<TaskStore> tasks_;
   std::unique_ptr<AuditStore> audit_;
+  std::unique_ptr<MaintenanceStore> maintenance_;
 };
 
 #define TM_SCOPED_STORE_ACCESSORS(stores)                                       \
@@ -245,7 +253,8 @@ class ScopedStores {
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \
   CatalogStore& catalog() override { return *stores.catalog_; }                 \
   TaskStore& tasks() override { return *stores.tasks_; }                        \
-  AuditStore& audit() override { return *stores.audit_; }
+  AuditStore& audit() override { return *stores.audit_; }                       \
+  MaintenanceStore& maintenance() override { return *stores.maintenance_; }
 
 // Holds the writer (and its mutex) from BeginWrite until it is committed or destroyed.
 class SqliteTransaction final : public WriteTransaction {

@@ -146,7 +146,8 @@ class AppImpl final : public App {
         .orphan_grace_ms = config.orphan_grace_seconds * 1000,
         .compaction = {.worker_path = WorkerPath(config.maintenance_worker),
                        .scratch_dir = config.data_dir + "/maintenance"},
-        .compaction_bytes_per_hour = config.maintenance_bytes_per_hour};
+        .compaction_bytes_per_hour = config.maintenance_bytes_per_hour,
+        .sweep_interval_ms = config.maintenance_interval_seconds * 1000};
     maintenance_ = std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, random_,
                                                                std::move(maintenance_options));
     if (!config.smtp.host.empty()) {
@@ -191,12 +192,12 @@ class AppImpl final : public App {
       tasks_->Register(
           kMaintenanceSweepTask, [this, every_ms](const metastore::Task&) -> Result<void> {
             TM_ASSIGN(auto sweep, maintenance_->SweepAll());
-            if (sweep.expired_snapshots > 0 || sweep.failures > 0) {
+            if (sweep.compacted > 0 || sweep.expired_snapshots > 0 || sweep.failures > 0) {
               std::fprintf(stderr,
-                           "maintenance sweep: %d tables, %d snapshots expired, %d files deleted, "
-                           "%d failures\n",
-                           sweep.tables, sweep.expired_snapshots, sweep.files_deleted,
-                           sweep.failures);
+                           "maintenance sweep: %d tables, %d compacted, %d snapshots expired, %d "
+                           "files deleted, %d failures\n",
+                           sweep.tables, sweep.compacted, sweep.expired_snapshots,
+                           sweep.files_deleted, sweep.failures);
             }
             return meta_->tasks().EnqueueTask({kMaintenanceSweepTask, "{}", every_ms});
           });

@@ -71,14 +71,9 @@ void BindInternal(Binder& b, Context& ctx) {
         for (const auto& job : jobs) {
           if (job == "expire") {
             TM_ASSIGN(auto r, ctx.maintenance.Expire(w, ident));
-            results.push_back(
-                {{"job", job},
-                 {"ran", r.ran},
-                 {"skipped_because", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
-                 {"snapshots_before", r.snapshots_before},
-                 {"snapshots_expired", r.snapshots_expired},
-                 {"files_deleted", r.files_deleted},
-                 {"files_already_gone", r.files_missing}});
+            Json out = catalog::ToJson(r);
+            out["job"] = job;
+            results.push_back(std::move(out));
           } else if (job == "orphans") {
             int64_t grace_ms = ctx.maintenance.options().orphan_grace_ms;
             if (body.contains("orphan_grace_seconds")) {
@@ -92,31 +87,14 @@ void BindInternal(Binder& b, Context& ctx) {
               grace_ms = body["orphan_grace_seconds"].get<int64_t>() * 1000;
             }
             TM_ASSIGN(auto r, ctx.maintenance.Orphans(w, ident, grace_ms));
-            results.push_back(
-                {{"job", job},
-                 {"ran", r.ran},
-                 {"skipped_because", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
-                 {"files_listed", r.files_listed},
-                 {"orphans_found", r.orphans_found},
-                 {"orphans_deleted", r.orphans_deleted},
-                 {"bytes_deleted", r.bytes_deleted},
-                 {"orphans_kept_young", r.orphans_kept_young},
-                 {"files_nested", r.files_nested}});
+            Json out = catalog::ToJson(r);
+            out["job"] = job;
+            results.push_back(std::move(out));
           } else if (job == "compact") {
             TM_ASSIGN(auto r, ctx.maintenance.Compact(w, ident));
-            results.push_back(
-                {{"job", job},
-                 {"ran", r.ran},
-                 {"skipped_because", r.reason.empty() ? Json(nullptr) : Json(r.reason)},
-                 {"data_files_before", r.data_files_before},
-                 {"data_files_after", r.data_files_after},
-                 {"data_bytes_before", r.data_bytes_before},
-                 {"data_bytes_after", r.data_bytes_after},
-                 {"files_rewritten", r.files_rewritten},
-                 {"files_written", r.files_written},
-                 {"bins", r.bins},
-                 {"bins_failed", r.bins_failed},
-                 {"snapshot_id", r.snapshot_id >= 0 ? Json(r.snapshot_id) : Json(nullptr)}});
+            Json out = catalog::ToJson(r);
+            out["job"] = job;
+            results.push_back(std::move(out));
           } else if (job == "rewrite-manifests") {
             results.push_back(
                 {{"job", job}, {"ran", false}, {"skipped_because", "this job is not built yet"}});

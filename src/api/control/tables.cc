@@ -186,6 +186,11 @@ void BindTables(Binder& b, Context& ctx) {
                     {"data_files", opt(s.data_files)},
                     {"delete_files", opt(s.delete_files)},
                     {"rows_source", s.rows_source}};
+        // Maintenance state is shown to every reader of the table; a failure to read it
+        // leaves it out rather than failing the description.
+        if (auto m = ctx.maintenance.Status(access.warehouse, s.ident, s.table_uuid)) {
+          out["maintenance"] = std::move(*m);
+        }
         if (s.format_version >= 3) {
           out["warnings"] = Json::array(
               {Warning("Format version 3: DuckDB 1.5 and PyIceberg 0.12 cannot write it.")});

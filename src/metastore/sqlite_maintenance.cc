@@ -1,0 +1,45 @@
+// The SQLite MaintenanceStore: the last run of each maintenance job on each table.
+#include "metastore/sqlite_backend.h"
+
+namespace tablemere::metastore::sqlite_backend {
+namespace {
+
+class SqliteMaintenance final : public MaintenanceStore {
+ public:
+  explicit SqliteMaintenance(Scope scope) : s_(scope) {}
+
+  Result<void> RecordRun(const MaintenanceRun& run) override {
+    return s_.Write([&](sqlite::Db& db) {
+      return Run(db,
+                 "INSERT OR REPLACE INTO maintenance_runs (warehouse_id, namespace, name, job, "
+                 "at_ms, result) VALUES (?, ?, ?, ?, ?, ?)",
+                 {run.warehouse_id, JoinNs(run.namespace_levels), run.table, run.job, run.at_ms,
+                  run.result_json});
+    });
+  }
+
+  Result<std::vector<MaintenanceRun>> LastRuns(const std::string& warehouse_id,
+                                               const std::vector<std::string>& ns,
+                                               const std::string& table) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<MaintenanceRun>> {
+      return sqlite::Query(
+          db,
+          "SELECT job, at_ms, result FROM maintenance_runs WHERE warehouse_id = ? AND "
+          "namespace = ? AND name = ? ORDER BY job",
+          {warehouse_id, JoinNs(ns), table}, [&](sqlite::Statement& st) {
+            return MaintenanceRun{warehouse_id, ns, table, st.Text(0), st.Int(1), st.Text(2)};
+          });
+    });
+  }
+
+ private:
+  Scope s_;
+};
+
+}  // namespace
+
+std::unique_ptr<MaintenanceStore> NewMaintenanceStore(Scope scope) {
+  return std::make_unique<SqliteMaintenance>(scope);
+}
+
+}  // namespace tablemere::metastore::sqlite_backend
