@@ -268,3 +268,23 @@ def test_expiry_goes_on_when_an_expired_snapshots_files_are_already_gone(env):
     assert r["ran"] and r["orphans_deleted"] >= 1, r
     assert all(exists(env, f) for f in reachable(t))
     assert sorted(env["cat"].load_table(f"{ns}.t").scan().to_arrow()["id"].to_pylist()) == [1, 2]
+
+
+def test_an_interval_of_zero_turns_the_sweep_off():
+    from conftest import Server
+    srv = Server(args=("--maintenance-interval", "0"))
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        cat.create_namespace("off")
+        cat.create_table("off.t", schema=SCHEMA)
+        r = requests.get(srv.api + "/v1/table", headers={"Authorization": "Bearer " + acct["api_key"]},
+                         params={"warehouse": acct["warehouse_id"], "namespace": "off", "name": "t"})
+        assert r.status_code == 200, r.text
+        m = r.json()["maintenance"]
+        assert m["enabled"] is False and m["next_due_at"] is None, m
+    finally:
+        srv.cleanup()
+    # A negative interval is refused at start.
+    with pytest.raises(RuntimeError, match="non-negative"):
+        Server(args=("--maintenance-interval", "-1"))

@@ -1,5 +1,7 @@
 #include "catalog/catalog_service.h"
 
+#include "catalog/commit_rebase.h"
+
 #include "catalog/commit_loop.h"
 #include "catalog/drop_record.h"
 
@@ -528,9 +530,25 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         }
         TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
       }
-      for (const auto& r : c.requirements) TM_TRY(iceberg::CheckRequirement(current, r));
+      // A requirement that fails only because maintenance moved the branch is rebased
+      // (commit_rebase.h); any other failure stands.
+      std::optional<TableChange> rebased;
+      for (const auto& r : c.requirements) {
+        auto held = iceberg::CheckRequirement(current, r);
+        if (held) continue;
+        if (current && held.error().code == ErrorCode::kConflict && !c.guard) {
+          TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, w, *current, c));
+        }
+        if (!rebased) return Fail(held.error());
+        for (const auto& again : rebased->requirements) {
+          TM_TRY(iceberg::CheckRequirement(current, again));
+        }
+        files_.counters().commit_rebases.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
+      const TableChange& effective = rebased ? *rebased : c;
       Json base = current ? current_doc : Json::object();
-      TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, c.updates, clock_.NowMillis()));
+      TM_ASSIGN(Json next, iceberg::ApplyUpdates(base, effective.updates, clock_.NowMillis()));
       if (c.guard) TM_TRY(c.guard(base, next));
       // `next` carries the stored document's members: read them by type.
       const std::string what = "table " + JoinDots(c.ident.ns) + "." + c.ident.name;

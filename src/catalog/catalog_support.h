@@ -141,6 +141,7 @@ class WarehouseFiles {
   struct Counters {
     std::atomic<uint64_t> commits{0};
     std::atomic<uint64_t> commit_conflicts{0};
+    std::atomic<uint64_t> commit_rebases{0};  // client commits rebased over maintenance
     std::atomic<uint64_t> vended_sessions{0};
   };
   Counters& counters() { return counters_; }

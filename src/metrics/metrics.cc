@@ -206,6 +206,9 @@ std::string Metrics::Render(const Gauges& g) const {
   help("tablemere_commit_conflicts_total", "counter",
        "Catalog commits refused because a requirement failed.");
   out += "tablemere_commit_conflicts_total " + std::to_string(g.commit_conflicts) + "\n";
+  help("tablemere_commit_rebases_total", "counter",
+       "Client commits re-applied on a head that only maintenance had moved.");
+  out += "tablemere_commit_rebases_total " + std::to_string(g.commit_rebases) + "\n";
   help("tablemere_vended_sessions_total", "counter", "Storage sessions vended by the catalog.");
   out += "tablemere_vended_sessions_total " + std::to_string(g.vended_sessions) + "\n";
   if (g.task_queue_depth >= 0) {

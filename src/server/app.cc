@@ -284,6 +284,7 @@ class AppImpl final : public App {
     auto& counters = catalog_->files().counters();
     g.commits = counters.commits.load();
     g.commit_conflicts = counters.commit_conflicts.load();
+    g.commit_rebases = counters.commit_rebases.load();
     g.vended_sessions = counters.vended_sessions.load();
     if (auto depth = meta_->tasks().QueueDepth()) g.task_queue_depth = *depth;
     http::Response r;

@@ -28,6 +28,17 @@ Result<void> SetInt(int64_t& target, const std::string& value, const char* name)
   return {};
 }
 
+// For settings where 0 means "off".
+Result<void> SetNonNegative(int64_t& target, const std::string& value, const char* name) {
+  auto n = ParseInt(value);
+  if (!n || *n < 0) {
+    return Fail(ErrorCode::kInvalidInput,
+                std::string("--") + name + " needs a non-negative integer (0: off)");
+  }
+  target = *n;
+  return {};
+}
+
 std::vector<Flag> Flags(Config& c) {
   auto str = [](std::string& target) {
     return [&target](const std::string& v) -> Result<void> {
@@ -64,7 +75,7 @@ std::vector<Flag> Flags(Config& c) {
       {"maintenance-interval", "TABLEMERE_MAINTENANCE_INTERVAL",
        "seconds between maintenance sweeps over every table (default 3600; 0: off)",
        [&c](const std::string& v) {
-         return SetInt(c.maintenance_interval_seconds, v, "maintenance-interval");
+         return SetNonNegative(c.maintenance_interval_seconds, v, "maintenance-interval");
        }},
       {"orphan-grace-seconds", "TABLEMERE_ORPHAN_GRACE_SECONDS",
        "unreferenced files younger than this are not deleted as orphans (default 259200, 3 "

@@ -1,0 +1,36 @@
+// The commit rebase: a client's commit whose only failed requirement is its branch head,
+// moved meanwhile by maintenance alone (compaction's `replace` snapshots), is re-applied
+// on the current head instead of answered 409 — so maintenance is never the reason a
+// user's commit fails (DuckDB 1.5 does not retry a failed commit at all).
+//
+// It is rebased only when that is safe without looking inside data files:
+// - the updates are one add-snapshot and the set-snapshot-ref that points the asserted
+//   branch at it (a snapshot whose parent is the asserted head);
+// - every snapshot between the asserted head and the current one is a compaction;
+// - the client's manifest list keeps every manifest of its parent and adds manifests
+//   whose entries are all ADDED;
+// - none of its position delete files targets a data file the compactions removed (the
+//   target is read from `referenced_data_file` or equal file_path bounds; a delete file
+//   whose target cannot be told is not rebased);
+// - equality deletes rebase as they are: they apply to data older than them, and the
+//   compacted files keep their inputs' starting sequence number.
+// The rebased snapshot keeps its id; it gets the next sequence number, the current head as
+// parent, totals moved by what the compactions changed, and a new manifest list: the
+// client's new manifests (renumbered) followed by the current head's manifests.
+#pragma once
+
+#include <optional>
+
+#include "catalog/catalog_service.h"
+
+namespace tablemere::catalog {
+
+// `current` is the table's metadata; `change` failed one of its requirements against it.
+// Answers the rebased change, or nullopt when it cannot be rebased (the original failure
+// stands). Errors: reading or writing the manifest files.
+Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
+                                                         const metastore::Warehouse& w,
+                                                         const Json& current,
+                                                         const TableChange& change);
+
+}  // namespace tablemere::catalog

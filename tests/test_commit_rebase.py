@@ -1,0 +1,120 @@
+"""The commit rebase: a client commit planned before a compaction and sent after it is
+re-applied on the new head instead of failing, when it does not touch the files the
+compaction replaced (commit_rebase.h). DuckDB 1.5 never retries a failed commit, so
+without the rebase its DELETE would fail with 409; PyIceberg's append likewise."""
+
+import uuid
+
+import pyarrow as pa
+import pytest
+import requests
+
+from conftest import BOOTSTRAP_SECRET
+from engines import duckdb_from_recipe, pyiceberg_from_recipe
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import LongType, NestedField, StringType
+
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False),
+                NestedField(2, "part", StringType(), required=False))
+SPEC = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "part"))
+
+
+def rows(ids, part):
+    return pa.table({"id": pa.array(ids, pa.int64()), "part": [part] * len(ids)})
+
+
+@pytest.fixture(scope="module")
+def env(clocked_server):
+    acct = clocked_server.signup(engine="pyiceberg")
+    return {"srv": clocked_server, "acct": acct,
+            "cat": pyiceberg_from_recipe(acct["connection"]),
+            "duck_recipe": clocked_server.connection(acct["api_key"], "duckdb")}
+
+
+def compact(env, ns):
+    r = requests.post(env["srv"].api + "/internal/maintenance/run",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
+                            "table": "t", "jobs": ["compact"]})
+    assert r.status_code == 200, r.text
+    [result] = r.json()["results"]
+    assert result["ran"], result
+    return result
+
+
+def rebases(env):
+    text = requests.get(env["srv"].api + "/metrics").text
+    for line in text.splitlines():
+        if line.startswith("tablemere_commit_rebases_total "):
+            return int(line.split()[1])
+    raise AssertionError("no tablemere_commit_rebases_total in /metrics")
+
+
+def table_with_a_crowded_partition(env):
+    """Partition b: six small files (compaction rewrites them); partition a: one file."""
+    ns = "rb_" + uuid.uuid4().hex[:6]
+    env["cat"].create_namespace(ns)
+    t = env["cat"].create_table(f"{ns}.t", schema=SCHEMA, partition_spec=SPEC)
+    t.append(rows(list(range(0, 20)), "a"))
+    for k in range(6):
+        t.append(rows(list(range(100 + k * 10, 110 + k * 10)), "b"))
+    return ns, env["cat"].load_table(f"{ns}.t")
+
+
+def ids(table):
+    return sorted(table.scan().to_arrow()["id"].to_pylist())
+
+
+def test_a_duckdb_delete_planned_before_a_compaction_commits_after_it(env):
+    ns, t = table_with_a_crowded_partition(env)
+    expected = [i for i in ids(t) if not (i < 5)]
+    duck = duckdb_from_recipe(env["duck_recipe"])
+    before = rebases(env)
+    duck.execute("BEGIN")
+    duck.execute(f"DELETE FROM lake.{ns}.t WHERE part = 'a' AND id < 5")
+    result = compact(env, ns)  # rewrites partition b only
+    assert result["files_rewritten"] == 6, result
+    duck.execute("COMMIT")  # 409 without the rebase
+    assert rebases(env) == before + 1
+    t = env["cat"].load_table(f"{ns}.t")
+    assert ids(t) == expected
+    ops = [s.summary.operation.value for s in t.metadata.snapshots]
+    assert ops[-2:] == ["replace", "delete"], ops
+    assert t.current_snapshot().parent_snapshot_id == result["snapshot_id"]
+    fresh = duckdb_from_recipe(env["duck_recipe"])
+    assert sorted(r[0] for r in fresh.execute(f"SELECT id FROM lake.{ns}.t").fetchall()) == expected
+    # Every snapshot still reads: the compaction's, as before the delete.
+    assert sorted(t.scan(snapshot_id=result["snapshot_id"]).to_arrow()["id"].to_pylist()) == sorted(
+        expected + list(range(5)))
+
+
+def test_a_pyiceberg_append_planned_before_a_compaction_commits_after_it(env):
+    ns, t = table_with_a_crowded_partition(env)
+    expected = ids(t) + [900, 901]
+    tx = t.transaction()
+    tx.append(rows([900, 901], "a"))
+    compact(env, ns)
+    tx.commit_transaction()
+    t = env["cat"].load_table(f"{ns}.t")
+    assert ids(t) == sorted(expected)
+    snap = t.current_snapshot()
+    assert snap.summary.operation.value == "append"
+    assert snap.sequence_number == t.metadata.last_sequence_number
+    assert int(snap.summary["total-records"]) == len(expected)
+    assert int(snap.summary["total-data-files"]) == len(t.inspect.files())
+
+
+def test_a_delete_of_a_file_the_compaction_replaced_still_fails(env):
+    ns, t = table_with_a_crowded_partition(env)
+    before_ids = ids(t)
+    duck = duckdb_from_recipe(env["duck_recipe"])
+    duck.execute("BEGIN")
+    duck.execute(f"DELETE FROM lake.{ns}.t WHERE part = 'b' AND id = 105")
+    head = compact(env, ns)["snapshot_id"]
+    with pytest.raises(Exception, match="409|Conflict|has changed"):
+        duck.execute("COMMIT")
+    t = env["cat"].load_table(f"{ns}.t")
+    assert t.current_snapshot().snapshot_id == head
+    assert ids(t) == before_ids
