@@ -242,3 +242,38 @@ def test_spark_reads_the_compacted_table_like_the_original(env):
         assert ops[-1] == "replace"
     finally:
         spark.stop()
+
+
+def test_duckdb_position_deletes_are_applied_and_their_files_removed(env):
+    duck = env["duck"]
+    ns = "cmp_" + uuid.uuid4().hex[:6]
+    duck.execute(f"CREATE SCHEMA lake.{ns}")
+    duck.execute(f"CREATE TABLE lake.{ns}.t (id BIGINT, label VARCHAR)")
+    for k in range(6):
+        duck.execute(f"INSERT INTO lake.{ns}.t SELECT range + {k * 100}, 'l' || range FROM range(100)")
+    duck.execute(f"DELETE FROM lake.{ns}.t WHERE id % 7 = 0")
+    duck.execute(f"UPDATE lake.{ns}.t SET label = 'changed' WHERE id = 250")
+    q = f"SELECT id, label FROM lake.{ns}.t ORDER BY id"
+    expected = duck.execute(q).fetchall()
+    t = env["cat"].load_table(f"{ns}.t")
+    before_snapshot = t.current_snapshot().snapshot_id
+    files = t.inspect.files().to_pylist()
+    position_deletes = [f for f in files if f["content"] == 1]
+    assert position_deletes, "DuckDB wrote no position deletes"
+
+    [r] = run(env, ns, "t")
+    assert r["ran"], r["skipped_because"]
+    assert r["rows_deleted"] == sum(f["record_count"] for f in position_deletes), r
+    t = env["cat"].load_table(f"{ns}.t")
+    after = t.inspect.files().to_pylist()
+    # Every delete file targeted a rewritten file, so none is left; no data file either
+    # but the compacted one (and the UPDATE's new one if it was too big to matter: none).
+    assert [f for f in after if f["content"] != 0] == [], after
+    assert duckdb_from_recipe(env["srv"].connection(env["acct"]["api_key"], "duckdb")).execute(
+        q).fetchall() == expected
+    rows = sorted((r["id"], r["label"]) for r in t.scan().to_arrow().to_pylist())
+    assert rows == expected
+    old = sorted((r["id"], r["label"]) for r in t.scan(snapshot_id=before_snapshot).to_arrow().to_pylist())
+    assert old == expected
+    summary = t.current_snapshot().summary
+    assert summary["total-delete-files"] == "0" and summary["total-records"] == str(len(expected))

@@ -4,17 +4,14 @@
 #include <set>
 
 #include "avro/container.h"
+#include "catalog/manifest_files.h"
 #include "common/strings.h"
 #include "iceberg/table_metadata.h"
 
 namespace tablemere::catalog {
 namespace {
 
-constexpr size_t kMaxManifestBytes = 256u << 20;
 constexpr int64_t kStatusAdded = 1, kStatusDeleted = 2;
-// The reserved field id of a position delete file's file_path column, and the id DuckDB
-// 1.5 keys its bounds by (2147483646, one hundred off the spec's).
-constexpr const char* kDeleteFilePathIds[] = {"2147483546", "2147483646"};
 
 std::optional<int64_t> IntOf(const Json& object, const char* key) {
   auto it = object.find(key);
@@ -33,42 +30,7 @@ const Json* SnapshotById(const Json& metadata, int64_t id) {
 
 Result<avro::Container> ReadAvro(WarehouseFiles& files, const metastore::Warehouse& w,
                                  const std::string& location) {
-  TM_ASSIGN(std::string bytes, files.ReadBytes(w, location, kMaxManifestBytes));
-  return avro::ReadContainer(bytes);
-}
-
-// A map<int, bytes> of a data file (an array of {key, value}) as id -> hex.
-std::map<std::string, std::string> Bounds(const Json& file, const char* name) {
-  std::map<std::string, std::string> out;
-  auto it = file.find(name);
-  if (it == file.end() || !it->is_array()) return out;
-  for (const auto& kv : *it) {
-    if (kv.contains("key") && kv.contains("value") && kv["value"].is_string()) {
-      out[kv["key"].dump()] = kv["value"].get<std::string>();
-    }
-  }
-  return out;
-}
-
-std::string Unhex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  return out;
-}
-
-// The one data file a position delete file targets, or "" when it cannot be told.
-std::string DeleteTarget(const Json& file) {
-  auto ref = file.find("referenced_data_file");
-  if (ref != file.end() && ref->is_string()) return WarehouseFiles::Canonical(*ref);
-  auto lower = Bounds(file, "lower_bounds"), upper = Bounds(file, "upper_bounds");
-  for (const char* id : kDeleteFilePathIds) {
-    auto lo = lower.find(id), hi = upper.find(id);
-    if (lo == lower.end() || hi == upper.end()) continue;
-    return lo->second == hi->second ? WarehouseFiles::Canonical(Unhex(lo->second)) : "";
-  }
-  return "";
+  return ReadManifestFile(files, w, location);
 }
 
 Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
@@ -173,7 +135,7 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
       if (entry.value("status", 0) != kStatusAdded) return no;
       const Json& file = entry["data_file"];
       if (file.value("content", 0) == 1) {
-        const std::string target = DeleteTarget(file);
+        const std::string target = PositionDeleteTarget(file);
         if (target.empty() || removed.count(target)) return no;
       }
     }

@@ -5,10 +5,12 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "accounts/account_service.h"
 #include "avro/container.h"
 #include "catalog/control_tables.h"
+#include "catalog/manifest_files.h"
 #include "common/files.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
@@ -16,7 +18,6 @@
 namespace tablemere::catalog {
 namespace {
 
-constexpr size_t kMaxManifestBytes = 256u << 20;
 constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted = 2;
 
 // A reason not to compact: answered as a skipped run, not an error.
@@ -47,7 +48,30 @@ struct LiveFile {
   size_t manifest = 0, entry = 0;
   std::string path;
   int64_t size = 0, records = 0;
+  int spec = 0;
   Json partition;
+  int64_t sequence = 0;  // its data sequence number
+};
+
+// A live delete file: position deletes (content 1) or equality deletes (2).
+struct DeleteFile {
+  size_t manifest = 0, entry = 0;
+  std::string path;
+  int content = 1;
+  int64_t records = 0, size = 0;
+  int spec = 0;
+  Json partition;
+  int64_t sequence = 0;
+  std::string target;  // position deletes: the one data file, "" when unknown
+
+  // The spec's rules: a delete applies within its spec and partition, or everywhere
+  // from an unpartitioned spec; position deletes to data no newer than them, equality
+  // deletes to data older than them.
+  bool AppliesTo(const LiveFile& f) const {
+    if (!partition.empty() && (spec != f.spec || partition != f.partition)) return false;
+    if (content == 1) return sequence >= f.sequence && (target.empty() || target == f.path);
+    return sequence > f.sequence;
+  }
 };
 
 // One partition's small files, rewritten into one.
@@ -55,6 +79,7 @@ struct Bin {
   int spec_id = 0;
   Json partition;
   std::vector<const LiveFile*> inputs;
+  std::vector<const DeleteFile*> deletes;  // the position deletes that apply to them
   int64_t bytes = 0;
   Json metrics;  // the worker's answer
   std::string output;
@@ -229,19 +254,33 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
       fs::remove_all(dir, ignored);
     }
   } cleanup{dir};
+  Json deletes = Json::array();
+  for (size_t i = 0; i < bin.deletes.size(); i++) {
+    const std::string local = (dir / ("del-" + std::to_string(i) + ".parquet")).string();
+    TM_TRY(catalog.files().CopyToFile(w, bin.deletes[i]->path, local));
+    deletes.push_back(local);
+  }
   Json inputs = Json::array();
   for (size_t i = 0; i < bin.inputs.size(); i++) {
     const std::string local = (dir / ("in-" + std::to_string(i) + ".parquet")).string();
     TM_TRY(catalog.files().CopyToFile(w, bin.inputs[i]->path, local));
-    inputs.push_back({{"path", local}});
+    Json applying = Json::array();
+    for (size_t d = 0; d < bin.deletes.size(); d++) {
+      if (bin.deletes[d]->AppliesTo(*bin.inputs[i])) applying.push_back(d);
+    }
+    inputs.push_back(
+        {{"path", local}, {"data_path", bin.inputs[i]->path}, {"delete_files", applying}});
   }
   const std::string out = (dir / "out.parquet").string();
   const std::string plan_path = (dir / "plan.json").string(),
                     result_path = (dir / "result.json").string();
-  TM_TRY(WriteFileAtomically(
-      plan_path,
-      Json{{"inputs", inputs}, {"output", out}, {"max_threads", options.worker_threads}}.dump(),
-      0600));
+  TM_TRY(WriteFileAtomically(plan_path,
+                             Json{{"inputs", inputs},
+                                  {"position_deletes", deletes},
+                                  {"output", out},
+                                  {"max_threads", options.worker_threads}}
+                                 .dump(),
+                             0600));
   ProcessLimits limits;
   limits.timeout_ms = options.worker_timeout_ms;
   limits.stderr_path = (dir / "worker.log").string();
@@ -298,10 +337,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
 
   // The manifest list and every manifest it names.
   const std::string list_path = WarehouseFiles::Canonical((*snapshot)["manifest-list"]);
-  TM_ASSIGN(std::string list_bytes, catalog.files().ReadBytes(w, list_path, kMaxManifestBytes));
-  TM_ASSIGN(avro::Container list, avro::ReadContainer(list_bytes));
+  TM_ASSIGN(avro::Container list, ReadManifestFile(catalog.files(), w, list_path));
   std::vector<Manifest> manifests;
   std::vector<LiveFile> live;
+  std::vector<DeleteFile> deletes;
   std::map<int, const avro::Node*> partition_nodes;
   std::map<int, size_t> template_of_spec;  // a manifest of each spec, for its Avro schema
   for (const auto& record : list.records) {
@@ -311,17 +350,29 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     m.path = WarehouseFiles::Canonical(m.list_entry.at("manifest_path").get<std::string>());
     m.sequence_number = m.list_entry.value("sequence_number", int64_t{0});
     m.added_snapshot_id = m.list_entry.value("added_snapshot_id", int64_t{-1});
-    const int content = m.list_entry.value("content", 0);
-    TM_ASSIGN(std::string bytes, catalog.files().ReadBytes(w, m.path, kMaxManifestBytes));
-    TM_ASSIGN(m.container, avro::ReadContainer(bytes));
+    const int spec = m.list_entry.value("partition_spec_id", 0);
+    TM_ASSIGN(m.container, ReadManifestFile(catalog.files(), w, m.path));
     const avro::Node& entry = *m.container.schema.root;
     for (size_t i = 0; i < m.container.records.size(); i++) {
-      Json e = avro::ToJson(entry, m.container.records[i]);
+      Json e = Materialized(avro::ToJson(entry, m.container.records[i]), m);
       if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
-      if (content != 0 || e["data_file"].value("content", 0) != 0) {
-        return Fail(Skip("the table has delete files; compaction does not apply them yet"));
-      }
       const Json& file = e["data_file"];
+      const int content = file.value("content", 0);
+      if (content != 0) {
+        DeleteFile d;
+        d.manifest = manifests.size();
+        d.entry = i;
+        d.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
+        d.content = content;
+        d.records = file.value("record_count", int64_t{0});
+        d.size = file.value("file_size_in_bytes", int64_t{0});
+        d.spec = spec;
+        d.partition = file.value("partition", Json::object());
+        d.sequence = e.value("sequence_number", m.sequence_number);
+        if (content == 1) d.target = PositionDeleteTarget(file);
+        deletes.push_back(std::move(d));
+        continue;
+      }
       std::string format = file.value("file_format", "");
       for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       result.data_files_before++;
@@ -333,10 +384,11 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
       f.size = file.value("file_size_in_bytes", int64_t{0});
       f.records = file.value("record_count", int64_t{0});
+      f.spec = spec;
       f.partition = file.value("partition", Json::object());
+      f.sequence = e.value("sequence_number", m.sequence_number);
       live.push_back(std::move(f));
     }
-    const int spec = m.list_entry.value("partition_spec_id", 0);
     int file_index = entry.FieldIndex("data_file");
     if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " is not a manifest");
     const avro::Node& data_file = *entry.fields[static_cast<size_t>(file_index)].type;
@@ -362,8 +414,18 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   std::vector<Bin> bins;
   int64_t planned = 0;
   bool over_budget = false;
+  int equality_blocked = 0;
   for (auto& [key, files] : groups) {
     if (static_cast<int64_t>(files.size()) < min_files) continue;
+    // Equality deletes are not applied yet: a partition they reach is left alone.
+    bool blocked = false;
+    for (const auto& d : deletes) {
+      for (const LiveFile* f : files) blocked = blocked || (d.content == 2 && d.AppliesTo(*f));
+    }
+    if (blocked) {
+      equality_blocked++;
+      continue;
+    }
     for (const auto& field : partition_nodes[spec_of_group[key]]->fields) {
       if (!Comparable(*field.type)) {
         return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
@@ -371,10 +433,22 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     std::sort(files.begin(), files.end(),
               [](const LiveFile* a, const LiveFile* b) { return a->size < b->size; });
-    Bin bin{spec_of_group[key], files.front()->partition, {}, 0, {}, {}};
+    Bin bin{spec_of_group[key], files.front()->partition, {}, {}, 0, {}, {}};
     auto close = [&]() {
-      if (bin.inputs.size() >= 2) bins.push_back(bin);
+      if (bin.inputs.size() >= 2) {
+        for (const auto& d : deletes) {
+          if (d.content != 1) continue;
+          for (const LiveFile* f : bin.inputs) {
+            if (d.AppliesTo(*f)) {
+              bin.deletes.push_back(&d);
+              break;
+            }
+          }
+        }
+        bins.push_back(bin);
+      }
       bin.inputs.clear();
+      bin.deletes.clear();
       bin.bytes = 0;
     };
     for (const LiveFile* f : files) {
@@ -391,9 +465,14 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     if (over_budget) break;
   }
   if (bins.empty()) {
-    return Fail(Skip(over_budget ? "the hourly byte budget is used up"
-                                 : "no partition has " + std::to_string(min_files) +
-                                       " files smaller than 3/4 of the target size"));
+    if (over_budget) return Fail(Skip("the hourly byte budget is used up"));
+    if (equality_blocked > 0) {
+      return Fail(
+          Skip("equality deletes reach every partition worth compacting; compaction "
+               "does not apply them yet"));
+    }
+    return Fail(Skip("no partition has " + std::to_string(min_files) +
+                     " files smaller than 3/4 of the target size"));
   }
 
   // The rows, rewritten by the worker, one bin at a time.
@@ -422,7 +501,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     if (snapshot_id == 0) snapshot_id = 1;
   }
   std::map<std::pair<size_t, size_t>, bool> replaced;  // (manifest, entry)
-  int64_t added_bytes = 0, removed_bytes = 0, added_records = 0, removed_records = 0;
+  int64_t added_bytes = 0, removed_bytes = 0, added_records = 0, removed_records = 0,
+          rows_deleted = 0;
   for (const Bin* bin : done) {
     for (const LiveFile* f : bin->inputs) {
       replaced[{f->manifest, f->entry}] = true;
@@ -433,14 +513,32 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     added_bytes += bin->metrics.value("file_size_in_bytes", int64_t{0});
     added_records += bin->metrics.value("record_count", int64_t{0});
+    rows_deleted += bin->metrics.value("rows_deleted", int64_t{0});
     result.files_written++;
     result.bins++;
   }
-  if (added_records != removed_records) {
+  if (added_records != removed_records - rows_deleted) {
     return Fail(ErrorCode::kInternal, "the rewrite holds " + std::to_string(added_records) +
                                           " rows where its inputs held " +
-                                          std::to_string(removed_records));
+                                          std::to_string(removed_records) + " less " +
+                                          std::to_string(rows_deleted) + " deleted");
   }
+  // Position delete files whose one target was rewritten no longer apply: removed too.
+  std::set<std::string> rewritten_paths;
+  for (const Bin* bin : done) {
+    for (const LiveFile* f : bin->inputs) rewritten_paths.insert(f->path);
+  }
+  int64_t removed_delete_files = 0, removed_delete_records = 0, removed_delete_bytes = 0;
+  for (const auto& d : deletes) {
+    if (d.content != 1 || d.target.empty() || !rewritten_paths.count(d.target)) continue;
+    replaced[{d.manifest, d.entry}] = true;
+    manifests[d.manifest].rewritten = true;
+    removed_delete_files++;
+    removed_delete_records += d.records;
+    removed_delete_bytes += d.size;
+  }
+  result.delete_files_removed = static_cast<int>(removed_delete_files);
+  result.rows_deleted = rows_deleted;
   auto manifest_location = [&]() { return location + "metadata/" + random.Uuid() + "-m0.avro"; };
   std::vector<avro::Value> list_records;
   // One manifest of added files per spec, first in the list.
@@ -584,12 +682,17 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                   {"removed-files-size", std::to_string(removed_bytes)},
                   {"changed-partition-count", std::to_string(done.size())},
                   {"tablemere.maintenance", "compact"}};
+  if (removed_delete_files > 0) {
+    summary["removed-delete-files"] = std::to_string(removed_delete_files);
+    summary["removed-position-delete-files"] = std::to_string(removed_delete_files);
+    summary["removed-position-deletes"] = std::to_string(removed_delete_records);
+  }
   const std::pair<const char*, int64_t> totals[] = {
       {"total-data-files", result.files_written - result.files_rewritten},
-      {"total-files-size", added_bytes - removed_bytes},
-      {"total-records", 0},
-      {"total-delete-files", 0},
-      {"total-position-deletes", 0},
+      {"total-files-size", added_bytes - removed_bytes - removed_delete_bytes},
+      {"total-records", added_records - removed_records},
+      {"total-delete-files", -removed_delete_files},
+      {"total-position-deletes", -removed_delete_records},
       {"total-equality-deletes", 0}};
   for (const auto& [name, delta] : totals) {
     Json t = total(name, delta);

@@ -5,8 +5,10 @@
 // The rows are rewritten by the worker process (`tablemere-maint compact`, Arrow); the
 // manifests and the manifest list are written here (src/avro).
 //
-// Not yet compacted, and said so in the result: tables with delete files (applying them
-// is not built), format v1 and v3 tables, partitions on decimal or uuid values.
+// Position deletes are applied while rewriting (the rows they name are dropped), and a
+// position delete file whose one target was rewritten is removed with it. Not yet
+// compacted, and said so in the result: partitions equality deletes reach, format v1
+// and v3 tables, partitions on decimal or uuid values.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,9 @@ struct CompactResult {
   int data_files_before = 0, data_files_after = 0;
   int64_t data_bytes_before = 0, data_bytes_after = 0;
   int files_rewritten = 0, files_written = 0, bins = 0, bins_failed = 0;
-  int64_t bytes_read = 0;  // what the rewritten files held: charged to the byte budget
+  int delete_files_removed = 0;  // position delete files whose target was rewritten
+  int64_t rows_deleted = 0;      // rows position deletes dropped while rewriting
+  int64_t bytes_read = 0;        // what the rewritten files held: charged to the byte budget
   int64_t snapshot_id = -1;
 };
 

@@ -6,13 +6,11 @@
 #include "accounts/account_service.h"
 #include "avro/container.h"
 #include "catalog/control_tables.h"
+#include "catalog/manifest_files.h"
 #include "common/strings.h"
 
 namespace tablemere::catalog {
 namespace {
-
-// Manifest lists and manifests are small; a larger one is refused rather than loaded.
-constexpr size_t kMaxManifestBytes = 256u << 20;
 
 // The manifest entry status of the Iceberg spec.
 constexpr int64_t kStatusDeleted = 2;
@@ -92,8 +90,7 @@ class Walker {
   Result<const avro::Container*> Read(const std::string& location) {
     auto it = cache_.find(location);
     if (it != cache_.end()) return &it->second;
-    TM_ASSIGN(std::string bytes, files_.ReadBytes(w_, location, kMaxManifestBytes));
-    TM_ASSIGN(avro::Container c, avro::ReadContainer(bytes));
+    TM_ASSIGN(avro::Container c, ReadManifestFile(files_, w_, location));
     return &cache_.emplace(location, std::move(c)).first->second;
   }
 
@@ -368,6 +365,8 @@ Json ToJson(const CompactResult& r) {
           {"files_written", r.files_written},
           {"bins", r.bins},
           {"bins_failed", r.bins_failed},
+          {"delete_files_removed", r.delete_files_removed},
+          {"rows_deleted", r.rows_deleted},
           {"snapshot_id", r.snapshot_id >= 0 ? Json(r.snapshot_id) : Json(nullptr)}};
 }
 

@@ -1,6 +1,7 @@
 #include "maint/compact.h"
 
 #include <arrow/api.h>
+#include <arrow/array/concatenate.h>
 #include <arrow/io/file.h>
 #include <arrow/util/thread_pool.h>
 #include <parquet/arrow/reader.h>
@@ -208,6 +209,53 @@ arrow::Status WriteKept(parquet::arrow::FileWriter& writer, const arrow::RecordB
   return arrow::Status::OK();
 }
 
+// Hadoop's spellings of S3 name the same file as s3:// (as the server compares them).
+std::string Canonical(std::string path) {
+  for (const char* scheme : {"s3a://", "s3n://"}) {
+    if (path.starts_with(scheme)) return "s3://" + path.substr(6);
+  }
+  return path;
+}
+
+// A position delete file's rows: data file path -> deleted row positions. Columns are
+// found by name (file_path, pos): DuckDB 1.5 writes them under other field ids.
+Result<std::map<std::string, std::vector<int64_t>>> ReadPositionDeletes(const std::string& path) {
+  auto file = arrow::io::ReadableFile::Open(path);
+  if (!file.ok()) return Fail(FromArrow(file.status(), path));
+  auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
+  if (!reader.ok()) return Fail(FromArrow(reader.status(), path));
+  auto read = (*reader)->ReadTable();
+  if (!read.ok()) return Fail(FromArrow(read.status(), path));
+  std::shared_ptr<arrow::Table> table = *read;
+  auto paths = table->GetColumnByName("file_path");
+  auto positions = table->GetColumnByName("pos");
+  if (!paths || !positions) {
+    return Fail(ErrorCode::kInvalidInput, path + " is not a position delete file");
+  }
+  auto flat_paths = arrow::Concatenate(paths->chunks());
+  auto flat_positions = arrow::Concatenate(positions->chunks());
+  if (!flat_paths.ok() || !flat_positions.ok()) {
+    return Fail(ErrorCode::kInvalidInput, path + ": cannot read its columns");
+  }
+  auto pos = std::dynamic_pointer_cast<arrow::Int64Array>(*flat_positions);
+  if (!pos) return Fail(ErrorCode::kInvalidInput, path + ": pos is not a long column");
+  std::map<std::string, std::vector<int64_t>> out;
+  auto add = [&](const auto& strings) {
+    for (int64_t i = 0; i < strings.length(); i++) {
+      if (strings.IsNull(i) || pos->IsNull(i)) continue;
+      out[Canonical(std::string(strings.GetView(i)))].push_back(pos->Value(i));
+    }
+  };
+  if (auto utf8 = std::dynamic_pointer_cast<arrow::StringArray>(*flat_paths)) {
+    add(*utf8);
+  } else if (auto large = std::dynamic_pointer_cast<arrow::LargeStringArray>(*flat_paths)) {
+    add(*large);
+  } else {
+    return Fail(ErrorCode::kInvalidInput, path + ": file_path is not a string column");
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<Json> CompactFiles(const Json& plan) {
@@ -226,12 +274,28 @@ Result<Json> CompactFiles(const Json& plan) {
   std::unique_ptr<parquet::arrow::FileWriter> writer;
   std::shared_ptr<arrow::io::FileOutputStream> sink;
   int64_t rows_read = 0, rows_deleted = 0;
+  // Position delete files, read once each.
+  std::vector<std::map<std::string, std::vector<int64_t>>> deletes;
+  for (const auto& d : plan.value("position_deletes", Json::array())) {
+    TM_ASSIGN(auto rows, ReadPositionDeletes(d.get<std::string>()));
+    deletes.push_back(std::move(rows));
+  }
   for (const auto& input : plan["inputs"]) {
     const std::string path = input.at("path").get<std::string>();
     std::vector<int64_t> deleted;
     for (const auto& p : input.value("deleted_positions", Json::array()))
       deleted.push_back(p.get<int64_t>());
+    const std::string data_path = Canonical(input.value("data_path", ""));
+    for (const auto& d : input.value("delete_files", Json::array())) {
+      const auto index = d.get<size_t>();
+      if (index >= deletes.size()) return Fail(ErrorCode::kInvalidInput, "no such delete file");
+      auto it = deletes[index].find(data_path);
+      if (it != deletes[index].end()) {
+        deleted.insert(deleted.end(), it->second.begin(), it->second.end());
+      }
+    }
     std::sort(deleted.begin(), deleted.end());
+    deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
     auto file = arrow::io::ReadableFile::Open(path);
     if (!file.ok()) return Fail(FromArrow(file.status(), path));
     auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());

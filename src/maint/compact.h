@@ -12,8 +12,13 @@
 
 namespace tablemere::maint {
 
-// `plan`: {"inputs": [{"path": "<local file>", "deleted_positions": [<row>, …]}, …],
+// `plan`: {"inputs": [{"path": "<local file>", "data_path": "<its table location>",
+//                      "delete_files": [<index into position_deletes>, …],
+//                      "deleted_positions": [<row>, …]}, …],
+//          "position_deletes": ["<local position delete file>", …],
 //          "output": "<local file>", "max_threads": 1}
+// An input's rows are dropped when a delete file it lists names its data_path with
+// their position, or deleted_positions does.
 // Every input must have the same Arrow schema (names, types, nullability, field ids);
 // kInvalidInput otherwise, and nothing is written. Answers
 // {"record_count", "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",

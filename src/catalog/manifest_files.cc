@@ -1,0 +1,54 @@
+#include "catalog/manifest_files.h"
+
+#include <map>
+
+namespace tablemere::catalog {
+namespace {
+
+// The reserved field id of a position delete file's file_path column, and the id DuckDB
+// 1.5 keys its bounds by (2147483646, one hundred off the spec's).
+constexpr const char* kDeleteFilePathIds[] = {"2147483546", "2147483646"};
+
+// A map<int, bytes> of a data file (an array of {key, value}) as id -> hex.
+std::map<std::string, std::string> Bounds(const Json& file, const char* name) {
+  std::map<std::string, std::string> out;
+  auto it = file.find(name);
+  if (it == file.end() || !it->is_array()) return out;
+  for (const auto& kv : *it) {
+    if (kv.contains("key") && kv.contains("value") && kv["value"].is_string()) {
+      out[kv["key"].dump()] = kv["value"].get<std::string>();
+    }
+  }
+  return out;
+}
+
+std::string Unhex(const std::string& hex) {
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<avro::Container> ReadManifestFile(WarehouseFiles& files, const metastore::Warehouse& w,
+                                         const std::string& location) {
+  TM_ASSIGN(std::string bytes, files.ReadBytes(w, location, kMaxManifestBytes));
+  return avro::ReadContainer(bytes);
+}
+
+std::string PositionDeleteTarget(const Json& file) {
+  auto ref = file.find("referenced_data_file");
+  if (ref != file.end() && ref->is_string()) return WarehouseFiles::Canonical(*ref);
+  auto lower = Bounds(file, "lower_bounds"), upper = Bounds(file, "upper_bounds");
+  for (const char* id : kDeleteFilePathIds) {
+    auto lo = lower.find(id), hi = upper.find(id);
+    if (lo == lower.end() || hi == upper.end()) continue;
+    return lo->second == hi->second ? WarehouseFiles::Canonical(Unhex(lo->second)) : "";
+  }
+  return "";
+}
+
+}  // namespace tablemere::catalog
