@@ -237,6 +237,53 @@ class Written {
 
 std::string RandomSync(Random& random) { return random.Bytes(16); }
 
+// Writes one manifest of `entries` (manifest entries as JSON, inherited fields explicit)
+// in the Avro schema and with the file metadata of `model`, and answers its manifest
+// list record (model's, with this manifest's path, counts, sequence numbers and partition
+// summaries).
+Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+                           const std::string& location, const Manifest& model,
+                           const avro::Node& partition_node, const std::vector<Json>& entries,
+                           int64_t snapshot_id, int64_t sequence, Written& written) {
+  avro::Container out;
+  out.schema = model.container.schema;
+  out.codec = model.container.codec;
+  out.metadata = model.container.metadata;
+  int64_t counts[3] = {0, 0, 0}, rows[3] = {0, 0, 0};
+  int64_t min_sequence = INT64_MAX;
+  std::vector<Json> partitions;
+  for (const Json& e : entries) {
+    TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, e));
+    out.records.push_back(std::move(v));
+    const int64_t status = e.value("status", kStatusExisting);
+    if (status < 0 || status > 2) return Fail(ErrorCode::kInternal, "an entry status out of range");
+    counts[status]++;
+    rows[status] += e["data_file"].value("record_count", int64_t{0});
+    const Json& seq = e.contains("sequence_number") ? e["sequence_number"] : Json();
+    min_sequence = std::min(min_sequence, seq.is_number_integer() ? seq.get<int64_t>() : sequence);
+    partitions.push_back(e["data_file"].value("partition", Json::object()));
+  }
+  TM_ASSIGN(std::string bytes, avro::WriteContainer(out, random.Bytes(16)));
+  const std::string path = location + "metadata/" + random.Uuid() + "-m0.avro";
+  written.Add(path);
+  TM_TRY(files.WriteBytes(w, path, bytes, "application/octet-stream"));
+  Json record = model.list_entry;
+  TM_ASSIGN(record["partitions"], Summaries(partition_node, partitions));
+  record["manifest_path"] = path;
+  record["manifest_length"] = static_cast<int64_t>(bytes.size());
+  record["sequence_number"] = sequence;
+  record["min_sequence_number"] = min_sequence == INT64_MAX ? sequence : min_sequence;
+  record["added_snapshot_id"] = snapshot_id;
+  record["added_files_count"] = counts[kStatusAdded];
+  record["existing_files_count"] = counts[kStatusExisting];
+  record["deleted_files_count"] = counts[kStatusDeleted];
+  record["added_rows_count"] = rows[kStatusAdded];
+  record["existing_rows_count"] = rows[kStatusExisting];
+  record["deleted_rows_count"] = rows[kStatusDeleted];
+  record["key_metadata"] = nullptr;
+  return record;
+}
+
 // Runs the worker on one bin in its own scratch directory (removed afterwards).
 Result<void> RewriteBin(CatalogService& catalog, Random& random, const CompactionOptions& options,
                         const metastore::Warehouse& w, const std::string& location, Bin& bin,
@@ -539,115 +586,72 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
   result.delete_files_removed = static_cast<int>(removed_delete_files);
   result.rows_deleted = rows_deleted;
-  auto manifest_location = [&]() { return location + "metadata/" + random.Uuid() + "-m0.avro"; };
   std::vector<avro::Value> list_records;
   // One manifest of added files per spec, first in the list.
   std::map<int, std::vector<const Bin*>> by_spec;
   for (const Bin* bin : done) by_spec[bin->spec_id].push_back(bin);
   for (const auto& [spec, spec_bins] : by_spec) {
-    const Manifest& model = manifests[template_of_spec.at(spec)];
-    avro::Container out;
-    out.schema = model.container.schema;
-    out.codec = model.container.codec;
-    out.metadata = model.container.metadata;
-    std::vector<Json> partitions;
+    std::vector<Json> entries;
     for (const Bin* bin : spec_bins) {
       const Json& m = bin->metrics;
-      Json entry = {{"status", kStatusAdded},
-                    {"snapshot_id", snapshot_id},
-                    {"sequence_number", start_sequence},
-                    {"file_sequence_number", nullptr},
-                    {"data_file",
-                     {{"content", 0},
-                      {"file_path", bin->output},
-                      {"file_format", "PARQUET"},
-                      {"partition", bin->partition},
-                      {"record_count", m.at("record_count")},
-                      {"file_size_in_bytes", m.at("file_size_in_bytes")},
-                      {"column_sizes", KeyValues(m.at("column_sizes"))},
-                      {"value_counts", KeyValues(m.at("value_counts"))},
-                      {"null_value_counts", KeyValues(m.at("null_value_counts"))},
-                      {"lower_bounds", KeyValues(m.at("lower_bounds"))},
-                      {"upper_bounds", KeyValues(m.at("upper_bounds"))},
-                      {"split_offsets", m.at("split_offsets")}}}};
-      TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, entry));
-      out.records.push_back(std::move(v));
-      partitions.push_back(bin->partition);
+      entries.push_back({{"status", kStatusAdded},
+                         {"snapshot_id", snapshot_id},
+                         {"sequence_number", start_sequence},
+                         {"file_sequence_number", sequence},
+                         {"data_file",
+                          {{"content", 0},
+                           {"file_path", bin->output},
+                           {"file_format", "PARQUET"},
+                           {"partition", bin->partition},
+                           {"record_count", m.at("record_count")},
+                           {"file_size_in_bytes", m.at("file_size_in_bytes")},
+                           {"column_sizes", KeyValues(m.at("column_sizes"))},
+                           {"value_counts", KeyValues(m.at("value_counts"))},
+                           {"null_value_counts", KeyValues(m.at("null_value_counts"))},
+                           {"lower_bounds", KeyValues(m.at("lower_bounds"))},
+                           {"upper_bounds", KeyValues(m.at("upper_bounds"))},
+                           {"split_offsets", m.at("split_offsets")}}}});
     }
-    TM_ASSIGN(std::string bytes, avro::WriteContainer(out, RandomSync(random)));
-    const std::string path = manifest_location();
-    written.Add(path);
-    TM_TRY(catalog.files().WriteBytes(w, path, bytes, "application/octet-stream"));
-    int64_t rows = 0;
-    for (const Bin* bin : spec_bins) rows += bin->metrics.value("record_count", int64_t{0});
-    Json record = model.list_entry;
-    TM_ASSIGN(record["partitions"], Summaries(*partition_nodes[spec], partitions));
-    record["manifest_path"] = path;
-    record["manifest_length"] = static_cast<int64_t>(bytes.size());
-    record["partition_spec_id"] = spec;
-    record["content"] = 0;
-    record["sequence_number"] = sequence;
-    record["min_sequence_number"] = start_sequence;
-    record["added_snapshot_id"] = snapshot_id;
-    record["added_files_count"] = static_cast<int64_t>(spec_bins.size());
-    record["existing_files_count"] = 0;
-    record["deleted_files_count"] = 0;
-    record["added_rows_count"] = rows;
-    record["existing_rows_count"] = 0;
-    record["deleted_rows_count"] = 0;
-    record["key_metadata"] = nullptr;
+    const Manifest& model = manifests[template_of_spec.at(spec)];
+    TM_ASSIGN(Json record,
+              WriteManifest(catalog.files(), random, w, location, model, *partition_nodes[spec],
+                            entries, snapshot_id, sequence, written));
     TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
     list_records.push_back(std::move(v));
   }
-  // The manifests that held replaced files, rewritten: those entries deleted by this
-  // snapshot, the rest existing; inherited fields made explicit. Others are kept as they are.
+  // The manifests that held replaced files, merged per spec and content into one: those
+  // entries deleted by this snapshot, the rest existing, older deletions dropped. (One
+  // manifest each would leave a manifest per small file in the list.) Others are kept.
+  std::map<std::pair<int, int>, std::vector<Json>> merged;  // (spec, content) -> entries
+  std::map<std::pair<int, int>, size_t> model_of;
   for (size_t mi = 0; mi < manifests.size(); mi++) {
     const Manifest& m = manifests[mi];
     if (!m.rewritten) {
       list_records.push_back(m.list_value);
       continue;
     }
-    avro::Container out;
-    out.schema = m.container.schema;
-    out.codec = m.container.codec;
-    out.metadata = m.container.metadata;
-    int64_t existing = 0, deleted = 0, existing_rows = 0, deleted_rows = 0;
-    int64_t min_sequence = INT64_MAX;
+    const std::pair<int, int> group{m.list_entry.value("partition_spec_id", 0),
+                                    m.list_entry.value("content", 0)};
+    model_of.emplace(group, mi);
+    auto& entries = merged[group];
     for (size_t i = 0; i < m.container.records.size(); i++) {
       Json e = avro::ToJson(*m.container.schema.root, m.container.records[i]);
       if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;  // an older deletion
       e = Materialized(std::move(e), m);
-      const int64_t rows = e["data_file"].value("record_count", int64_t{0});
       if (replaced.count({mi, i})) {
         e["status"] = kStatusDeleted;
         e["snapshot_id"] = snapshot_id;
-        deleted++;
-        deleted_rows += rows;
       } else {
         e["status"] = kStatusExisting;
-        existing++;
-        existing_rows += rows;
       }
-      min_sequence = std::min(min_sequence, e.value("sequence_number", m.sequence_number));
-      TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, e));
-      out.records.push_back(std::move(v));
+      entries.push_back(std::move(e));
     }
-    TM_ASSIGN(std::string bytes, avro::WriteContainer(out, RandomSync(random)));
-    const std::string path = manifest_location();
-    written.Add(path);
-    TM_TRY(catalog.files().WriteBytes(w, path, bytes, "application/octet-stream"));
-    Json record = m.list_entry;
-    record["manifest_path"] = path;
-    record["manifest_length"] = static_cast<int64_t>(bytes.size());
-    record["sequence_number"] = sequence;
-    record["min_sequence_number"] = min_sequence == INT64_MAX ? sequence : min_sequence;
-    record["added_snapshot_id"] = snapshot_id;
-    record["added_files_count"] = 0;
-    record["existing_files_count"] = existing;
-    record["deleted_files_count"] = deleted;
-    record["added_rows_count"] = 0;
-    record["existing_rows_count"] = existing_rows;
-    record["deleted_rows_count"] = deleted_rows;
+  }
+  for (const auto& [group, entries] : merged) {
+    const Manifest& model = manifests[model_of.at(group)];
+    TM_ASSIGN(Json record, WriteManifest(catalog.files(), random, w, location, model,
+                                         *partition_nodes[group.first], entries, snapshot_id,
+                                         sequence, written));
     TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
     list_records.push_back(std::move(v));
   }
