@@ -42,3 +42,15 @@ def request_from(host, port, source, path="/livez", timeout=10):
                 break
             data += chunk
     return data
+
+
+def run_maintenance(server, warehouse_id, namespace, table, jobs, **extra):
+    """POST /internal/maintenance/run with the test operator secret; the results list."""
+    import requests
+    from conftest import BOOTSTRAP_SECRET
+    r = requests.post(server.api + "/internal/maintenance/run",
+                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                      json={"warehouse_id": warehouse_id, "namespace": namespace, "table": table,
+                            "jobs": list(jobs), **extra})
+    assert r.status_code == 200, r.text
+    return r.json()["results"]

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 import requests
 
-from conftest import BOOTSTRAP_SECRET
 from engines import duckdb_from_recipe, pyiceberg_from_recipe
+from helpers import run_maintenance
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
@@ -34,12 +34,7 @@ def env(clocked_server):
 
 
 def compact(env, ns):
-    r = requests.post(env["srv"].api + "/internal/maintenance/run",
-                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
-                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
-                            "table": "t", "jobs": ["compact"]})
-    assert r.status_code == 200, r.text
-    [result] = r.json()["results"]
+    [result] = run_maintenance(env["srv"], env["acct"]["warehouse_id"], ns, "t", ["compact"])
     assert result["ran"], result
     return result
 

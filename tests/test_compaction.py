@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 import requests
 
-from conftest import BOOTSTRAP_SECRET
 from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
+from helpers import run_maintenance
 from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -59,12 +59,7 @@ def env(clocked_server):
 
 
 def run(env, ns, table, jobs=("compact",)):
-    r = requests.post(env["srv"].api + "/internal/maintenance/run",
-                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
-                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
-                            "table": table, "jobs": list(jobs)})
-    assert r.status_code == 200, r.text
-    return r.json()["results"]
+    return run_maintenance(env["srv"], env["acct"]["warehouse_id"], ns, table, jobs)
 
 
 def rows_of(table, **scan):
@@ -280,3 +275,48 @@ def test_duckdb_position_deletes_are_applied_and_their_files_removed(env):
     assert old == expected
     summary = t.current_snapshot().summary
     assert summary["total-delete-files"] == "0" and summary["total-records"] == str(len(expected))
+
+
+@pytest.mark.parametrize("worker", [
+    "#!/bin/sh\nkill -9 $$\n",                                   # killed mid-rewrite
+    "#!/bin/sh\necho 'out of memory' >&2\nexit 3\n",             # fails
+    "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --result ] && echo '{\"record_count\": 1}' > \"$2\"; shift; done\n",  # lies
+])
+def test_a_worker_that_dies_or_lies_changes_nothing_and_leaves_no_file(tmp_path, worker):
+    from conftest import Server
+    import boto3
+    from botocore.config import Config
+    script = tmp_path / "worker.sh"
+    script.write_text(worker)
+    script.chmod(0o755)
+    srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": "test-bootstrap-secret"},
+                 args=("--maintenance-worker", str(script)))
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        cat.create_namespace("k")
+        t = cat.create_table("k.t", schema=SCHEMA)
+        for k in range(5):
+            t.append(batch(k * 10, 10))
+        t = cat.load_table("k.t")
+        cred = acct["connection"]["catalog_credential"]
+        s3 = boto3.client("s3", endpoint_url=srv.s3, region_name="us-east-1",
+                          aws_access_key_id=cred["client_id"],
+                          aws_secret_access_key=cred["client_secret"],
+                          config=Config(s3={"addressing_style": "path"}))
+        bucket, prefix = t.metadata.location.removeprefix("s3://").split("/", 1)
+
+        def objects():
+            return sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
+                          .get("Contents", []))
+
+        before = objects()
+        [r] = run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
+        assert not r["ran"] and r["bins_failed"] == 1, r["skipped_because"]
+        assert "every bin failed" in r["skipped_because"], r
+        after = cat.load_table("k.t")
+        assert after.current_snapshot().snapshot_id == t.current_snapshot().snapshot_id
+        assert objects() == before  # nothing uploaded is left behind
+        assert sorted(after.scan().to_arrow()["id"].to_pylist()) == list(range(50))
+    finally:
+        srv.cleanup()

@@ -13,6 +13,7 @@ from botocore.config import Config
 
 from conftest import BOOTSTRAP_SECRET
 from engines import duckdb_from_recipe, pyiceberg_from_recipe
+from helpers import run_maintenance
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 
@@ -33,12 +34,7 @@ def env(clocked_server):
 
 
 def run(env, ns, table, jobs=("expire",)):
-    r = requests.post(env["srv"].api + "/internal/maintenance/run",
-                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
-                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
-                            "table": table, "jobs": list(jobs)})
-    assert r.status_code == 200, r.text
-    return r.json()["results"]
+    return run_maintenance(env["srv"], env["acct"]["warehouse_id"], ns, table, jobs)
 
 
 def exists(env, location):
@@ -218,12 +214,8 @@ def test_orphans_older_than_the_grace_period_are_deleted(env):
 
 
 def run_orphans_now(env, ns, table):
-    r = requests.post(env["srv"].api + "/internal/maintenance/run",
-                      headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
-                      json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
-                            "table": table, "jobs": ["orphans"], "orphan_grace_seconds": 0})
-    assert r.status_code == 200, r.text
-    [result] = r.json()["results"]
+    [result] = run_maintenance(env["srv"], env["acct"]["warehouse_id"], ns, table, ["orphans"],
+                               orphan_grace_seconds=0)
     return result
 
 

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "common/crypto.h"
+
 namespace tablemere::catalog {
 namespace {
 
@@ -22,15 +24,6 @@ std::map<std::string, std::string> Bounds(const Json& file, const char* name) {
   return out;
 }
 
-std::string Unhex(const std::string& hex) {
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out += static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1]));
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<avro::Container> ReadManifestFile(WarehouseFiles& files, const metastore::Warehouse& w,
@@ -46,7 +39,9 @@ std::string PositionDeleteTarget(const Json& file) {
   for (const char* id : kDeleteFilePathIds) {
     auto lo = lower.find(id), hi = upper.find(id);
     if (lo == lower.end() || hi == upper.end()) continue;
-    return lo->second == hi->second ? WarehouseFiles::Canonical(Unhex(lo->second)) : "";
+    if (lo->second != hi->second) return "";
+    auto path = crypto::HexDecode(lo->second);
+    return path ? WarehouseFiles::Canonical(*path) : "";
   }
   return "";
 }

@@ -11,6 +11,7 @@
 #include "avro/container.h"
 #include "catalog/control_tables.h"
 #include "catalog/manifest_files.h"
+#include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
@@ -175,16 +176,6 @@ std::string SingleValue(const avro::Value& v) {
   return out;
 }
 
-std::string Hex(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
-
 // The manifest list's partition summaries of a manifest holding `partitions` (values
 // of the partition record `node`).
 Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions) {
@@ -211,8 +202,8 @@ Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitio
     }
     out.push_back({{"contains_null", nulls},
                    {"contains_nan", nans},
-                   {"lower_bound", seen ? Json(Hex(SingleValue(lo))) : Json()},
-                   {"upper_bound", seen ? Json(Hex(SingleValue(hi))) : Json()}});
+                   {"lower_bound", seen ? Json(crypto::HexEncode(SingleValue(lo))) : Json()},
+                   {"upper_bound", seen ? Json(crypto::HexEncode(SingleValue(hi))) : Json()}});
   }
   return out;
 }
@@ -342,8 +333,21 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
   }
   TM_ASSIGN(std::string text, ReadWholeFile(result_path));
   bin.metrics = Json::parse(text, nullptr, false);
-  if (!bin.metrics.is_object())
+  if (!bin.metrics.is_object()) {
     return Fail(ErrorCode::kInternal, "the worker's result is not JSON");
+  }
+  // Every row read, and each either written or deleted: anything else is not uploaded.
+  int64_t rows_in = 0;
+  for (const LiveFile* f : bin.inputs) rows_in += f->records;
+  const int64_t read = bin.metrics.value("rows_read", int64_t{-1});
+  const int64_t kept = bin.metrics.value("record_count", int64_t{-1});
+  const int64_t dropped = bin.metrics.value("rows_deleted", int64_t{-1});
+  if (read != rows_in || kept < 0 || dropped < 0 || kept + dropped != rows_in) {
+    return Fail(ErrorCode::kInternal,
+                "the worker's rewrite does not add up: " + std::to_string(rows_in) + " rows in, " +
+                    std::to_string(read) + " read, " + std::to_string(kept) + " written, " +
+                    std::to_string(dropped) + " deleted");
+  }
   bin.output = location + "data/compacted-" + random.Uuid() + ".parquet";
   written.Add(bin.output);
   TM_TRY(catalog.files().PutFile(w, bin.output, out));
@@ -535,7 +539,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     done.push_back(&bin);
   }
-  if (done.empty()) return Fail(Skip("every bin failed; the last: " + failure));
+  if (done.empty()) {
+    result.reason = "every bin failed; the last: " + failure;
+    return result;  // what the failed bins uploaded is deleted on the way out
+  }
 
   // The new snapshot's manifests.
   const int64_t start_sequence = snapshot->value("sequence-number", int64_t{0});

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <map>
 
+#include "common/crypto.h"
+
 namespace tablemere::maint {
 namespace {
 
@@ -34,16 +36,6 @@ Error FromArrow(const arrow::Status& s, const std::string& what) {
 // reader puts them and the writer takes them from: two schemas agree only if those do.
 bool SameSchema(const arrow::Schema& a, const arrow::Schema& b) {
   return a.Equals(b, /*check_metadata=*/true);
-}
-
-std::string Hex(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
 }
 
 // How a column's Parquet statistics map to Iceberg's bound encoding, or kNone when they
@@ -182,8 +174,8 @@ Json Metrics(const parquet::FileMetaData& meta, int64_t file_size) {
         (m.lower.size() > kMaxBytesBound || m.upper.size() > kMaxBytesBound)) {
       continue;
     }
-    lower[key] = Hex(m.lower);
-    upper[key] = Hex(m.upper);
+    lower[key] = crypto::HexEncode(m.lower);
+    upper[key] = crypto::HexEncode(m.upper);
   }
   return Json{{"record_count", meta.num_rows()}, {"file_size_in_bytes", file_size},
               {"column_sizes", sizes},           {"value_counts", values},
