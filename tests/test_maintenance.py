@@ -160,6 +160,9 @@ def test_the_periodic_sweep_expires_every_table():
                              properties={"tablemere.maintenance.max-snapshots": "2"})
         for i in range(4):
             t.append(rows([i]))
+        busy = cat.create_table("swept.busy", schema=SCHEMA)
+        for i in range(5):
+            busy.append(rows([i]))
         deadline = time.time() + 30
         while len(cat.load_table("swept.t").metadata.snapshots) > 2:
             assert time.time() < deadline, "the sweep did not expire the table"
@@ -179,6 +182,15 @@ def test_the_periodic_sweep_expires_every_table():
             time.sleep(0.2)
         t = cat.load_table("swept.t")
         assert sorted(t.scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3]
+        # The sweep leaves a partition written in the last ten minutes to its writer.
+        r = requests.get(srv.api + "/v1/table",
+                         headers={"Authorization": "Bearer " + acct["api_key"]},
+                         params={"warehouse": acct["warehouse_id"], "namespace": "swept",
+                                 "name": "busy"})
+        compact = r.json()["maintenance"]["jobs"]["compact"]
+        assert compact["result"] and not compact["result"]["ran"], compact
+        assert "written in the last 600 s" in compact["result"]["skipped_because"], compact
+        assert len(cat.load_table("swept.busy").inspect.files()) == 5
     finally:
         srv.cleanup()
 

@@ -52,6 +52,7 @@ struct LiveFile {
   int spec = 0;
   Json partition;
   int64_t sequence = 0;  // its data sequence number
+  int64_t added_ms = 0;  // when the snapshot that added it was committed (0: expired)
 };
 
 // A live delete file: position deletes (content 1) or equality deletes (2).
@@ -356,7 +357,7 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
 
 Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Random& random,
                               const CompactionOptions& options, const metastore::Warehouse& w,
-                              const TableIdent& ident, int64_t byte_allowance) {
+                              const TableIdent& ident, int64_t byte_allowance, int64_t quiet_ms) {
   const CatalogPrincipal principal =
       ControlTables::PrincipalFor(accounts::WarehouseAccess{w, metastore::Level::kWrite, ""});
   TM_ASSIGN(LoadedTable loaded, catalog.LoadTable(principal, w, ident, false, false));
@@ -389,6 +390,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // The manifest list and every manifest it names.
   const std::string list_path = WarehouseFiles::Canonical((*snapshot)["manifest-list"]);
   TM_ASSIGN(avro::Container list, ReadManifestFile(catalog.files(), w, list_path));
+  std::map<int64_t, int64_t> committed_ms;  // snapshot id -> its timestamp
+  for (const auto& s : snapshots) {
+    committed_ms[s.value("snapshot-id", int64_t{-1})] = s.value("timestamp-ms", int64_t{0});
+  }
   std::vector<Manifest> manifests;
   std::vector<LiveFile> live;
   std::vector<DeleteFile> deletes;
@@ -438,6 +443,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       f.spec = spec;
       f.partition = file.value("partition", Json::object());
       f.sequence = e.value("sequence_number", m.sequence_number);
+      if (e["snapshot_id"].is_number_integer()) {
+        auto at = committed_ms.find(e["snapshot_id"].get<int64_t>());
+        if (at != committed_ms.end()) f.added_ms = at->second;
+      }
       live.push_back(std::move(f));
     }
     int file_index = entry.FieldIndex("data_file");
@@ -465,9 +474,17 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   std::vector<Bin> bins;
   int64_t planned = 0;
   bool over_budget = false;
-  int equality_blocked = 0;
+  int equality_blocked = 0, recently_written = 0;
+  const int64_t now_ms = clock.NowMillis();
   for (auto& [key, files] : groups) {
     if (static_cast<int64_t>(files.size()) < min_files) continue;
+    if (static_cast<int>(bins.size()) >= options.max_bins_per_run) break;
+    int64_t newest = 0;
+    for (const LiveFile* f : files) newest = std::max(newest, f->added_ms);
+    if (quiet_ms > 0 && now_ms - newest < quiet_ms) {
+      recently_written++;
+      continue;
+    }
     // Equality deletes are not applied yet: a partition they reach is left alone.
     bool blocked = false;
     for (const auto& d : deletes) {
@@ -517,6 +534,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
   if (bins.empty()) {
     if (over_budget) return Fail(Skip("the hourly byte budget is used up"));
+    if (recently_written > 0) {
+      return Fail(Skip("every partition worth compacting was written in the last " +
+                       std::to_string(quiet_ms / 1000) + " s; it waits for a quiet one"));
+    }
     if (equality_blocked > 0) {
       return Fail(
           Skip("equality deletes reach every partition worth compacting; compaction "
@@ -753,9 +774,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
 
 Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, Random& random,
                                    const CompactionOptions& options, const metastore::Warehouse& w,
-                                   const TableIdent& ident, int64_t byte_allowance) {
+                                   const TableIdent& ident, int64_t byte_allowance,
+                                   int64_t quiet_ms) {
   try {
-    auto r = Compact(catalog, clock, random, options, w, ident, byte_allowance);
+    auto r = Compact(catalog, clock, random, options, w, ident, byte_allowance, quiet_ms);
     if (!r && r.error().Detail("maintenance") == "skipped") {
       CompactResult skipped;
       skipped.reason = r.error().message;

@@ -25,6 +25,10 @@ struct CompactionOptions {
   std::string scratch_dir;  // local space for the worker's inputs and output
   int64_t worker_timeout_ms = 3'600'000;
   int worker_threads = 1;
+  // The sweep leaves partitions written in the last this many ms for later (a writer is
+  // probably still busy there); an operator's run does not wait.
+  int64_t quiet_ms = 10 * 60 * 1000;
+  int max_bins_per_run = 32;  // small groups per commit; the rest waits for the next run
 };
 
 struct CompactResult {
@@ -39,9 +43,11 @@ struct CompactResult {
   int64_t snapshot_id = -1;
 };
 
-// `byte_allowance` bounds the bytes this run may read (the hourly budget's rest).
+// `byte_allowance` bounds the bytes this run may read (the hourly budget's rest);
+// `quiet_ms` leaves partitions with a commit that recent alone.
 Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, Random& random,
                                    const CompactionOptions& options, const metastore::Warehouse& w,
-                                   const TableIdent& ident, int64_t byte_allowance);
+                                   const TableIdent& ident, int64_t byte_allowance,
+                                   int64_t quiet_ms);
 
 }  // namespace tablemere::catalog

@@ -415,7 +415,7 @@ Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const Table
 }
 
 Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
-                                                const TableIdent& ident) {
+                                                const TableIdent& ident, bool sweep) {
   std::lock_guard lock(worker_mu_);
   const int64_t now = clock_.NowMillis();
   if (now - budget_window_ms_ >= 3'600'000) {
@@ -424,7 +424,8 @@ Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
   }
   TM_ASSIGN(CompactResult r,
             CompactTable(catalog_, clock_, random_, options_.compaction, w, ident,
-                         std::max<int64_t>(0, options_.compaction_bytes_per_hour - budget_used_)));
+                         std::max<int64_t>(0, options_.compaction_bytes_per_hour - budget_used_),
+                         sweep ? options_.compaction.quiet_ms : 0));
   budget_used_ += r.bytes_read;
   Record(w, ident, "compact", ToJson(r));
   return r;
@@ -454,7 +455,7 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
       }
       for (const auto& ident : *tables) {
         sweep.tables++;
-        auto c = Compact(w, ident);
+        auto c = Compact(w, ident, /*sweep=*/true);
         if (!c) {
           sweep.failures++;
         } else if (c->ran) {

@@ -77,7 +77,9 @@ class TableMaintenance {
 
   // Rewrites the table's small data files (see table_compaction.h). One compaction runs at
   // a time, and all of them together read at most `compaction_bytes_per_hour` an hour.
-  Result<CompactResult> Compact(const metastore::Warehouse& w, const TableIdent& ident);
+  // `sweep`: the periodic sweep's run, which leaves recently written partitions alone.
+  Result<CompactResult> Compact(const metastore::Warehouse& w, const TableIdent& ident,
+                                bool sweep = false);
 
   // The table's maintenance state: the last run of each job (when, and its result) and
   // when the sweep is next due to visit it. `table_uuid` tells a table from an earlier
