@@ -212,12 +212,14 @@ Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, 
                                                          const metastore::Warehouse& w,
                                                          const Json& current,
                                                          const TableChange& change) {
+  // A rebase never makes an answer worse: a file that cannot be read or written, or a
+  // document of an unexpected shape, leaves the original failure standing.
   try {
-    return Rebase(files, random, w, current, change);
+    auto rebased = Rebase(files, random, w, current, change);
+    if (rebased) return rebased;
   } catch (const std::exception&) {
-    // A document of an unexpected shape is not rebased; the original failure stands.
-    return std::optional<TableChange>();
   }
+  return std::optional<TableChange>();
 }
 
 }  // namespace tablemere::catalog

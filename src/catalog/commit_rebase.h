@@ -27,7 +27,7 @@ namespace tablemere::catalog {
 
 // `current` is the table's metadata; `change` failed one of its requirements against it.
 // Answers the rebased change, or nullopt when it cannot be rebased (the original failure
-// stands). Errors: reading or writing the manifest files.
+// stands; so it does when a manifest file cannot be read or the new list written).
 Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
                                                          const metastore::Warehouse& w,
                                                          const Json& current,
