@@ -115,6 +115,11 @@ def main():
         assert compacted["ran"], compacted
         assert count() == total_rows
         after = {"load_s": timed(load, 20), "count_s": timed(count, 5), "scan_s": timed(scan, 5)}
+        rewritten = run("rewrite-manifests")
+        assert rewritten["ran"], rewritten
+        assert count() == total_rows
+        after_manifests = {"load_s": timed(load, 20), "count_s": timed(count, 5),
+                           "scan_s": timed(scan, 5)}
         expired = run("expire")
         assert count() == total_rows
         expired_fig = {"load_s": timed(load, 20), "count_s": timed(count, 5), "scan_s": timed(scan, 5)}
@@ -139,12 +144,15 @@ def main():
             "ratio": round(reference_s / compact_s, 3),
             "load_table_ms": {k: round(v["load_s"] * 1000, 2)
                               for k, v in (("before", before), ("after", after),
+                                           ("after_manifests", after_manifests),
                                            ("after_expiry", expired_fig))},
             "duckdb_count_ms": {k: round(v["count_s"] * 1000, 1)
                                 for k, v in (("before", before), ("after", after),
+                                             ("after_manifests", after_manifests),
                                              ("after_expiry", expired_fig))},
             "duckdb_sum_ms": {k: round(v["scan_s"] * 1000, 1)
                               for k, v in (("before", before), ("after", after),
+                                           ("after_manifests", after_manifests),
                                            ("after_expiry", expired_fig))},
             "expired_snapshots": expired["snapshots_expired"],
             "files_deleted": expired["files_deleted"],

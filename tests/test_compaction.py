@@ -135,6 +135,20 @@ def test_small_files_are_rewritten_per_partition_and_every_engine_reads_the_same
     [again] = run(env, ns, "t")
     assert not again["ran"] and "files smaller" in again["skipped_because"], again
 
+    # Rewriting the manifests leaves one, without the compaction's DELETED entries.
+    [m] = run(env, ns, "t", jobs=("rewrite-manifests",))
+    assert m["ran"] and m["manifests_before"] == 2 and m["manifests_after"] == 1, m
+    assert m["entries_dropped"] == r["files_rewritten"] and m["entries_kept"] == len(after_files), m
+    t = env["cat"].load_table(f"{ns}.t")
+    [manifest] = t.current_snapshot().manifests(t.io)
+    assert manifest.existing_files_count == len(after_files) and manifest.deleted_files_count == 0
+    assert t.current_snapshot().summary["total-records"] == str(len(before_rows))
+    assert rows_of(t) == before_rows
+    assert rows_of(t, row_filter=EqualTo("part", "a")) == [x for x in before_rows if x["part"] == "a"]
+    assert duck.execute(q).fetchone() == expected
+    [m] = run(env, ns, "t", jobs=("rewrite-manifests",))
+    assert not m["ran"] and "already has one manifest" in m["skipped_because"], m
+
 
 def describe(env, ns, table):
     r = requests.get(env["srv"].api + "/v1/table",

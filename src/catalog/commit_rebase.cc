@@ -80,7 +80,8 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
     const Json* s = SnapshotById(current, at);
     if (!s || maintenance.count(at)) return no;
     const Json summary = s->value("summary", Json::object());
-    if (summary.value("tablemere.maintenance", "") != "compact") return no;
+    const std::string job = summary.value("tablemere.maintenance", "");
+    if (job != "compact" && job != "rewrite-manifests") return no;
     maintenance.insert(at);
     auto parent = IntOf(*s, "parent-snapshot-id");
     if (!parent) return no;

@@ -11,6 +11,7 @@
 #include "avro/container.h"
 #include "catalog/control_tables.h"
 #include "catalog/manifest_files.h"
+#include "catalog/snapshot_writer.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -19,30 +20,7 @@
 namespace tablemere::catalog {
 namespace {
 
-constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted = 2;
-
-// A reason not to compact: answered as a skipped run, not an error.
-Error Skip(const std::string& why) {
-  return Error{ErrorCode::kConflict, why, {}}.With("maintenance", "skipped");
-}
-
-int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback) {
-  const Json props = metadata.value("properties", Json::object());
-  auto it = props.find(name);
-  if (it == props.end() || !it->is_string()) return fallback;
-  auto n = ParseInt(it->get<std::string>());
-  return n && *n > 0 ? *n : fallback;
-}
-
-// One manifest of the snapshot being compacted, as the manifest list names it.
-struct Manifest {
-  Json list_entry;  // the manifest list's record, as JSON
-  avro::Value list_value;
-  std::string path;
-  int64_t sequence_number = 0, added_snapshot_id = -1;
-  avro::Container container;
-  bool rewritten = false;
-};
+using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
 
 // A live data file: where its entry is and what it holds.
 struct LiveFile {
@@ -87,19 +65,6 @@ struct Bin {
   std::string output;
 };
 
-// The file a manifest entry describes, with inherited fields made explicit (a rewritten
-// manifest no longer inherits from the list entry that carried it).
-Json Materialized(Json entry, const Manifest& m) {
-  if (entry["snapshot_id"].is_null()) entry["snapshot_id"] = m.added_snapshot_id;
-  if (entry.contains("sequence_number") && entry["sequence_number"].is_null()) {
-    entry["sequence_number"] = m.sequence_number;
-  }
-  if (entry.contains("file_sequence_number") && entry["file_sequence_number"].is_null()) {
-    entry["file_sequence_number"] = m.sequence_number;
-  }
-  return entry;
-}
-
 // Iceberg's map<int, X> is an Avro array of {key, value} records.
 Json KeyValues(const Json& by_id) {
   Json out = Json::array();
@@ -108,172 +73,6 @@ Json KeyValues(const Json& by_id) {
     if (id) out.push_back({{"key", *id}, {"value", v}});
   }
   return out;
-}
-
-// Partition values compare and serialize (Iceberg's single-value encoding) by their Avro
-// type; decimals and uuids are refused (their encodings differ from Avro's bytes).
-bool Comparable(const avro::Node& n) {
-  const avro::Node& t =
-      n.type == avro::Type::kUnion
-          ? *(n.branches.back()->type == avro::Type::kNull ? n.branches.front() : n.branches.back())
-          : n;
-  if (t.logical_type == "decimal" || t.logical_type == "uuid") return false;
-  switch (t.type) {
-    case avro::Type::kInt:
-    case avro::Type::kLong:
-    case avro::Type::kFloat:
-    case avro::Type::kDouble:
-    case avro::Type::kBoolean:
-    case avro::Type::kString:
-    case avro::Type::kBytes:
-    case avro::Type::kFixed:
-    case avro::Type::kNull:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool Less(const avro::Value& a, const avro::Value& b) {
-  switch (a.type) {
-    case avro::Type::kInt:
-    case avro::Type::kLong:
-      return a.i < b.i;
-    case avro::Type::kFloat:
-    case avro::Type::kDouble:
-      return a.d < b.d;
-    case avro::Type::kBoolean:
-      return a.b < b.b;
-    default:
-      return std::lexicographical_compare(
-          a.s.begin(), a.s.end(), b.s.begin(), b.s.end(), [](char x, char y) {
-            return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
-          });
-  }
-}
-
-std::string SingleValue(const avro::Value& v) {
-  std::string out;
-  auto little = [&](auto x) { out.append(reinterpret_cast<const char*>(&x), sizeof x); };
-  switch (v.type) {
-    case avro::Type::kInt:
-      little(static_cast<int32_t>(v.i));
-      break;
-    case avro::Type::kLong:
-      little(v.i);
-      break;
-    case avro::Type::kFloat:
-      little(static_cast<float>(v.d));
-      break;
-    case avro::Type::kDouble:
-      little(v.d);
-      break;
-    case avro::Type::kBoolean:
-      out += static_cast<char>(v.b ? 1 : 0);
-      break;
-    default:
-      out = v.s;
-  }
-  return out;
-}
-
-// The manifest list's partition summaries of a manifest holding `partitions` (values
-// of the partition record `node`).
-Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions) {
-  Json out = Json::array();
-  for (const auto& field : node.fields) {
-    bool nulls = false, nans = false, seen = false;
-    avro::Value lo, hi;
-    for (const auto& p : partitions) {
-      TM_ASSIGN(avro::Value v,
-                avro::FromJson(*field.type, p.contains(field.name) ? p[field.name] : Json()));
-      const avro::Value& value = v.Unwrapped();
-      if (value.type == avro::Type::kNull) {
-        nulls = true;
-        continue;
-      }
-      if ((value.type == avro::Type::kFloat || value.type == avro::Type::kDouble) &&
-          std::isnan(value.d)) {
-        nans = true;
-        continue;
-      }
-      if (!seen || Less(value, lo)) lo = value;
-      if (!seen || Less(hi, value)) hi = value;
-      seen = true;
-    }
-    out.push_back({{"contains_null", nulls},
-                   {"contains_nan", nans},
-                   {"lower_bound", seen ? Json(crypto::HexEncode(SingleValue(lo))) : Json()},
-                   {"upper_bound", seen ? Json(crypto::HexEncode(SingleValue(hi))) : Json()}});
-  }
-  return out;
-}
-
-// Files this run wrote; deleted unless the commit published them.
-class Written {
- public:
-  Written(WarehouseFiles& files, const metastore::Warehouse& w) : files_(files), w_(w) {}
-  ~Written() {
-    if (keep_) return;
-    for (const auto& f : locations_) (void)files_.Delete(w_, f);
-  }
-  void Add(const std::string& location) { locations_.push_back(location); }
-  void Keep() { keep_ = true; }
-
- private:
-  WarehouseFiles& files_;
-  const metastore::Warehouse& w_;
-  std::vector<std::string> locations_;
-  bool keep_ = false;
-};
-
-std::string RandomSync(Random& random) { return random.Bytes(16); }
-
-// Writes one manifest of `entries` (manifest entries as JSON, inherited fields explicit)
-// in the Avro schema and with the file metadata of `model`, and answers its manifest
-// list record (model's, with this manifest's path, counts, sequence numbers and partition
-// summaries).
-Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
-                           const std::string& location, const Manifest& model,
-                           const avro::Node& partition_node, const std::vector<Json>& entries,
-                           int64_t snapshot_id, int64_t sequence, Written& written) {
-  avro::Container out;
-  out.schema = model.container.schema;
-  out.codec = model.container.codec;
-  out.metadata = model.container.metadata;
-  int64_t counts[3] = {0, 0, 0}, rows[3] = {0, 0, 0};
-  int64_t min_sequence = INT64_MAX;
-  std::vector<Json> partitions;
-  for (const Json& e : entries) {
-    TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, e));
-    out.records.push_back(std::move(v));
-    const int64_t status = e.value("status", kStatusExisting);
-    if (status < 0 || status > 2) return Fail(ErrorCode::kInternal, "an entry status out of range");
-    counts[status]++;
-    rows[status] += e["data_file"].value("record_count", int64_t{0});
-    const Json& seq = e.contains("sequence_number") ? e["sequence_number"] : Json();
-    min_sequence = std::min(min_sequence, seq.is_number_integer() ? seq.get<int64_t>() : sequence);
-    partitions.push_back(e["data_file"].value("partition", Json::object()));
-  }
-  TM_ASSIGN(std::string bytes, avro::WriteContainer(out, random.Bytes(16)));
-  const std::string path = location + "metadata/" + random.Uuid() + "-m0.avro";
-  written.Add(path);
-  TM_TRY(files.WriteBytes(w, path, bytes, "application/octet-stream"));
-  Json record = model.list_entry;
-  TM_ASSIGN(record["partitions"], Summaries(partition_node, partitions));
-  record["manifest_path"] = path;
-  record["manifest_length"] = static_cast<int64_t>(bytes.size());
-  record["sequence_number"] = sequence;
-  record["min_sequence_number"] = min_sequence == INT64_MAX ? sequence : min_sequence;
-  record["added_snapshot_id"] = snapshot_id;
-  record["added_files_count"] = counts[kStatusAdded];
-  record["existing_files_count"] = counts[kStatusExisting];
-  record["deleted_files_count"] = counts[kStatusDeleted];
-  record["added_rows_count"] = rows[kStatusAdded];
-  record["existing_rows_count"] = rows[kStatusExisting];
-  record["deleted_rows_count"] = rows[kStatusDeleted];
-  record["key_metadata"] = nullptr;
-  return record;
 }
 
 // Runs the worker on one bin in its own scratch directory (removed afterwards).
@@ -691,7 +490,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   new_list.metadata["parent-snapshot-id"] = std::to_string(current);
   new_list.metadata["sequence-number"] = std::to_string(sequence);
   new_list.records = std::move(list_records);
-  TM_ASSIGN(std::string list_out, avro::WriteContainer(new_list, RandomSync(random)));
+  TM_ASSIGN(std::string list_out, avro::WriteContainer(new_list, random.Bytes(16)));
   const std::string new_list_path =
       location + "metadata/snap-" + std::to_string(snapshot_id) + "-1-" + random.Uuid() + ".avro";
   written.Add(new_list_path);
@@ -778,7 +577,7 @@ Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, 
                                    int64_t quiet_ms) {
   try {
     auto r = Compact(catalog, clock, random, options, w, ident, byte_allowance, quiet_ms);
-    if (!r && r.error().Detail("maintenance") == "skipped") {
+    if (!r && IsSkip(r.error())) {
       CompactResult skipped;
       skipped.reason = r.error().message;
       return skipped;

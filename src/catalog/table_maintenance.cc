@@ -370,6 +370,25 @@ Json ToJson(const CompactResult& r) {
           {"snapshot_id", r.snapshot_id >= 0 ? Json(r.snapshot_id) : Json(nullptr)}};
 }
 
+Json ToJson(const ManifestRewriteResult& r) {
+  return {{"ran", r.ran},
+          {"skipped_because", Reason(r.reason)},
+          {"manifests_before", r.manifests_before},
+          {"manifests_after", r.manifests_after},
+          {"entries_kept", r.entries_kept},
+          {"entries_dropped", r.entries_dropped},
+          {"snapshot_id", r.snapshot_id >= 0 ? Json(r.snapshot_id) : Json(nullptr)}};
+}
+
+Result<ManifestRewriteResult> TableMaintenance::RewriteManifests(const metastore::Warehouse& w,
+                                                                 const TableIdent& ident,
+                                                                 bool sweep) {
+  TM_ASSIGN(auto r, catalog::RewriteManifests(catalog_, clock_, random_, w, ident,
+                                              sweep ? options_.compaction.quiet_ms : 0));
+  Record(w, ident, "rewrite-manifests", ToJson(r));
+  return r;
+}
+
 void TableMaintenance::Record(const metastore::Warehouse& w, const TableIdent& ident,
                               const std::string& job, Json result) {
   result["table_uuid"] = UuidOf(catalog_, w, ident);
@@ -402,7 +421,7 @@ Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const Table
     result.erase("table_uuid");
     jobs[run.job] = {{"last_run_at", FormatIso8601(run.at_ms)}, {"result", result}};
   }
-  for (const char* job : {"compact", "expire", "orphans"}) {
+  for (const char* job : {"compact", "rewrite-manifests", "expire", "orphans"}) {
     if (!jobs.contains(job)) jobs[job] = {{"last_run_at", nullptr}, {"result", nullptr}};
   }
   // Every sweep visits every table.
@@ -461,6 +480,7 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
         } else if (c->ran) {
           sweep.compacted++;
         }
+        if (!RewriteManifests(w, ident, /*sweep=*/true)) sweep.failures++;
         auto r = Expire(w, ident);
         if (!r) {
           sweep.failures++;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "catalog/catalog_service.h"
+#include "catalog/manifest_rewrite.h"
 #include "catalog/table_compaction.h"
 #include "iceberg/snapshot_expiry.h"
 
@@ -40,6 +41,7 @@ struct OrphanResult {
 Json ToJson(const ExpireResult& r);
 Json ToJson(const OrphanResult& r);
 Json ToJson(const CompactResult& r);
+Json ToJson(const ManifestRewriteResult& r);
 
 struct MaintenanceOptions {
   iceberg::ExpiryPolicy expiry;
@@ -86,6 +88,10 @@ class TableMaintenance {
   // one of the same name.
   Result<Json> Status(const metastore::Warehouse& w, const TableIdent& ident,
                       const std::string& table_uuid);
+
+  // Merges each spec's manifests into one (see manifest_rewrite.h).
+  Result<ManifestRewriteResult> RewriteManifests(const metastore::Warehouse& w,
+                                                 const TableIdent& ident, bool sweep = false);
 
   struct SweepResult {
     int tables = 0, compacted = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;

@@ -23,10 +23,10 @@ std::string RouteClass(std::string_view listener, std::string_view method, std::
 // Values read when the page is rendered (owned elsewhere).
 struct Gauges {
   uint64_t commits = 0;
-  uint64_t commit_rebases = 0;
   uint64_t commit_conflicts = 0;
   uint64_t vended_sessions = 0;
   int64_t task_queue_depth = -1;  // -1: could not be read
+  uint64_t commit_rebases = 0;
 };
 
 class Metrics {

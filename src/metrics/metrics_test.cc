@@ -36,7 +36,11 @@ TEST(Metrics, RendersCountersAndACumulativeHistogram) {
   m.AddBucketRequest("w-1", true, 1, 0);
   EXPECT_EQ(m.Bucket("w-1").requests_failed, 1u);
   EXPECT_EQ(m.Bucket("w-2").requests, 0u);
-  std::string text = m.Render({3, 1, 2, 4});
+  std::string text = m.Render({.commits = 3,
+                               .commit_conflicts = 1,
+                               .vended_sessions = 2,
+                               .task_queue_depth = 4,
+                               .commit_rebases = 5});
   auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
   EXPECT_TRUE(
       has("tablemere_requests_total{listener=\"api\",route=\"v1/warehouses\",code=\"2xx\"} 1"));
@@ -58,6 +62,7 @@ TEST(Metrics, RendersCountersAndACumulativeHistogram) {
   EXPECT_TRUE(has("tablemere_commits_total 3"));
   EXPECT_TRUE(has("tablemere_vended_sessions_total 2"));
   EXPECT_TRUE(has("tablemere_task_queue_depth 4"));
+  EXPECT_TRUE(has("tablemere_commit_rebases_total 5"));
   EXPECT_TRUE(has("# TYPE tablemere_request_duration_seconds histogram"));
 }
 

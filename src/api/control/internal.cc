@@ -55,61 +55,62 @@ void BindInternal(Binder& b, Context& ctx) {
            });
 
   // Runs maintenance jobs on one table now and answers with each job's result.
-  Internal(
-      b, ctx, "POST", "/internal/maintenance/run",
-      [&ctx](Request& req, const PathParams&) -> Result<Response> {
-        TM_ASSIGN(Json body, Body(req));
-        TM_ASSIGN(std::string warehouse_id, RequiredString(body, "warehouse_id"));
-        TM_ASSIGN(std::string ns_text, RequiredString(body, "namespace"));
-        TM_ASSIGN(std::string table, RequiredString(body, "table"));
-        TM_ASSIGN(std::vector<std::string> jobs, StringList(body, "jobs"));
-        if (jobs.empty()) jobs = {"expire"};
-        TM_ASSIGN(auto w,
-                  ctx.accounts.metastore().warehouses().FindWarehouse(WarehouseId(warehouse_id)));
-        catalog::TableIdent ident{Split(ns_text, '.'), table};
-        Json results = Json::array();
-        for (const auto& job : jobs) {
-          if (job == "expire") {
-            TM_ASSIGN(auto r, ctx.maintenance.Expire(w, ident));
-            Json out = catalog::ToJson(r);
-            out["job"] = job;
-            results.push_back(std::move(out));
-          } else if (job == "orphans") {
-            int64_t grace_ms = ctx.maintenance.options().orphan_grace_ms;
-            if (body.contains("orphan_grace_seconds")) {
-              if (!body["orphan_grace_seconds"].is_number_unsigned()) {
-                return Fail(Error{ErrorCode::kInvalidInput,
-                                  "orphan_grace_seconds must be a non-negative integer",
-                                  {}}
-                                .With("code", "invalid_value")
-                                .With("field", "orphan_grace_seconds"));
-              }
-              grace_ms = body["orphan_grace_seconds"].get<int64_t>() * 1000;
-            }
-            TM_ASSIGN(auto r, ctx.maintenance.Orphans(w, ident, grace_ms));
-            Json out = catalog::ToJson(r);
-            out["job"] = job;
-            results.push_back(std::move(out));
-          } else if (job == "compact") {
-            TM_ASSIGN(auto r, ctx.maintenance.Compact(w, ident));
-            Json out = catalog::ToJson(r);
-            out["job"] = job;
-            results.push_back(std::move(out));
-          } else if (job == "rewrite-manifests") {
-            results.push_back(
-                {{"job", job}, {"ran", false}, {"skipped_because", "this job is not built yet"}});
-          } else {
-            return Fail(Error{ErrorCode::kInvalidInput, "Unknown job " + job, {}}
-                            .With("code", "invalid_value")
-                            .With("field", "jobs"));
-          }
-        }
-        return Response::Json(200, Json{{"warehouse_id", warehouse_id},
-                                        {"namespace", ns_text},
-                                        {"table", table},
-                                        {"results", results}}
-                                       .dump());
-      });
+  Internal(b, ctx, "POST", "/internal/maintenance/run",
+           [&ctx](Request& req, const PathParams&) -> Result<Response> {
+             TM_ASSIGN(Json body, Body(req));
+             TM_ASSIGN(std::string warehouse_id, RequiredString(body, "warehouse_id"));
+             TM_ASSIGN(std::string ns_text, RequiredString(body, "namespace"));
+             TM_ASSIGN(std::string table, RequiredString(body, "table"));
+             TM_ASSIGN(std::vector<std::string> jobs, StringList(body, "jobs"));
+             if (jobs.empty()) jobs = {"expire"};
+             TM_ASSIGN(auto w, ctx.accounts.metastore().warehouses().FindWarehouse(
+                                   WarehouseId(warehouse_id)));
+             catalog::TableIdent ident{Split(ns_text, '.'), table};
+             Json results = Json::array();
+             for (const auto& job : jobs) {
+               if (job == "expire") {
+                 TM_ASSIGN(auto r, ctx.maintenance.Expire(w, ident));
+                 Json out = catalog::ToJson(r);
+                 out["job"] = job;
+                 results.push_back(std::move(out));
+               } else if (job == "orphans") {
+                 int64_t grace_ms = ctx.maintenance.options().orphan_grace_ms;
+                 if (body.contains("orphan_grace_seconds")) {
+                   if (!body["orphan_grace_seconds"].is_number_unsigned()) {
+                     return Fail(Error{ErrorCode::kInvalidInput,
+                                       "orphan_grace_seconds must be a non-negative integer",
+                                       {}}
+                                     .With("code", "invalid_value")
+                                     .With("field", "orphan_grace_seconds"));
+                   }
+                   grace_ms = body["orphan_grace_seconds"].get<int64_t>() * 1000;
+                 }
+                 TM_ASSIGN(auto r, ctx.maintenance.Orphans(w, ident, grace_ms));
+                 Json out = catalog::ToJson(r);
+                 out["job"] = job;
+                 results.push_back(std::move(out));
+               } else if (job == "compact") {
+                 TM_ASSIGN(auto r, ctx.maintenance.Compact(w, ident));
+                 Json out = catalog::ToJson(r);
+                 out["job"] = job;
+                 results.push_back(std::move(out));
+               } else if (job == "rewrite-manifests") {
+                 TM_ASSIGN(auto r, ctx.maintenance.RewriteManifests(w, ident));
+                 Json out = catalog::ToJson(r);
+                 out["job"] = job;
+                 results.push_back(std::move(out));
+               } else {
+                 return Fail(Error{ErrorCode::kInvalidInput, "Unknown job " + job, {}}
+                                 .With("code", "invalid_value")
+                                 .With("field", "jobs"));
+               }
+             }
+             return Response::Json(200, Json{{"warehouse_id", warehouse_id},
+                                             {"namespace", ns_text},
+                                             {"table", table},
+                                             {"results", results}}
+                                            .dump());
+           });
 
   Internal(b, ctx, "GET", "/internal/login-tokens/{email}",
            [&ctx](Request& req, const PathParams& p) -> Result<Response> {

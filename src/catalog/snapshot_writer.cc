@@ -1,0 +1,193 @@
+#include "catalog/snapshot_writer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+
+namespace tablemere::catalog::snapshot_writer {
+
+Error Skip(const std::string& why) {
+  return Error{ErrorCode::kConflict, why, {}}.With("maintenance", "skipped");
+}
+
+bool IsSkip(const Error& e) { return e.Detail("maintenance") == "skipped"; }
+
+int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback) {
+  const Json props = metadata.value("properties", Json::object());
+  auto it = props.find(name);
+  if (it == props.end() || !it->is_string()) return fallback;
+  auto n = ParseInt(it->get<std::string>());
+  return n && *n > 0 ? *n : fallback;
+}
+
+// The file a manifest entry describes, with inherited fields made explicit (a rewritten
+// manifest no longer inherits from the list entry that carried it).
+Json Materialized(Json entry, const Manifest& m) {
+  if (entry["snapshot_id"].is_null()) entry["snapshot_id"] = m.added_snapshot_id;
+  if (entry.contains("sequence_number") && entry["sequence_number"].is_null()) {
+    entry["sequence_number"] = m.sequence_number;
+  }
+  if (entry.contains("file_sequence_number") && entry["file_sequence_number"].is_null()) {
+    entry["file_sequence_number"] = m.sequence_number;
+  }
+  return entry;
+}
+
+// Partition values compare and serialize (Iceberg's single-value encoding) by their Avro
+// type; decimals and uuids are refused (their encodings differ from Avro's bytes).
+bool Comparable(const avro::Node& n) {
+  const avro::Node& t =
+      n.type == avro::Type::kUnion
+          ? *(n.branches.back()->type == avro::Type::kNull ? n.branches.front() : n.branches.back())
+          : n;
+  if (t.logical_type == "decimal" || t.logical_type == "uuid") return false;
+  switch (t.type) {
+    case avro::Type::kInt:
+    case avro::Type::kLong:
+    case avro::Type::kFloat:
+    case avro::Type::kDouble:
+    case avro::Type::kBoolean:
+    case avro::Type::kString:
+    case avro::Type::kBytes:
+    case avro::Type::kFixed:
+    case avro::Type::kNull:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+bool Less(const avro::Value& a, const avro::Value& b) {
+  switch (a.type) {
+    case avro::Type::kInt:
+    case avro::Type::kLong:
+      return a.i < b.i;
+    case avro::Type::kFloat:
+    case avro::Type::kDouble:
+      return a.d < b.d;
+    case avro::Type::kBoolean:
+      return a.b < b.b;
+    default:
+      return std::lexicographical_compare(
+          a.s.begin(), a.s.end(), b.s.begin(), b.s.end(), [](char x, char y) {
+            return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
+          });
+  }
+}
+
+std::string SingleValue(const avro::Value& v) {
+  std::string out;
+  auto little = [&](auto x) { out.append(reinterpret_cast<const char*>(&x), sizeof x); };
+  switch (v.type) {
+    case avro::Type::kInt:
+      little(static_cast<int32_t>(v.i));
+      break;
+    case avro::Type::kLong:
+      little(v.i);
+      break;
+    case avro::Type::kFloat:
+      little(static_cast<float>(v.d));
+      break;
+    case avro::Type::kDouble:
+      little(v.d);
+      break;
+    case avro::Type::kBoolean:
+      out += static_cast<char>(v.b ? 1 : 0);
+      break;
+    default:
+      out = v.s;
+  }
+  return out;
+}
+
+}  // namespace
+
+// The manifest list's partition summaries of a manifest holding `partitions` (values
+// of the partition record `node`).
+Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions) {
+  Json out = Json::array();
+  for (const auto& field : node.fields) {
+    bool nulls = false, nans = false, seen = false;
+    avro::Value lo, hi;
+    for (const auto& p : partitions) {
+      TM_ASSIGN(avro::Value v,
+                avro::FromJson(*field.type, p.contains(field.name) ? p[field.name] : Json()));
+      const avro::Value& value = v.Unwrapped();
+      if (value.type == avro::Type::kNull) {
+        nulls = true;
+        continue;
+      }
+      if ((value.type == avro::Type::kFloat || value.type == avro::Type::kDouble) &&
+          std::isnan(value.d)) {
+        nans = true;
+        continue;
+      }
+      if (!seen || Less(value, lo)) lo = value;
+      if (!seen || Less(hi, value)) hi = value;
+      seen = true;
+    }
+    out.push_back({{"contains_null", nulls},
+                   {"contains_nan", nans},
+                   {"lower_bound", seen ? Json(crypto::HexEncode(SingleValue(lo))) : Json()},
+                   {"upper_bound", seen ? Json(crypto::HexEncode(SingleValue(hi))) : Json()}});
+  }
+  return out;
+}
+
+Written::~Written() {
+  if (keep_) return;
+  for (const auto& f : locations_) (void)files_.Delete(w_, f);
+}
+
+// Writes one manifest of `entries` (manifest entries as JSON, inherited fields explicit)
+// in the Avro schema and with the file metadata of `model`, and answers its manifest
+// list record (model's, with this manifest's path, counts, sequence numbers and partition
+// summaries).
+Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+                           const std::string& location, const Manifest& model,
+                           const avro::Node& partition_node, const std::vector<Json>& entries,
+                           int64_t snapshot_id, int64_t sequence, Written& written) {
+  avro::Container out;
+  out.schema = model.container.schema;
+  out.codec = model.container.codec;
+  out.metadata = model.container.metadata;
+  int64_t counts[3] = {0, 0, 0}, rows[3] = {0, 0, 0};
+  int64_t min_sequence = INT64_MAX;
+  std::vector<Json> partitions;
+  for (const Json& e : entries) {
+    TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, e));
+    out.records.push_back(std::move(v));
+    const int64_t status = e.value("status", kStatusExisting);
+    if (status < 0 || status > 2) return Fail(ErrorCode::kInternal, "an entry status out of range");
+    counts[status]++;
+    rows[status] += e["data_file"].value("record_count", int64_t{0});
+    const Json& seq = e.contains("sequence_number") ? e["sequence_number"] : Json();
+    min_sequence = std::min(min_sequence, seq.is_number_integer() ? seq.get<int64_t>() : sequence);
+    partitions.push_back(e["data_file"].value("partition", Json::object()));
+  }
+  TM_ASSIGN(std::string bytes, avro::WriteContainer(out, random.Bytes(16)));
+  const std::string path = location + "metadata/" + random.Uuid() + "-m0.avro";
+  written.Add(path);
+  TM_TRY(files.WriteBytes(w, path, bytes, "application/octet-stream"));
+  Json record = model.list_entry;
+  TM_ASSIGN(record["partitions"], Summaries(partition_node, partitions));
+  record["manifest_path"] = path;
+  record["manifest_length"] = static_cast<int64_t>(bytes.size());
+  record["sequence_number"] = sequence;
+  record["min_sequence_number"] = min_sequence == INT64_MAX ? sequence : min_sequence;
+  record["added_snapshot_id"] = snapshot_id;
+  record["added_files_count"] = counts[kStatusAdded];
+  record["existing_files_count"] = counts[kStatusExisting];
+  record["deleted_files_count"] = counts[kStatusDeleted];
+  record["added_rows_count"] = rows[kStatusAdded];
+  record["existing_rows_count"] = rows[kStatusExisting];
+  record["deleted_rows_count"] = rows[kStatusDeleted];
+  record["key_metadata"] = nullptr;
+  return record;
+}
+
+}  // namespace tablemere::catalog::snapshot_writer

@@ -1,0 +1,71 @@
+// What the maintenance jobs that commit a new snapshot share (compaction, manifest
+// rewriting): the loaded manifests of the current snapshot, manifest entries with their
+// inherited fields made explicit, writing a manifest with its list record (counts,
+// sequence numbers, partition summaries in Iceberg's single-value encoding), the files a
+// job wrote (deleted unless its commit published them), and the reasons to skip.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "avro/container.h"
+#include "catalog/catalog_service.h"
+
+namespace tablemere::catalog::snapshot_writer {
+
+inline constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted = 2;
+
+// A reason not to run a job: answered as a skipped run, not an error.
+Error Skip(const std::string& why);
+bool IsSkip(const Error& e);
+
+// A table property as a positive integer, or `fallback`.
+int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback);
+
+// One manifest of the current snapshot, as the manifest list names it.
+struct Manifest {
+  Json list_entry;  // the manifest list's record, as JSON
+  avro::Value list_value;
+  std::string path;
+  int64_t sequence_number = 0, added_snapshot_id = -1;
+  avro::Container container;
+  bool rewritten = false;
+};
+
+// The file a manifest entry describes, with inherited fields made explicit (a rewritten
+// manifest no longer inherits from the list entry that carried it).
+Json Materialized(Json entry, const Manifest& m);
+
+// Whether a partition field's values can be summarised (decimals and uuids cannot yet).
+bool Comparable(const avro::Node& field_type);
+
+// The manifest list's partition summaries of a manifest holding `partitions` (values of
+// the partition record `node`).
+Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions);
+
+// Files a job wrote; deleted unless the commit published them (Keep).
+class Written {
+ public:
+  Written(WarehouseFiles& files, const metastore::Warehouse& w) : files_(files), w_(w) {}
+  ~Written();
+  void Add(const std::string& location) { locations_.push_back(location); }
+  void Keep() { keep_ = true; }
+
+ private:
+  WarehouseFiles& files_;
+  const metastore::Warehouse& w_;
+  std::vector<std::string> locations_;
+  bool keep_ = false;
+};
+
+// Writes one manifest of `entries` (manifest entries as JSON, inherited fields explicit)
+// in the Avro schema and with the file metadata of `model`, and answers its manifest list
+// record (model's, with this manifest's path, counts, sequence numbers and partition
+// summaries).
+Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+                           const std::string& location, const Manifest& model,
+                           const avro::Node& partition_node, const std::vector<Json>& entries,
+                           int64_t snapshot_id, int64_t sequence, Written& written);
+
+}  // namespace tablemere::catalog::snapshot_writer
