@@ -71,13 +71,7 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
     manifests.push_back(std::move(m));
   }
   const int64_t sequence = metadata.value("last-sequence-number", int64_t{0}) + 1;
-  int64_t snapshot_id = 0;
-  {
-    std::string b = random.Bytes(8);
-    std::memcpy(&snapshot_id, b.data(), 8);
-    snapshot_id &= INT64_MAX;
-    if (snapshot_id == 0) snapshot_id = 1;
-  }
+  const int64_t snapshot_id = NewSnapshotId(random);
   Written written(catalog.files(), w);
   std::vector<avro::Value> records;
   int replaced = 0, created = 0;
@@ -120,20 +114,6 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
   if (replaced == 0) return Fail(Skip("every spec already has one manifest without deletions"));
   result.manifests_after = static_cast<int>(records.size());
 
-  avro::Container new_list;
-  new_list.schema = list.schema;
-  new_list.codec = list.codec;
-  new_list.metadata = list.metadata;
-  new_list.metadata["snapshot-id"] = std::to_string(snapshot_id);
-  new_list.metadata["parent-snapshot-id"] = std::to_string(current);
-  new_list.metadata["sequence-number"] = std::to_string(sequence);
-  new_list.records = std::move(records);
-  TM_ASSIGN(std::string bytes, avro::WriteContainer(new_list, random.Bytes(16)));
-  const std::string list_path =
-      location + "metadata/snap-" + std::to_string(snapshot_id) + "-1-" + random.Uuid() + ".avro";
-  written.Add(list_path);
-  TM_TRY(catalog.files().WriteBytes(w, list_path, bytes, "application/octet-stream"));
-
   // No data changes: the totals are the previous snapshot's.
   Json summary = {{"operation", "replace"},
                   {"manifests-created", std::to_string(created)},
@@ -145,34 +125,9 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
   for (const auto& [key, value] : previous.items()) {
     if (key.starts_with("total-")) summary[key] = value;
   }
-  Json new_snapshot = {{"snapshot-id", snapshot_id},  {"parent-snapshot-id", current},
-                       {"sequence-number", sequence}, {"timestamp-ms", clock.NowMillis()},
-                       {"manifest-list", list_path},  {"summary", summary}};
-  if (metadata.contains("current-schema-id")) {
-    new_snapshot["schema-id"] = metadata["current-schema-id"];
-  }
-  Json main_ref = {{"action", "set-snapshot-ref"},
-                   {"ref-name", "main"},
-                   {"type", "branch"},
-                   {"snapshot-id", snapshot_id}};
-  const Json refs = metadata.value("refs", Json::object());
-  if (refs.contains("main")) {
-    for (const char* k : {"min-snapshots-to-keep", "max-snapshot-age-ms", "max-ref-age-ms"}) {
-      if (refs["main"].contains(k)) main_ref[k] = refs["main"][k];
-    }
-  }
-  Json requirements = Json::array(
-      {{{"type", "assert-table-uuid"}, {"uuid", metadata.at("table-uuid")}},
-       {{"type", "assert-ref-snapshot-id"}, {"ref", "main"}, {"snapshot-id", current}}});
-  Json updates = Json::array({{{"action", "add-snapshot"}, {"snapshot", new_snapshot}}, main_ref});
-  auto committed = catalog.Commit(principal, w, {TableChange{ident, requirements, updates, {}}});
-  if (!committed) {
-    if (committed.error().code == ErrorCode::kConflict) {
-      return Fail(Skip("the table changed while rewriting manifests; the next run retries"));
-    }
-    return Fail(committed.error());
-  }
-  written.Keep();
+  TM_TRY(CommitReplace(catalog, clock, random, principal, w, ident, metadata, current, list,
+                       std::move(records), {snapshot_id, sequence, summary}, "manifest rewrite",
+                       written));
   result.ran = true;
   result.snapshot_id = snapshot_id;
   return result;
@@ -183,17 +138,8 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
 Result<ManifestRewriteResult> RewriteManifests(CatalogService& catalog, const Clock& clock,
                                                Random& random, const metastore::Warehouse& w,
                                                const TableIdent& ident, int64_t quiet_ms) {
-  try {
-    auto r = Rewrite(catalog, clock, random, w, ident, quiet_ms);
-    if (!r && IsSkip(r.error())) {
-      ManifestRewriteResult skipped;
-      skipped.reason = r.error().message;
-      return skipped;
-    }
-    return r;
-  } catch (const Json::exception& e) {
-    return Fail(ErrorCode::kInvalidInput, std::string("malformed table metadata: ") + e.what());
-  }
+  return snapshot_writer::RunJob<ManifestRewriteResult>(
+      [&] { return Rewrite(catalog, clock, random, w, ident, quiet_ms); });
 }
 
 }  // namespace tablemere::catalog

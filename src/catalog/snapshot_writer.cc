@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "common/crypto.h"
 #include "common/strings.h"
@@ -188,6 +189,66 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
   record["deleted_rows_count"] = rows[kStatusDeleted];
   record["key_metadata"] = nullptr;
   return record;
+}
+
+int64_t NewSnapshotId(Random& random) {
+  int64_t id = 0;
+  std::string b = random.Bytes(8);
+  std::memcpy(&id, b.data(), 8);
+  id &= INT64_MAX;
+  return id == 0 ? 1 : id;
+}
+
+Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& random,
+                           const CatalogPrincipal& principal, const metastore::Warehouse& w,
+                           const TableIdent& ident, const Json& metadata, int64_t current,
+                           const avro::Container& list, std::vector<avro::Value> records,
+                           const ReplaceSnapshot& snapshot, const std::string& job,
+                           Written& written) {
+  std::string location = WarehouseFiles::Canonical(metadata.at("location").get<std::string>());
+  while (location.ends_with('/')) location.pop_back();
+  avro::Container new_list;
+  new_list.schema = list.schema;
+  new_list.codec = list.codec;
+  new_list.metadata = list.metadata;
+  new_list.metadata["snapshot-id"] = std::to_string(snapshot.snapshot_id);
+  new_list.metadata["parent-snapshot-id"] = std::to_string(current);
+  new_list.metadata["sequence-number"] = std::to_string(snapshot.sequence);
+  new_list.records = std::move(records);
+  TM_ASSIGN(std::string bytes, avro::WriteContainer(new_list, random.Bytes(16)));
+  const std::string list_path = location + "/metadata/snap-" +
+                                std::to_string(snapshot.snapshot_id) + "-1-" + random.Uuid() +
+                                ".avro";
+  written.Add(list_path);
+  TM_TRY(catalog.files().WriteBytes(w, list_path, bytes, "application/octet-stream"));
+
+  Json added = {{"snapshot-id", snapshot.snapshot_id},  {"parent-snapshot-id", current},
+                {"sequence-number", snapshot.sequence}, {"timestamp-ms", clock.NowMillis()},
+                {"manifest-list", list_path},           {"summary", snapshot.summary}};
+  if (metadata.contains("current-schema-id")) added["schema-id"] = metadata["current-schema-id"];
+  Json main_ref = {{"action", "set-snapshot-ref"},
+                   {"ref-name", "main"},
+                   {"type", "branch"},
+                   {"snapshot-id", snapshot.snapshot_id}};
+  const Json refs = metadata.value("refs", Json::object());
+  if (refs.contains("main")) {
+    for (const char* k : {"min-snapshots-to-keep", "max-snapshot-age-ms", "max-ref-age-ms"}) {
+      if (refs["main"].contains(k)) main_ref[k] = refs["main"][k];
+    }
+  }
+  Json requirements = Json::array(
+      {{{"type", "assert-table-uuid"}, {"uuid", metadata.at("table-uuid")}},
+       {{"type", "assert-ref-snapshot-id"}, {"ref", "main"}, {"snapshot-id", current}}});
+  Json updates = Json::array({{{"action", "add-snapshot"}, {"snapshot", added}}, main_ref});
+  auto committed = catalog.Commit(principal, w, {TableChange{ident, requirements, updates, {}}});
+  if (!committed) {
+    if (committed.error().code == ErrorCode::kConflict) {
+      return Fail(Skip("the table changed while the " + job + " ran; the next run retries"));
+    }
+    return Fail(committed.error());
+  }
+  written.Keep();
+  return {};
 }
 
 }  // namespace tablemere::catalog::snapshot_writer

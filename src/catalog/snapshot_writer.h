@@ -20,6 +20,23 @@ inline constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted =
 Error Skip(const std::string& why);
 bool IsSkip(const Error& e);
 
+// Runs a job that answers `R` (which has a `reason`): a Skip becomes a result saying why,
+// and metadata of the wrong shape a typed kInvalidInput, never an exception.
+template <typename R, typename Job>
+Result<R> RunJob(const Job& job) {
+  try {
+    Result<R> r = job();
+    if (!r && IsSkip(r.error())) {
+      R skipped;
+      skipped.reason = r.error().message;
+      return skipped;
+    }
+    return r;
+  } catch (const Json::exception& e) {
+    return Fail(ErrorCode::kInvalidInput, std::string("malformed table metadata: ") + e.what());
+  }
+}
+
 // A table property as a positive integer, or `fallback`.
 int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback);
 
@@ -67,5 +84,25 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
                            const std::string& location, const Manifest& model,
                            const avro::Node& partition_node, const std::vector<Json>& entries,
                            int64_t snapshot_id, int64_t sequence, Written& written);
+
+// A new snapshot id: random, positive.
+int64_t NewSnapshotId(Random& random);
+
+// What a maintenance job commits: a snapshot with `records` as its manifest list (in the
+// schema, codec and metadata of `list`), replacing main's head `current` of `metadata`.
+struct ReplaceSnapshot {
+  int64_t snapshot_id = 0, sequence = 0;
+  Json summary;  // with "operation"
+};
+
+// Writes the manifest list, then commits the snapshot asserting the table's uuid and that
+// main is still `current` (main's retention settings kept). A lost race is a Skip naming
+// `job`; the job's files are left to `written`.
+Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& random,
+                           const CatalogPrincipal& principal, const metastore::Warehouse& w,
+                           const TableIdent& ident, const Json& metadata, int64_t current,
+                           const avro::Container& list, std::vector<avro::Value> records,
+                           const ReplaceSnapshot& snapshot, const std::string& job,
+                           Written& written);
 
 }  // namespace tablemere::catalog::snapshot_writer

@@ -367,13 +367,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // The new snapshot's manifests.
   const int64_t start_sequence = snapshot->value("sequence-number", int64_t{0});
   const int64_t sequence = metadata.value("last-sequence-number", int64_t{0}) + 1;
-  int64_t snapshot_id = 0;
-  {
-    std::string b = random.Bytes(8);
-    std::memcpy(&snapshot_id, b.data(), 8);
-    snapshot_id &= INT64_MAX;
-    if (snapshot_id == 0) snapshot_id = 1;
-  }
+  const int64_t snapshot_id = NewSnapshotId(random);
   std::map<std::pair<size_t, size_t>, bool> replaced;  // (manifest, entry)
   int64_t added_bytes = 0, removed_bytes = 0, added_records = 0, removed_records = 0,
           rows_deleted = 0;
@@ -482,20 +476,6 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
     list_records.push_back(std::move(v));
   }
-  avro::Container new_list;
-  new_list.schema = list.schema;
-  new_list.codec = list.codec;
-  new_list.metadata = list.metadata;
-  new_list.metadata["snapshot-id"] = std::to_string(snapshot_id);
-  new_list.metadata["parent-snapshot-id"] = std::to_string(current);
-  new_list.metadata["sequence-number"] = std::to_string(sequence);
-  new_list.records = std::move(list_records);
-  TM_ASSIGN(std::string list_out, avro::WriteContainer(new_list, random.Bytes(16)));
-  const std::string new_list_path =
-      location + "metadata/snap-" + std::to_string(snapshot_id) + "-1-" + random.Uuid() + ".avro";
-  written.Add(new_list_path);
-  TM_TRY(catalog.files().WriteBytes(w, new_list_path, list_out, "application/octet-stream"));
-
   // The snapshot: a replace, its totals carried from the one it starts from.
   const Json previous = snapshot->value("summary", Json::object());
   auto total = [&](const char* name, int64_t delta) -> Json {
@@ -529,34 +509,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     Json t = total(name, delta);
     if (!t.is_null()) summary[name] = t;
   }
-  Json new_snapshot = {{"snapshot-id", snapshot_id},     {"parent-snapshot-id", current},
-                       {"sequence-number", sequence},    {"timestamp-ms", clock.NowMillis()},
-                       {"manifest-list", new_list_path}, {"summary", summary}};
-  if (metadata.contains("current-schema-id")) {
-    new_snapshot["schema-id"] = metadata["current-schema-id"];
-  }
-  Json main_ref = {{"action", "set-snapshot-ref"},
-                   {"ref-name", "main"},
-                   {"type", "branch"},
-                   {"snapshot-id", snapshot_id}};
-  const Json refs = metadata.value("refs", Json::object());
-  if (refs.contains("main")) {
-    for (const char* k : {"min-snapshots-to-keep", "max-snapshot-age-ms", "max-ref-age-ms"}) {
-      if (refs["main"].contains(k)) main_ref[k] = refs["main"][k];
-    }
-  }
-  Json requirements = Json::array(
-      {{{"type", "assert-table-uuid"}, {"uuid", metadata.at("table-uuid")}},
-       {{"type", "assert-ref-snapshot-id"}, {"ref", "main"}, {"snapshot-id", current}}});
-  Json updates = Json::array({{{"action", "add-snapshot"}, {"snapshot", new_snapshot}}, main_ref});
-  auto committed = catalog.Commit(principal, w, {TableChange{ident, requirements, updates, {}}});
-  if (!committed) {
-    if (committed.error().code == ErrorCode::kConflict) {
-      return Fail(Skip("the table changed while compacting; the next run retries"));
-    }
-    return Fail(committed.error());
-  }
-  written.Keep();
+  TM_TRY(CommitReplace(catalog, clock, random, principal, w, ident, metadata, current, list,
+                       std::move(list_records), {snapshot_id, sequence, summary}, "compaction",
+                       written));
   result.ran = true;
   result.snapshot_id = snapshot_id;
   result.bytes_read = planned;
@@ -575,17 +530,8 @@ Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, 
                                    const CompactionOptions& options, const metastore::Warehouse& w,
                                    const TableIdent& ident, int64_t byte_allowance,
                                    int64_t quiet_ms) {
-  try {
-    auto r = Compact(catalog, clock, random, options, w, ident, byte_allowance, quiet_ms);
-    if (!r && IsSkip(r.error())) {
-      CompactResult skipped;
-      skipped.reason = r.error().message;
-      return skipped;
-    }
-    return r;
-  } catch (const Json::exception& e) {
-    return Fail(ErrorCode::kInvalidInput, std::string("malformed table metadata: ") + e.what());
-  }
+  return RunJob<CompactResult>(
+      [&] { return Compact(catalog, clock, random, options, w, ident, byte_allowance, quiet_ms); });
 }
 
 }  // namespace tablemere::catalog
