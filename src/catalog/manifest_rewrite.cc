@@ -23,24 +23,14 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
   if (metadata.value("format-version", 1) != 2) {
     return Fail(Skip("only format v2 tables have their manifests rewritten yet"));
   }
-  const Json& current_id =
-      metadata.contains("current-snapshot-id") ? metadata["current-snapshot-id"] : Json();
-  const int64_t current = current_id.is_number_integer() ? current_id.get<int64_t>() : -1;
-  const Json snapshots = metadata.value("snapshots", Json::array());
-  const Json* snapshot = nullptr;
-  for (const auto& s : snapshots) {
-    if (s.value("snapshot-id", int64_t{-2}) == current) snapshot = &s;
-  }
-  if (current < 0 || !snapshot || !snapshot->contains("manifest-list")) {
-    return Fail(Skip("the table has no snapshot"));
-  }
+  TM_ASSIGN(const Head head, CurrentHead(metadata));
+  const int64_t current = head.id;
+  const Json* snapshot = &head.snapshot;
+  const std::string& location = head.location;
   if (quiet_ms > 0 && clock.NowMillis() - snapshot->value("timestamp-ms", int64_t{0}) < quiet_ms) {
     return Fail(Skip("the table was written in the last " + std::to_string(quiet_ms / 1000) +
                      " s; it waits for a quiet one"));
   }
-  std::string location = WarehouseFiles::Canonical(metadata.at("location").get<std::string>());
-  while (location.ends_with('/')) location.pop_back();
-  location += "/";
 
   TM_ASSIGN(avro::Container list,
             ReadManifestFile(catalog.files(), w, (*snapshot)["manifest-list"]));

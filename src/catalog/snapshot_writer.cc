@@ -191,6 +191,26 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
   return record;
 }
 
+Result<Head> CurrentHead(const Json& metadata) {
+  const Json& current_id =
+      metadata.contains("current-snapshot-id") ? metadata["current-snapshot-id"] : Json();
+  Head head;
+  head.id = current_id.is_number_integer() ? current_id.get<int64_t>() : -1;
+  const Json* found = nullptr;
+  if (metadata.contains("snapshots") && metadata["snapshots"].is_array()) {
+    for (const auto& s : metadata["snapshots"]) {
+      if (s.value("snapshot-id", int64_t{-2}) == head.id) found = &s;
+    }
+  }
+  if (head.id < 0 || !found) return Fail(Skip("the table has no snapshot"));
+  if (!found->contains("manifest-list")) return Fail(Skip("the snapshot has no manifest list"));
+  head.snapshot = *found;
+  head.location = WarehouseFiles::Canonical(metadata.at("location").get<std::string>());
+  while (head.location.ends_with('/')) head.location.pop_back();
+  head.location += "/";
+  return head;
+}
+
 int64_t NewSnapshotId(Random& random) {
   int64_t id = 0;
   std::string b = random.Bytes(8);

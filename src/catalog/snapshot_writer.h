@@ -85,6 +85,15 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
                            const avro::Node& partition_node, const std::vector<Json>& entries,
                            int64_t snapshot_id, int64_t sequence, Written& written);
 
+// The table's current snapshot (one with a manifest list) and its location with one
+// trailing slash; a Skip when the table has none.
+struct Head {
+  int64_t id = -1;
+  Json snapshot;
+  std::string location;
+};
+Result<Head> CurrentHead(const Json& metadata);
+
 // A new snapshot id: random, positive.
 int64_t NewSnapshotId(Random& random);
 

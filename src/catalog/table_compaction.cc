@@ -167,19 +167,11 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     return Fail(Skip("only format v2 tables are compacted yet"));
   }
   if (metadata.contains("encryption-keys")) return Fail(Skip("encrypted tables are not rewritten"));
-  const Json& current_id =
-      metadata.contains("current-snapshot-id") ? metadata["current-snapshot-id"] : Json();
-  const int64_t current = current_id.is_number_integer() ? current_id.get<int64_t>() : -1;
+  TM_ASSIGN(const Head head, CurrentHead(metadata));
+  const int64_t current = head.id;
+  const Json* snapshot = &head.snapshot;
+  const std::string& location = head.location;
   const Json snapshots = metadata.value("snapshots", Json::array());
-  const Json* snapshot = nullptr;
-  for (const auto& s : snapshots) {
-    if (s.value("snapshot-id", int64_t{-2}) == current) snapshot = &s;
-  }
-  if (current < 0 || !snapshot) return Fail(Skip("the table has no snapshot"));
-  if (!snapshot->contains("manifest-list")) return Fail(Skip("the snapshot has no manifest list"));
-  std::string location = WarehouseFiles::Canonical(metadata.at("location").get<std::string>());
-  while (location.ends_with('/')) location.pop_back();
-  location += "/";
   const int64_t target =
       IntProperty(metadata, "tablemere.maintenance.target-file-size-bytes",
                   IntProperty(metadata, "write.target-file-size-bytes", options.target_file_size));
