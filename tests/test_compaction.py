@@ -256,6 +256,93 @@ def test_spark_reads_the_compacted_table_like_the_original(env):
         spark.stop()
 
 
+def spark_equality_delete(spark, table, columns, rows, partition=None):
+    """Commits an equality delete file on `columns` holding `rows` (tuples, None for null)
+    to `table`, written the way Flink and Iceberg's own writers do it: through Iceberg
+    Java's GenericAppenderFactory and a RowDelta, over py4j. Spark SQL never writes them."""
+    jvm = spark._jvm
+    gateway = spark.sparkContext._gateway
+    t = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, table)
+    schema = t.schema()
+    ids = gateway.new_array(jvm.int, len(columns))
+    for i, c in enumerate(columns):
+        ids[i] = schema.findField(c).fieldId()
+    row_schema = schema.select(columns)
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, t.spec(), ids, row_schema, None)
+    key = None
+    if partition is not None:
+        key = jvm.org.apache.iceberg.data.GenericRecord.create(t.spec().partitionType())
+        for i, v in enumerate(partition):
+            key.set(i, v)
+    out = t.io().newOutputFile(t.locationProvider().newDataLocation(
+        t.spec(), key, f"eq-delete-{uuid.uuid4().hex}.parquet") if key is not None
+        else t.locationProvider().newDataLocation(f"eq-delete-{uuid.uuid4().hex}.parquet"))
+    writer = factory.newEqDeleteWriter(
+        jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(out),
+        jvm.org.apache.iceberg.FileFormat.PARQUET, key)
+    for values in rows:
+        record = jvm.org.apache.iceberg.data.GenericRecord.create(row_schema)
+        for c, v in zip(columns, values):
+            record.setField(c, v)
+        writer.write(record)
+    writer.close()
+    t.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+
+
+@pytest.mark.spark
+def test_spark_equality_deletes_are_applied_and_removed_so_pyiceberg_reads_the_table(env):
+    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    try:
+        ns = "cmp_" + uuid.uuid4().hex[:6]
+        table = f"lake.{ns}.t"
+        spark.sql(f"CREATE NAMESPACE lake.{ns}")
+        spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
+                  "PARTITIONED BY (part) TBLPROPERTIES ('format-version'='2')")
+        for k in range(3):
+            spark.sql(f"INSERT INTO {table} VALUES " + ",".join(
+                f"({i}, '{'a' if i % 2 else 'b'}', 'v{i}')" for i in range(k * 10, k * 10 + 10)))
+        spark.sql(f"INSERT INTO {table} VALUES (100, 'b', NULL), (102, 'b', 'x')")
+        # Partition a: by id. Partition b: by (id, v), where a null matches only a null.
+        spark_equality_delete(spark, table, ["id"], [(1,), (3,), (5,)], partition=("a",))
+        spark_equality_delete(spark, table, ["id", "v"], [(100, None), (102, None), (2, "other")],
+                              partition=("b",))
+        # Written after the deletes: an equality delete never applies to newer data.
+        spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 'again')")
+        q = f"SELECT id, part, v FROM {table} ORDER BY id, v"
+        expected = [tuple(r) for r in spark.sql(q).collect()]
+        deleted = {1, 3, 5, 100}
+        assert [r for r in expected if r[0] in deleted] == [(1, "a", "again")]
+        assert len(expected) == 30 + 2 + 1 - 4
+        t = env["cat"].load_table(f"{ns}.t")
+        before_snapshot = t.current_snapshot().snapshot_id
+        with pytest.raises(ValueError, match="equality deletes"):
+            t.scan().to_arrow()
+
+        [r] = run(env, ns, "t")
+        assert r["ran"], r["skipped_because"]
+        assert r["bins_failed"] == 0 and r["rows_deleted"] == 4, (r["skipped_because"], r)
+        assert r["delete_files_removed"] == 2, r
+        t = env["cat"].load_table(f"{ns}.t")
+        assert [f for f in t.inspect.files().to_pylist() if f["content"] != 0] == []
+        summary = t.current_snapshot().summary
+        assert summary["removed-equality-delete-files"] == "2", summary
+        assert summary["removed-equality-deletes"] == "6", summary
+        assert summary["total-equality-deletes"] == "0", summary
+        assert summary["total-records"] == str(len(expected)), summary
+        # PyIceberg now reads it, and all three engines agree with Spark before compaction.
+        rows = sorted((x["id"], x["part"], x["v"]) for x in t.scan().to_arrow().to_pylist())
+        assert rows == sorted(expected, key=lambda x: (x[0], x[2] or ""))
+        duck = duckdb_from_recipe(env["srv"].connection(env["acct"]["api_key"], "duckdb"))
+        assert duck.execute(f"SELECT count(*), sum(id) FROM lake.{ns}.t").fetchone() == (
+            len(expected), sum(x[0] for x in expected))
+        now = spark.sql(f"SELECT * FROM {table}")
+        then = spark.sql(f"SELECT * FROM {table} VERSION AS OF {before_snapshot}")
+        assert now.count() == len(expected)
+        assert now.exceptAll(then).count() == 0 and then.exceptAll(now).count() == 0
+    finally:
+        spark.stop()
+
+
 def test_duckdb_position_deletes_are_applied_and_their_files_removed(env):
     duck = env["duck"]
     ns = "cmp_" + uuid.uuid4().hex[:6]

@@ -31,6 +31,7 @@ struct LiveFile {
   Json partition;
   int64_t sequence = 0;  // its data sequence number
   int64_t added_ms = 0;  // when the snapshot that added it was committed (0: expired)
+  bool parquet = true;   // only Parquet files are rewritten
 };
 
 // A live delete file: position deletes (content 1) or equality deletes (2).
@@ -42,7 +43,8 @@ struct DeleteFile {
   int spec = 0;
   Json partition;
   int64_t sequence = 0;
-  std::string target;  // position deletes: the one data file, "" when unknown
+  std::string target;             // position deletes: the one data file, "" when unknown
+  std::vector<int> equality_ids;  // equality deletes: the fields they compare
 
   // The spec's rules: a delete applies within its spec and partition, or everywhere
   // from an unpartitioned spec; position deletes to data no newer than them, equality
@@ -59,7 +61,7 @@ struct Bin {
   int spec_id = 0;
   Json partition;
   std::vector<const LiveFile*> inputs;
-  std::vector<const DeleteFile*> deletes;  // the position deletes that apply to them
+  std::vector<const DeleteFile*> deletes;  // the delete files that apply to them
   int64_t bytes = 0;
   Json metrics;  // the worker's answer
   std::string output;
@@ -92,29 +94,42 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
       fs::remove_all(dir, ignored);
     }
   } cleanup{dir};
-  Json deletes = Json::array();
+  // Each delete file copied once, numbered within its kind as the plan lists them.
+  Json positional = Json::array(), equality = Json::array();
+  std::vector<size_t> index_in_kind;
   for (size_t i = 0; i < bin.deletes.size(); i++) {
+    const DeleteFile& d = *bin.deletes[i];
     const std::string local = (dir / ("del-" + std::to_string(i) + ".parquet")).string();
-    TM_TRY(catalog.files().CopyToFile(w, bin.deletes[i]->path, local));
-    deletes.push_back(local);
+    TM_TRY(catalog.files().CopyToFile(w, d.path, local));
+    if (d.content == 1) {
+      index_in_kind.push_back(positional.size());
+      positional.push_back(local);
+    } else {
+      index_in_kind.push_back(equality.size());
+      equality.push_back({{"path", local}, {"equality_ids", d.equality_ids}});
+    }
   }
   Json inputs = Json::array();
   for (size_t i = 0; i < bin.inputs.size(); i++) {
     const std::string local = (dir / ("in-" + std::to_string(i) + ".parquet")).string();
     TM_TRY(catalog.files().CopyToFile(w, bin.inputs[i]->path, local));
-    Json applying = Json::array();
+    Json by_position = Json::array(), by_equality = Json::array();
     for (size_t d = 0; d < bin.deletes.size(); d++) {
-      if (bin.deletes[d]->AppliesTo(*bin.inputs[i])) applying.push_back(d);
+      if (!bin.deletes[d]->AppliesTo(*bin.inputs[i])) continue;
+      (bin.deletes[d]->content == 1 ? by_position : by_equality).push_back(index_in_kind[d]);
     }
-    inputs.push_back(
-        {{"path", local}, {"data_path", bin.inputs[i]->path}, {"delete_files", applying}});
+    inputs.push_back({{"path", local},
+                      {"data_path", bin.inputs[i]->path},
+                      {"delete_files", by_position},
+                      {"equality_delete_files", by_equality}});
   }
   const std::string out = (dir / "out.parquet").string();
   const std::string plan_path = (dir / "plan.json").string(),
                     result_path = (dir / "result.json").string();
   TM_TRY(WriteFileAtomically(plan_path,
                              Json{{"inputs", inputs},
-                                  {"position_deletes", deletes},
+                                  {"position_deletes", positional},
+                                  {"equality_deletes", equality},
                                   {"output", out},
                                   {"max_threads", options.worker_threads}}
                                  .dump(),
@@ -217,6 +232,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
         d.partition = file.value("partition", Json::object());
         d.sequence = e.value("sequence_number", m.sequence_number);
         if (content == 1) d.target = PositionDeleteTarget(file);
+        for (const auto& id : file.value("equality_ids", Json::array())) {
+          if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
+        }
         deletes.push_back(std::move(d));
         continue;
       }
@@ -224,8 +242,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       result.data_files_before++;
       result.data_bytes_before += file.value("file_size_in_bytes", int64_t{0});
-      if (format != "PARQUET") continue;
       LiveFile f;
+      f.parquet = format == "PARQUET";
       f.manifest = manifests.size();
       f.entry = i;
       f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
@@ -252,23 +270,37 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   result.data_files_after = result.data_files_before;
   result.data_bytes_after = result.data_bytes_before;
 
-  // Small files grouped by spec and partition; bins of at most the target size.
-  std::map<std::string, std::vector<const LiveFile*>> groups;
-  std::map<std::string, int> spec_of_group;
+  // Candidates grouped by spec and partition: small Parquet files, and every Parquet file
+  // an equality delete reaches (rewriting those is what removes the deletes, which some
+  // readers, PyIceberg 0.12 among them, cannot apply). Bins of at most the target size.
+  auto reached_by_equality = [&](const LiveFile& f) {
+    return std::any_of(deletes.begin(), deletes.end(),
+                       [&](const DeleteFile& d) { return d.content == 2 && d.AppliesTo(f); });
+  };
+  struct Group {
+    int spec = 0;
+    std::vector<const LiveFile*> files;
+    int small = 0, reached = 0;
+  };
+  std::map<std::string, Group> groups;
   for (const auto& f : live) {
-    if (f.size >= target * 3 / 4) continue;
-    const int spec = manifests[f.manifest].list_entry.value("partition_spec_id", 0);
-    const std::string key = std::to_string(spec) + "/" + f.partition.dump();
-    groups[key].push_back(&f);
-    spec_of_group[key] = spec;
+    if (!f.parquet) continue;
+    const bool small = f.size < target * 3 / 4, reached = reached_by_equality(f);
+    if (!small && !reached) continue;
+    Group& g = groups[std::to_string(f.spec) + "/" + f.partition.dump()];
+    g.spec = f.spec;
+    g.files.push_back(&f);
+    g.small += small;
+    g.reached += reached;
   }
   std::vector<Bin> bins;
   int64_t planned = 0;
   bool over_budget = false;
-  int equality_blocked = 0, recently_written = 0;
+  int recently_written = 0;
   const int64_t now_ms = clock.NowMillis();
-  for (auto& [key, files] : groups) {
-    if (static_cast<int64_t>(files.size()) < min_files) continue;
+  for (auto& [key, group] : groups) {
+    auto& files = group.files;
+    if (group.small < min_files && group.reached == 0) continue;
     if (static_cast<int>(bins.size()) >= options.max_bins_per_run) break;
     int64_t newest = 0;
     for (const LiveFile* f : files) newest = std::max(newest, f->added_ms);
@@ -276,32 +308,22 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       recently_written++;
       continue;
     }
-    // Equality deletes are not applied yet: a partition they reach is left alone.
-    bool blocked = false;
-    for (const auto& d : deletes) {
-      for (const LiveFile* f : files) blocked = blocked || (d.content == 2 && d.AppliesTo(*f));
-    }
-    if (blocked) {
-      equality_blocked++;
-      continue;
-    }
-    for (const auto& field : partition_nodes[spec_of_group[key]]->fields) {
+    for (const auto& field : partition_nodes[group.spec]->fields) {
       if (!Comparable(*field.type)) {
         return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
       }
     }
     std::sort(files.begin(), files.end(),
               [](const LiveFile* a, const LiveFile* b) { return a->size < b->size; });
-    Bin bin{spec_of_group[key], files.front()->partition, {}, {}, 0, {}, {}};
+    Bin bin{group.spec, files.front()->partition, {}, {}, 0, {}, {}};
     auto close = [&]() {
-      if (bin.inputs.size() >= 2) {
+      // One file alone is rewritten only to apply the equality deletes that reach it.
+      if (bin.inputs.size() >= 2 ||
+          (bin.inputs.size() == 1 && reached_by_equality(*bin.inputs[0]))) {
         for (const auto& d : deletes) {
-          if (d.content != 1) continue;
-          for (const LiveFile* f : bin.inputs) {
-            if (d.AppliesTo(*f)) {
-              bin.deletes.push_back(&d);
-              break;
-            }
+          if (std::any_of(bin.inputs.begin(), bin.inputs.end(),
+                          [&](const LiveFile* f) { return d.AppliesTo(*f); })) {
+            bin.deletes.push_back(&d);
           }
         }
         bins.push_back(bin);
@@ -329,13 +351,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       return Fail(Skip("every partition worth compacting was written in the last " +
                        std::to_string(quiet_ms / 1000) + " s; it waits for a quiet one"));
     }
-    if (equality_blocked > 0) {
-      return Fail(
-          Skip("equality deletes reach every partition worth compacting; compaction "
-               "does not apply them yet"));
-    }
     return Fail(Skip("no partition has " + std::to_string(min_files) +
-                     " files smaller than 3/4 of the target size"));
+                     " files smaller than 3/4 of the target size or equality deletes"));
   }
 
   // The rows, rewritten by the worker, one bin at a time.
@@ -383,20 +400,32 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                                           std::to_string(removed_records) + " less " +
                                           std::to_string(rows_deleted) + " deleted");
   }
-  // Position delete files whose one target was rewritten no longer apply: removed too.
+  // A delete file that applies to no data file left (the rewritten ones are gone, and the
+  // new ones keep the starting sequence number, which no delete older than it applies to
+  // by equality, and whose paths no position delete names) is removed in the same snapshot.
   std::set<std::string> rewritten_paths;
   for (const Bin* bin : done) {
     for (const LiveFile* f : bin->inputs) rewritten_paths.insert(f->path);
   }
-  int64_t removed_delete_files = 0, removed_delete_records = 0, removed_delete_bytes = 0;
+  struct Removed {
+    int64_t files = 0, records = 0;
+  } removed_position, removed_equality;
+  int64_t removed_delete_bytes = 0;
   for (const auto& d : deletes) {
-    if (d.content != 1 || d.target.empty() || !rewritten_paths.count(d.target)) continue;
+    const bool still_applies = std::any_of(live.begin(), live.end(), [&](const LiveFile& f) {
+      return !rewritten_paths.count(f.path) && d.AppliesTo(f);
+    });
+    if (still_applies) continue;
+    // Nothing left it applies to: either this run rewrote its data, or it applied to
+    // nothing already (then it goes too, as dead weight every reader would open).
     replaced[{d.manifest, d.entry}] = true;
     manifests[d.manifest].rewritten = true;
-    removed_delete_files++;
-    removed_delete_records += d.records;
+    Removed& r = d.content == 1 ? removed_position : removed_equality;
+    r.files++;
+    r.records += d.records;
     removed_delete_bytes += d.size;
   }
+  const int64_t removed_delete_files = removed_position.files + removed_equality.files;
   result.delete_files_removed = static_cast<int>(removed_delete_files);
   result.rows_deleted = rows_deleted;
   std::vector<avro::Value> list_records;
@@ -482,21 +511,27 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                   {"added-records", std::to_string(added_records)},
                   {"deleted-records", std::to_string(removed_records)},
                   {"added-files-size", std::to_string(added_bytes)},
-                  {"removed-files-size", std::to_string(removed_bytes)},
+                  {"removed-files-size", std::to_string(removed_bytes + removed_delete_bytes)},
                   {"changed-partition-count", std::to_string(done.size())},
                   {"tablemere.maintenance", "compact"}};
   if (removed_delete_files > 0) {
     summary["removed-delete-files"] = std::to_string(removed_delete_files);
-    summary["removed-position-delete-files"] = std::to_string(removed_delete_files);
-    summary["removed-position-deletes"] = std::to_string(removed_delete_records);
+  }
+  if (removed_position.files > 0) {
+    summary["removed-position-delete-files"] = std::to_string(removed_position.files);
+    summary["removed-position-deletes"] = std::to_string(removed_position.records);
+  }
+  if (removed_equality.files > 0) {
+    summary["removed-equality-delete-files"] = std::to_string(removed_equality.files);
+    summary["removed-equality-deletes"] = std::to_string(removed_equality.records);
   }
   const std::pair<const char*, int64_t> totals[] = {
       {"total-data-files", result.files_written - result.files_rewritten},
       {"total-files-size", added_bytes - removed_bytes - removed_delete_bytes},
       {"total-records", added_records - removed_records},
       {"total-delete-files", -removed_delete_files},
-      {"total-position-deletes", -removed_delete_records},
-      {"total-equality-deletes", 0}};
+      {"total-position-deletes", -removed_position.records},
+      {"total-equality-deletes", -removed_equality.records}};
   for (const auto& [name, delta] : totals) {
     Json t = total(name, delta);
     if (!t.is_null()) summary[name] = t;

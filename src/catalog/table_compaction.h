@@ -5,10 +5,14 @@
 // The rows are rewritten by the worker process (`tablemere-maint compact`, Arrow); the
 // manifests and the manifest list are written here (src/avro).
 //
-// Position deletes are applied while rewriting (the rows they name are dropped), and a
-// position delete file whose one target was rewritten is removed with it. Not yet
-// compacted, and said so in the result: partitions equality deletes reach, format v1
-// and v3 tables, partitions on decimal or uuid values.
+// Position and equality deletes are applied while rewriting by the spec's rules (within
+// their spec and partition, or everywhere from an unpartitioned spec; position deletes to
+// data no newer than them, equality deletes to data older than them), so the rows they
+// name are dropped. Every Parquet file an equality delete reaches is a candidate however
+// large (some readers cannot apply equality deletes at all), and a delete file that no
+// longer applies to any data file is removed in the same snapshot. Not compacted, and
+// said so in the result: format v1 and v3 tables, partitions on decimal or uuid values,
+// non-Parquet files (their deletes stay).
 #pragma once
 
 #include <cstdint>
@@ -37,8 +41,8 @@ struct CompactResult {
   int data_files_before = 0, data_files_after = 0;
   int64_t data_bytes_before = 0, data_bytes_after = 0;
   int files_rewritten = 0, files_written = 0, bins = 0, bins_failed = 0;
-  int delete_files_removed = 0;  // position delete files whose target was rewritten
-  int64_t rows_deleted = 0;      // rows position deletes dropped while rewriting
+  int delete_files_removed = 0;  // delete files that no longer apply to any data file
+  int64_t rows_deleted = 0;      // rows position and equality deletes dropped while rewriting
   int64_t bytes_read = 0;        // what the rewritten files held: charged to the byte budget
   int64_t snapshot_id = -1;
 };

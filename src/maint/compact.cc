@@ -1,7 +1,6 @@
 #include "maint/compact.h"
 
 #include <arrow/api.h>
-#include <arrow/array/concatenate.h>
 #include <arrow/io/file.h>
 #include <arrow/util/thread_pool.h>
 #include <parquet/arrow/reader.h>
@@ -11,9 +10,12 @@
 #include <parquet/statistics.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <unordered_set>
 
 #include "common/crypto.h"
 
@@ -31,12 +33,6 @@ Error FromArrow(const arrow::Status& s, const std::string& what) {
     ::arrow::Status _st = (expr);                                  \
     if (!_st.ok()) return ::tablemere::Fail(FromArrow(_st, what)); \
   } while (0)
-
-// Field ids live in each Arrow field's metadata (PARQUET:field_id), where the Parquet
-// reader puts them and the writer takes them from: two schemas agree only if those do.
-bool SameSchema(const arrow::Schema& a, const arrow::Schema& b) {
-  return a.Equals(b, /*check_metadata=*/true);
-}
 
 // How a column's Parquet statistics map to Iceberg's bound encoding, or kNone when they
 // do not (decimals are big-endian in Iceberg, millisecond timestamps are not Iceberg's
@@ -183,23 +179,269 @@ Json Metrics(const parquet::FileMetaData& meta, int64_t file_size) {
               {"upper_bounds", upper},           {"split_offsets", split_offsets}};
 }
 
-// Writes the rows of `batch` (which starts at row `first` of its file) that `deleted`
-// (sorted) does not name, as slices between the deleted rows.
+// Writes the rows of `batch` that `dropped_rows` (sorted indices into the batch) does not
+// name, as slices between them.
 arrow::Status WriteKept(parquet::arrow::FileWriter& writer, const arrow::RecordBatch& batch,
-                        int64_t first, const std::vector<int64_t>& deleted, int64_t& dropped) {
-  const int64_t end = first + batch.num_rows();
-  auto it = std::lower_bound(deleted.begin(), deleted.end(), first);
-  int64_t from = first;
-  for (; it != deleted.end() && *it < end; ++it) {
-    if (*it > from)
-      ARROW_RETURN_NOT_OK(writer.WriteRecordBatch(*batch.Slice(from - first, *it - from)));
-    from = *it + 1;
-    dropped++;
+                        const std::vector<int64_t>& dropped_rows) {
+  int64_t from = 0;
+  for (int64_t row : dropped_rows) {
+    if (row > from) ARROW_RETURN_NOT_OK(writer.WriteRecordBatch(*batch.Slice(from, row - from)));
+    from = row + 1;
   }
-  if (from < end)
-    ARROW_RETURN_NOT_OK(writer.WriteRecordBatch(*batch.Slice(from - first, end - from)));
+  if (from < batch.num_rows())
+    ARROW_RETURN_NOT_OK(writer.WriteRecordBatch(*batch.Slice(from, batch.num_rows() - from)));
   return arrow::Status::OK();
 }
+
+// The Iceberg field id Parquet stored with a top-level column, or -1.
+int FieldIdOf(const arrow::Field& field) {
+  if (!field.metadata()) return -1;
+  auto id = field.metadata()->Get("PARQUET:field_id");
+  if (!id.ok()) return -1;
+  try {
+    return std::stoi(*id);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// One field that holds both `a` and `b`: the same name, field id (PARQUET:field_id, where
+// the reader puts it and the writer takes it from) and type, nullable if either is. Writers
+// disagree on nullability alone: Spark declares a column required in a file whose rows
+// had no null. Anything else differing is an error.
+Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b);
+
+Result<std::shared_ptr<arrow::DataType>> UnifyType(const std::shared_ptr<arrow::DataType>& a,
+                                                   const std::shared_ptr<arrow::DataType>& b) {
+  if (a->id() != b->id() || a->num_fields() != b->num_fields()) {
+    return Fail(ErrorCode::kInvalidInput, a->ToString() + " against " + b->ToString());
+  }
+  if (a->num_fields() == 0) {
+    if (!a->Equals(*b)) {
+      return Fail(ErrorCode::kInvalidInput, a->ToString() + " against " + b->ToString());
+    }
+    return a;
+  }
+  std::vector<std::shared_ptr<arrow::Field>> children;
+  for (int i = 0; i < a->num_fields(); i++) {
+    TM_ASSIGN(auto child, Unify(*a->field(i), *b->field(i)));
+    children.push_back(std::move(child));
+  }
+  switch (a->id()) {
+    case arrow::Type::STRUCT:
+      return arrow::struct_(children);
+    case arrow::Type::LIST:
+      return arrow::list(children[0]);
+    case arrow::Type::LARGE_LIST:
+      return arrow::large_list(children[0]);
+    case arrow::Type::MAP: {
+      const auto& entries = children[0]->type();
+      if (entries->num_fields() != 2) break;
+      return std::shared_ptr<arrow::DataType>(
+          std::make_shared<arrow::MapType>(entries->field(0), entries->field(1),
+                                           static_cast<const arrow::MapType&>(*a).keys_sorted()));
+    }
+    default:
+      break;
+  }
+  if (!a->Equals(*b)) {
+    return Fail(ErrorCode::kInvalidInput, a->ToString() + " against " + b->ToString());
+  }
+  return a;
+}
+
+Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b) {
+  if (a.name() != b.name() || FieldIdOf(a) != FieldIdOf(b)) {
+    return Fail(ErrorCode::kInvalidInput, a.ToString() + " against " + b.ToString());
+  }
+  TM_ASSIGN(auto type, UnifyType(a.type(), b.type()));
+  return arrow::field(a.name(), type, a.nullable() || b.nullable(), a.metadata());
+}
+
+Result<std::shared_ptr<arrow::Schema>> UnifySchemas(const arrow::Schema& a,
+                                                    const arrow::Schema& b) {
+  if (a.num_fields() != b.num_fields()) {
+    return Fail(ErrorCode::kInvalidInput, std::to_string(a.num_fields()) + " columns against " +
+                                              std::to_string(b.num_fields()));
+  }
+  std::vector<std::shared_ptr<arrow::Field>> fields;
+  for (int i = 0; i < a.num_fields(); i++) {
+    TM_ASSIGN(auto f, Unify(*a.field(i), *b.field(i)));
+    fields.push_back(std::move(f));
+  }
+  // No schema-level metadata: a writer's embedded copy of its schema (iceberg.schema)
+  // would not describe the merged file.
+  return arrow::schema(std::move(fields));
+}
+
+// `data` seen as `type`, which differs from its own only in nullability (see Unify).
+std::shared_ptr<arrow::ArrayData> Retyped(const std::shared_ptr<arrow::ArrayData>& data,
+                                          const std::shared_ptr<arrow::DataType>& type) {
+  auto out = data->Copy();
+  out->type = type;
+  for (size_t i = 0; i < out->child_data.size() && static_cast<int>(i) < type->num_fields(); i++) {
+    out->child_data[i] = Retyped(out->child_data[i], type->field(static_cast<int>(i))->type());
+  }
+  return out;
+}
+
+std::shared_ptr<arrow::RecordBatch> AsSchema(const arrow::RecordBatch& batch,
+                                             const std::shared_ptr<arrow::Schema>& schema) {
+  std::vector<std::shared_ptr<arrow::Array>> columns;
+  for (int c = 0; c < batch.num_columns(); c++) {
+    columns.push_back(arrow::MakeArray(Retyped(batch.column(c)->data(), schema->field(c)->type())));
+  }
+  return arrow::RecordBatch::Make(schema, batch.num_rows(), std::move(columns));
+}
+
+// Appends each row's value of `array` to its key in `keys`, in one encoding per Iceberg
+// type family, so an equality delete written before a type promotion (int to long, float
+// to double) still matches: integers as 64-bit, floating point as a double's bits (NaN in
+// one spelling, -0.0 apart from 0.0, as Java's Double.equals has it), strings and binary
+// length-prefixed, and null as its own tag (a null in an equality delete matches null).
+// kInvalidInput for a type equality deletes cannot name here (nested columns).
+Result<void> AppendKeys(const arrow::Array& array, std::vector<std::string>& keys) {
+  auto put = [&](int64_t i, char tag, const void* bytes, size_t n) {
+    keys[static_cast<size_t>(i)].push_back(tag);
+    keys[static_cast<size_t>(i)].append(static_cast<const char*>(bytes), n);
+  };
+  auto integers = [&](const auto& a, char tag) {
+    for (int64_t i = 0; i < a.length(); i++) {
+      if (a.IsNull(i)) {
+        put(i, 'n', nullptr, 0);
+        continue;
+      }
+      const auto v = static_cast<int64_t>(a.Value(i));
+      put(i, tag, &v, sizeof v);
+    }
+  };
+  auto floating = [&](const auto& a) {
+    for (int64_t i = 0; i < a.length(); i++) {
+      if (a.IsNull(i)) {
+        put(i, 'n', nullptr, 0);
+        continue;
+      }
+      double v = static_cast<double>(a.Value(i));
+      if (std::isnan(v)) v = std::numeric_limits<double>::quiet_NaN();
+      put(i, 'f', &v, sizeof v);
+    }
+  };
+  auto bytes = [&](const auto& a) {
+    for (int64_t i = 0; i < a.length(); i++) {
+      if (a.IsNull(i)) {
+        put(i, 'n', nullptr, 0);
+        continue;
+      }
+      const std::string_view v = a.GetView(i);
+      const auto n = static_cast<uint32_t>(v.size());
+      put(i, 's', &n, sizeof n);
+      keys[static_cast<size_t>(i)].append(v.data(), v.size());
+    }
+  };
+  using arrow::Type;
+  switch (array.type_id()) {
+    case Type::INT8:
+      integers(static_cast<const arrow::Int8Array&>(array), 'i');
+      break;
+    case Type::INT16:
+      integers(static_cast<const arrow::Int16Array&>(array), 'i');
+      break;
+    case Type::INT32:
+      integers(static_cast<const arrow::Int32Array&>(array), 'i');
+      break;
+    case Type::INT64:
+      integers(static_cast<const arrow::Int64Array&>(array), 'i');
+      break;
+    case Type::DATE32:
+      integers(static_cast<const arrow::Date32Array&>(array), 'd');
+      break;
+    case Type::TIME64:
+      integers(static_cast<const arrow::Time64Array&>(array), 't');
+      break;
+    case Type::TIMESTAMP: {
+      const auto& ts = static_cast<const arrow::TimestampArray&>(array);
+      const auto& type = static_cast<const arrow::TimestampType&>(*array.type());
+      // The unit is part of the tag: micros and nanos never compare equal by accident.
+      integers(ts, static_cast<char>('0' + static_cast<int>(type.unit())));
+      break;
+    }
+    case Type::BOOL: {
+      const auto& b = static_cast<const arrow::BooleanArray&>(array);
+      for (int64_t i = 0; i < b.length(); i++) {
+        if (b.IsNull(i)) {
+          put(i, 'n', nullptr, 0);
+          continue;
+        }
+        const char v = b.Value(i) ? 1 : 0;
+        put(i, 'b', &v, 1);
+      }
+      break;
+    }
+    case Type::FLOAT:
+      floating(static_cast<const arrow::FloatArray&>(array));
+      break;
+    case Type::DOUBLE:
+      floating(static_cast<const arrow::DoubleArray&>(array));
+      break;
+    case Type::STRING:
+      bytes(static_cast<const arrow::StringArray&>(array));
+      break;
+    case Type::LARGE_STRING:
+      bytes(static_cast<const arrow::LargeStringArray&>(array));
+      break;
+    case Type::BINARY:
+      bytes(static_cast<const arrow::BinaryArray&>(array));
+      break;
+    case Type::LARGE_BINARY:
+      bytes(static_cast<const arrow::LargeBinaryArray&>(array));
+      break;
+    case Type::FIXED_SIZE_BINARY:
+      bytes(static_cast<const arrow::FixedSizeBinaryArray&>(array));
+      break;
+    case Type::DECIMAL128: {
+      // The unscaled value: a table's decimal keeps its scale (only precision widens).
+      const auto& d = static_cast<const arrow::Decimal128Array&>(array);
+      for (int64_t i = 0; i < d.length(); i++) {
+        if (d.IsNull(i)) {
+          put(i, 'n', nullptr, 0);
+          continue;
+        }
+        put(i, 'D', d.GetValue(i), 16);
+      }
+      break;
+    }
+    default:
+      return Fail(ErrorCode::kInvalidInput, "an equality delete names a column of type " +
+                                                array.type()->ToString() +
+                                                ", which compaction does not compare yet");
+  }
+  return {};
+}
+
+// The key of every row of `batch` over the columns with `ids`, in that order. A column the
+// file does not have (added after it was written) is null in each of its rows.
+Result<std::vector<std::string>> KeysOf(const arrow::RecordBatch& batch,
+                                        const std::vector<int>& ids) {
+  std::vector<std::string> keys(static_cast<size_t>(batch.num_rows()));
+  for (int id : ids) {
+    int column = -1;
+    for (int c = 0; c < batch.num_columns(); c++) {
+      if (FieldIdOf(*batch.schema()->field(c)) == id) column = c;
+    }
+    if (column < 0) {
+      for (auto& k : keys) k.push_back('n');
+      continue;
+    }
+    TM_TRY(AppendKeys(*batch.column(column), keys));
+  }
+  return keys;
+}
+
+// An equality delete file: the equality field ids and the set of their deleted keys.
+struct EqualityDeletes {
+  std::vector<int> ids;
+  std::unordered_set<std::string> keys;
+};
 
 // Hadoop's spellings of S3 name the same file as s3:// (as the server compares them).
 std::string Canonical(std::string path) {
@@ -209,41 +451,84 @@ std::string Canonical(std::string path) {
   return path;
 }
 
-// A position delete file's rows: data file path -> deleted row positions. Columns are
-// found by name (file_path, pos): DuckDB 1.5 writes them under other field ids.
-Result<std::map<std::string, std::vector<int64_t>>> ReadPositionDeletes(const std::string& path) {
+// A Parquet file's record batches, read one at a time.
+Result<std::shared_ptr<arrow::RecordBatchReader>> OpenBatches(
+    const std::string& path, std::unique_ptr<parquet::arrow::FileReader>& holder) {
   auto file = arrow::io::ReadableFile::Open(path);
   if (!file.ok()) return Fail(FromArrow(file.status(), path));
   auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
   if (!reader.ok()) return Fail(FromArrow(reader.status(), path));
-  auto read = (*reader)->ReadTable();
-  if (!read.ok()) return Fail(FromArrow(read.status(), path));
-  std::shared_ptr<arrow::Table> table = *read;
-  auto paths = table->GetColumnByName("file_path");
-  auto positions = table->GetColumnByName("pos");
-  if (!paths || !positions) {
-    return Fail(ErrorCode::kInvalidInput, path + " is not a position delete file");
-  }
-  auto flat_paths = arrow::Concatenate(paths->chunks());
-  auto flat_positions = arrow::Concatenate(positions->chunks());
-  if (!flat_paths.ok() || !flat_positions.ok()) {
-    return Fail(ErrorCode::kInvalidInput, path + ": cannot read its columns");
-  }
-  auto pos = std::dynamic_pointer_cast<arrow::Int64Array>(*flat_positions);
-  if (!pos) return Fail(ErrorCode::kInvalidInput, path + ": pos is not a long column");
+  holder = std::move(*reader);
+  auto batches = holder->GetRecordBatchReader();
+  if (!batches.ok()) return Fail(FromArrow(batches.status(), path));
+  return std::shared_ptr<arrow::RecordBatchReader>(std::move(*batches));
+}
+
+// A position delete file's rows: data file path -> deleted row positions. Columns are
+// found by name (file_path, pos): DuckDB 1.5 writes them under other field ids.
+Result<std::map<std::string, std::vector<int64_t>>> ReadPositionDeletes(const std::string& path) {
+  std::unique_ptr<parquet::arrow::FileReader> holder;
+  TM_ASSIGN(auto batches, OpenBatches(path, holder));
   std::map<std::string, std::vector<int64_t>> out;
-  auto add = [&](const auto& strings) {
-    for (int64_t i = 0; i < strings.length(); i++) {
-      if (strings.IsNull(i) || pos->IsNull(i)) continue;
-      out[Canonical(std::string(strings.GetView(i)))].push_back(pos->Value(i));
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    TM_ARROW_TRY(batches->ReadNext(&batch), path);
+    if (!batch) break;
+    auto paths = batch->GetColumnByName("file_path");
+    auto pos = std::dynamic_pointer_cast<arrow::Int64Array>(batch->GetColumnByName("pos"));
+    if (!paths || !pos) {
+      return Fail(ErrorCode::kInvalidInput,
+                  path + " is not a position delete file (no string file_path, long pos)");
     }
-  };
-  if (auto utf8 = std::dynamic_pointer_cast<arrow::StringArray>(*flat_paths)) {
-    add(*utf8);
-  } else if (auto large = std::dynamic_pointer_cast<arrow::LargeStringArray>(*flat_paths)) {
-    add(*large);
-  } else {
-    return Fail(ErrorCode::kInvalidInput, path + ": file_path is not a string column");
+    auto add = [&](const auto& strings) {
+      for (int64_t i = 0; i < strings.length(); i++) {
+        if (strings.IsNull(i) || pos->IsNull(i)) continue;
+        out[Canonical(std::string(strings.GetView(i)))].push_back(pos->Value(i));
+      }
+    };
+    if (auto utf8 = std::dynamic_pointer_cast<arrow::StringArray>(paths)) {
+      add(*utf8);
+    } else if (auto large = std::dynamic_pointer_cast<arrow::LargeStringArray>(paths)) {
+      add(*large);
+    } else {
+      return Fail(ErrorCode::kInvalidInput, path + ": file_path is not a string column");
+    }
+  }
+  return out;
+}
+
+// An equality delete file's keys over `ids`. Every id must be one of its columns.
+Result<EqualityDeletes> ReadEqualityDeletes(const std::string& path, std::vector<int> ids) {
+  if (ids.empty()) return Fail(ErrorCode::kInvalidInput, path + " names no equality field");
+  std::unique_ptr<parquet::arrow::FileReader> holder;
+  TM_ASSIGN(auto batches, OpenBatches(path, holder));
+  for (int id : ids) {
+    bool found = false;
+    for (const auto& field : batches->schema()->fields()) found = found || FieldIdOf(*field) == id;
+    if (!found) {
+      return Fail(ErrorCode::kInvalidInput,
+                  path + " has no column with equality field id " + std::to_string(id));
+    }
+  }
+  EqualityDeletes out{std::move(ids), {}};
+  while (true) {
+    std::shared_ptr<arrow::RecordBatch> batch;
+    TM_ARROW_TRY(batches->ReadNext(&batch), path);
+    if (!batch) break;
+    TM_ASSIGN(auto keys, KeysOf(*batch, out.ids));
+    for (auto& k : keys) out.keys.insert(std::move(k));
+  }
+  return out;
+}
+
+std::vector<size_t> Indices(const Json& input, const char* name, size_t bound, bool& bad) {
+  std::vector<size_t> out;
+  for (const auto& d : input.value(name, Json::array())) {
+    if (!d.is_number_unsigned() || d.get<size_t>() >= bound) {
+      bad = true;
+      continue;
+    }
+    out.push_back(d.get<size_t>());
   }
   return out;
 }
@@ -265,22 +550,67 @@ Result<Json> CompactFiles(const Json& plan) {
   std::shared_ptr<arrow::Schema> schema;
   std::unique_ptr<parquet::arrow::FileWriter> writer;
   std::shared_ptr<arrow::io::FileOutputStream> sink;
-  int64_t rows_read = 0, rows_deleted = 0;
-  // Position delete files, read once each.
+  int64_t rows_read = 0, rows_deleted = 0, rows_deleted_by_equality = 0;
+  // Delete files, read once each.
   std::vector<std::map<std::string, std::vector<int64_t>>> deletes;
   for (const auto& d : plan.value("position_deletes", Json::array())) {
     TM_ASSIGN(auto rows, ReadPositionDeletes(d.get<std::string>()));
     deletes.push_back(std::move(rows));
   }
+  std::vector<EqualityDeletes> equality;
+  for (const auto& d : plan.value("equality_deletes", Json::array())) {
+    TM_ASSIGN(auto keys, ReadEqualityDeletes(d.at("path").get<std::string>(),
+                                             d.at("equality_ids").get<std::vector<int>>()));
+    equality.push_back(std::move(keys));
+  }
+  auto discard = [&](Error e) -> Result<Json> {
+    if (writer) (void)writer->Close();
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    return Fail(std::move(e));
+  };
+  // The output's schema, from every input's footer before a row is read.
   for (const auto& input : plan["inputs"]) {
     const std::string path = input.at("path").get<std::string>();
+    std::unique_ptr<parquet::arrow::FileReader> holder;
+    TM_ASSIGN(auto batches, OpenBatches(path, holder));
+    if (!schema) {
+      schema = arrow::schema(batches->schema()->fields());
+      TM_ASSIGN(schema, UnifySchemas(*schema, *schema));
+      continue;
+    }
+    auto unified = UnifySchemas(*schema, *batches->schema());
+    if (!unified) {
+      return Fail(
+          ErrorCode::kInvalidInput,
+          path + " has another schema than the bin's first file (" + unified.error().message + ")");
+    }
+    schema = *unified;
+  }
+  {
+    auto opened = arrow::io::FileOutputStream::Open(partial);
+    if (!opened.ok()) return Fail(FromArrow(opened.status(), partial));
+    sink = *opened;
+    auto props = parquet::WriterProperties::Builder()
+                     .compression(arrow::Compression::ZSTD)
+                     ->max_row_group_length(1 << 20)
+                     ->build();
+    auto made =
+        parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink, props);
+    if (!made.ok()) return Fail(FromArrow(made.status(), partial));
+    writer = std::move(*made);
+  }
+  for (const auto& input : plan["inputs"]) {
+    const std::string path = input.at("path").get<std::string>();
+    bool bad = false;
+    const auto position_files = Indices(input, "delete_files", deletes.size(), bad);
+    const auto equality_files = Indices(input, "equality_delete_files", equality.size(), bad);
+    if (bad) return discard({ErrorCode::kInvalidInput, "no such delete file", {}});
     std::vector<int64_t> deleted;
     for (const auto& p : input.value("deleted_positions", Json::array()))
       deleted.push_back(p.get<int64_t>());
     const std::string data_path = Canonical(input.value("data_path", ""));
-    for (const auto& d : input.value("delete_files", Json::array())) {
-      const auto index = d.get<size_t>();
-      if (index >= deletes.size()) return Fail(ErrorCode::kInvalidInput, "no such delete file");
+    for (size_t index : position_files) {
       auto it = deletes[index].find(data_path);
       if (it != deletes[index].end()) {
         deleted.insert(deleted.end(), it->second.begin(), it->second.end());
@@ -288,38 +618,46 @@ Result<Json> CompactFiles(const Json& plan) {
     }
     std::sort(deleted.begin(), deleted.end());
     deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
-    auto file = arrow::io::ReadableFile::Open(path);
-    if (!file.ok()) return Fail(FromArrow(file.status(), path));
-    auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
-    if (!reader.ok()) return Fail(FromArrow(reader.status(), path));
-    auto batches = (*reader)->GetRecordBatchReader();
-    if (!batches.ok()) return Fail(FromArrow(batches.status(), path));
-    std::shared_ptr<arrow::Schema> this_schema = (*batches)->schema();
-    if (!schema) {
-      schema = this_schema;
-      auto opened = arrow::io::FileOutputStream::Open(partial);
-      if (!opened.ok()) return Fail(FromArrow(opened.status(), partial));
-      sink = *opened;
-      auto props = parquet::WriterProperties::Builder()
-                       .compression(arrow::Compression::ZSTD)
-                       ->max_row_group_length(1 << 20)
-                       ->build();
-      auto made =
-          parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink, props);
-      if (!made.ok()) return Fail(FromArrow(made.status(), partial));
-      writer = std::move(*made);
-    } else if (!SameSchema(*schema, *this_schema)) {
-      (void)writer->Close();
-      std::filesystem::remove(partial);
-      return Fail(ErrorCode::kInvalidInput, path + " has another schema than the bin's first file");
-    }
+    std::unique_ptr<parquet::arrow::FileReader> holder;
+    auto opened_batches = OpenBatches(path, holder);
+    if (!opened_batches) return discard(opened_batches.error());
+    auto batches = *opened_batches;
     int64_t row = 0;
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
-      TM_ARROW_TRY((*batches)->ReadNext(&batch), path);
+      TM_ARROW_TRY(batches->ReadNext(&batch), path);
       if (!batch) break;
-      TM_ARROW_TRY(WriteKept(*writer, *batch, row, deleted, rows_deleted), partial);
-      row += batch->num_rows();
+      const int64_t end = row + batch->num_rows();
+      // The batch's rows that a position delete names, then those an equality delete's
+      // key matches (each key computed once per set of equality ids).
+      std::vector<char> drop(static_cast<size_t>(batch->num_rows()), 0);
+      for (auto it = std::lower_bound(deleted.begin(), deleted.end(), row);
+           it != deleted.end() && *it < end; ++it) {
+        drop[static_cast<size_t>(*it - row)] = 1;
+      }
+      std::map<std::vector<int>, std::vector<std::string>> keys_by_ids;
+      for (size_t index : equality_files) {
+        const EqualityDeletes& eq = equality[index];
+        auto keys = keys_by_ids.find(eq.ids);
+        if (keys == keys_by_ids.end()) {
+          auto made = KeysOf(*batch, eq.ids);
+          if (!made) return discard(made.error());
+          keys = keys_by_ids.emplace(eq.ids, std::move(*made)).first;
+        }
+        for (size_t i = 0; i < drop.size(); i++) {
+          if (!drop[i] && eq.keys.count(keys->second[i])) {
+            drop[i] = 1;
+            rows_deleted_by_equality++;
+          }
+        }
+      }
+      std::vector<int64_t> dropped_rows;
+      for (size_t i = 0; i < drop.size(); i++) {
+        if (drop[i]) dropped_rows.push_back(static_cast<int64_t>(i));
+      }
+      rows_deleted += static_cast<int64_t>(dropped_rows.size());
+      TM_ARROW_TRY(WriteKept(*writer, *AsSchema(*batch, schema), dropped_rows), partial);
+      row = end;
     }
     rows_read += row;
   }
@@ -333,6 +671,7 @@ Result<Json> CompactFiles(const Json& plan) {
   Json metrics = Metrics(*writer->metadata(), size);
   metrics["rows_read"] = rows_read;
   metrics["rows_deleted"] = rows_deleted;
+  metrics["rows_deleted_by_equality"] = rows_deleted_by_equality;
   return metrics;
 }
 

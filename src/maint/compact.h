@@ -1,6 +1,6 @@
 // Compaction's data path, run in the worker process: rewrites a bin of Parquet data files
-// into one, dropping the rows position deletes name, and reports the new file's Iceberg
-// metrics (record count, column sizes, value and null counts, lower and upper bounds in
+// into one, dropping the rows position and equality deletes name, and reports the new file's
+// Iceberg metrics (record count, column sizes, value and null counts, lower and upper bounds in
 // Iceberg's single-value encoding) read back from the footer it wrote. Arrow and Parquet
 // C++ come from the pyarrow wheel (Debian 12 packages neither); they are linked here
 // only, never into the server.
@@ -14,16 +14,21 @@ namespace tablemere::maint {
 
 // `plan`: {"inputs": [{"path": "<local file>", "data_path": "<its table location>",
 //                      "delete_files": [<index into position_deletes>, …],
+//                      "equality_delete_files": [<index into equality_deletes>, …],
 //                      "deleted_positions": [<row>, …]}, …],
 //          "position_deletes": ["<local position delete file>", …],
+//          "equality_deletes": [{"path": "<local file>", "equality_ids": [<field id>, …]}, …],
 //          "output": "<local file>", "max_threads": 1}
-// An input's rows are dropped when a delete file it lists names its data_path with
-// their position, or deleted_positions does.
+// An input's rows are dropped when a position delete file it lists names its data_path
+// with their position, or deleted_positions does, or when their values of an equality
+// delete file's fields (matched by Iceberg field id; null matches null) are one of that
+// file's rows. Which delete files apply to which input (the spec's sequence-number and
+// partition rules) is the server's to decide.
 // Every input must have the same Arrow schema (names, types, nullability, field ids);
 // kInvalidInput otherwise, and nothing is written. Answers
 // {"record_count", "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",
 //  "null_value_counts", "lower_bounds": {"<field id>": "<hex>"}, "upper_bounds",
-//  "split_offsets": [...], "rows_read", "rows_deleted"}.
+//  "split_offsets": [...], "rows_read", "rows_deleted", "rows_deleted_by_equality"}.
 Result<nlohmann::json> CompactFiles(const nlohmann::json& plan);
 
 }  // namespace tablemere::maint
