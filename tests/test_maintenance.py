@@ -195,6 +195,58 @@ def test_the_periodic_sweep_expires_every_table():
         srv.cleanup()
 
 
+def test_a_table_clients_write_is_visited_once_its_writes_settle():
+    """Commit-driven maintenance: with the sweep an hour away, a table a client wrote is
+    compacted a quiet period (--maintenance-quiet-seconds) after its last commit, and
+    GET /v1/table says when that visit is due."""
+    from conftest import Server
+    import datetime
+    import time
+    srv = Server(args=("--maintenance-quiet-seconds", "2"))
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        cat.create_namespace("visited")
+        t = cat.create_table("visited.t", schema=SCHEMA)
+        untouched = cat.create_table("visited.untouched", schema=SCHEMA)
+        for i in range(8):
+            t.append(rows([i * 10, i * 10 + 1]))
+        before = len(cat.load_table("visited.t").inspect.files())
+        assert before == 8
+
+        def maintenance(name):
+            r = requests.get(srv.api + "/v1/table",
+                             headers={"Authorization": "Bearer " + acct["api_key"]},
+                             params={"warehouse": acct["warehouse_id"], "namespace": "visited",
+                                     "name": name})
+            assert r.status_code == 200, r.text
+            return r.json()["maintenance"]
+
+        def due_in(name):
+            due = datetime.datetime.fromisoformat(maintenance(name)["next_due_at"].replace("Z", "+00:00"))
+            return (due - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+
+        # The written table is due within the quiet period; the other one at the sweep.
+        assert due_in("t") < 10
+        assert due_in("untouched") > 3000
+        deadline = time.time() + 30
+        while cat.load_table("visited.t").current_snapshot().summary.get("tablemere.maintenance") != "compact":
+            assert time.time() < deadline, maintenance("t")
+            time.sleep(0.2)
+        t = cat.load_table("visited.t")
+        assert len(t.inspect.files()) < before
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == sorted(
+            x for i in range(8) for x in (i * 10, i * 10 + 1))
+        shown = maintenance("t")["jobs"]
+        assert shown["compact"]["result"]["ran"] and shown["expire"]["last_run_at"], shown
+        # The visit is done: the table is next due at the sweep again.
+        assert due_in("t") > 3000
+        assert maintenance("untouched")["jobs"]["compact"]["last_run_at"] is None
+        assert untouched.current_snapshot() is None
+    finally:
+        srv.cleanup()
+
+
 def test_orphans_older_than_the_grace_period_are_deleted(env):
     ns, t = new_table(env)
     t.append(rows([1, 2, 3]))

@@ -536,7 +536,8 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
       for (const auto& r : c.requirements) {
         auto held = iceberg::CheckRequirement(current, r);
         if (held) continue;
-        if (current && held.error().code == ErrorCode::kConflict && !c.guard) {
+        if (current && held.error().code == ErrorCode::kConflict &&
+            c.origin == CommitOrigin::kClient) {
           TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, w, *current, c));
         }
         if (!rebased) return Fail(held.error());
@@ -592,6 +593,11 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
   for (auto& p : published) {
     results.push_back(
         LoadedTable{std::move(p.metadata_location), std::move(p.metadata_json), {}, {}});
+  }
+  if (commit_observer_) {
+    for (const TableChange& c : changes) {
+      if (c.origin == CommitOrigin::kClient) commit_observer_(w, c.ident);
+    }
   }
   return results;
 }

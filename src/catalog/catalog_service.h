@@ -52,6 +52,10 @@ struct TokenGrant {
   int64_t expires_in = 0;
 };
 
+// Who sent a change: a client (through the REST API) or the server's own maintenance.
+// Only a client's commit is rebased over maintenance, and only a client's schedules it.
+enum class CommitOrigin { kClient, kMaintenance };
+
 struct TableChange {
   TableIdent ident;
   Json requirements;  // array
@@ -60,6 +64,7 @@ struct TableChange {
   // metadata the updates applied to and their result; an error refuses the commit. No
   // client request sets it.
   std::function<Result<void>(const Json& base, const Json& next)> guard;
+  CommitOrigin origin = CommitOrigin::kClient;
 };
 
 struct CatalogOptions {
@@ -131,6 +136,10 @@ class CatalogService {
                                     const Namespace& ns, const std::string& name,
                                     const std::string& metadata_location, bool overwrite);
   // One table (`changes.size() == 1`) or a multi-table transaction; all or nothing.
+  // Told of every table a client commit changed, after it is published (never of
+  // maintenance's own commits), so maintenance can follow the writes. Set before serving.
+  using CommitObserver = std::function<void(const metastore::Warehouse&, const TableIdent&)>;
+  void SetCommitObserver(CommitObserver observer) { commit_observer_ = std::move(observer); }
   Result<std::vector<LoadedTable>> Commit(const CatalogPrincipal& caller,
                                           const metastore::Warehouse& w,
                                           const std::vector<TableChange>& changes);
@@ -143,6 +152,7 @@ class CatalogService {
                                                           const TableIdent& ident);
 
  private:
+  CommitObserver commit_observer_;
   // How long after the last session for a dropped table ends its purge starts: a request
   // signed just before the expiry may still be arriving.
   static constexpr int64_t kPurgeGraceMs = 2000;

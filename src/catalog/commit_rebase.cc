@@ -204,7 +204,8 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
       updates.push_back(u);
     }
   }
-  return std::optional<TableChange>(TableChange{change.ident, requirements, updates, change.guard});
+  return std::optional<TableChange>(
+      TableChange{change.ident, requirements, updates, change.guard, change.origin});
 }
 
 }  // namespace

@@ -260,7 +260,8 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
       {{{"type", "assert-table-uuid"}, {"uuid", metadata.at("table-uuid")}},
        {{"type", "assert-ref-snapshot-id"}, {"ref", "main"}, {"snapshot-id", current}}});
   Json updates = Json::array({{{"action", "add-snapshot"}, {"snapshot", added}}, main_ref});
-  auto committed = catalog.Commit(principal, w, {TableChange{ident, requirements, updates, {}}});
+  auto committed = catalog.Commit(
+      principal, w, {TableChange{ident, requirements, updates, {}, CommitOrigin::kMaintenance}});
   if (!committed) {
     if (committed.error().code == ErrorCode::kConflict) {
       return Fail(Skip("the table changed while the " + job + " ran; the next run retries"));

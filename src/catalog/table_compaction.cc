@@ -277,37 +277,44 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     return std::any_of(deletes.begin(), deletes.end(),
                        [&](const DeleteFile& d) { return d.content == 2 && d.AppliesTo(f); });
   };
+  // With a quiet period, files younger than it wait (their writer is probably still busy
+  // there), and partitions nobody wrote in it go first.
   struct Group {
     int spec = 0;
     std::vector<const LiveFile*> files;
     int small = 0, reached = 0;
+    int64_t newest_ms = 0;  // the partition's last write
   };
-  std::map<std::string, Group> groups;
+  std::map<std::string, Group> by_partition;
+  int recently_written = 0;
+  const int64_t now_ms = clock.NowMillis();
   for (const auto& f : live) {
+    Group& g = by_partition[std::to_string(f.spec) + "/" + f.partition.dump()];
+    g.spec = f.spec;
+    g.newest_ms = std::max(g.newest_ms, f.added_ms);
     if (!f.parquet) continue;
     const bool small = f.size < target * 3 / 4, reached = reached_by_equality(f);
     if (!small && !reached) continue;
-    Group& g = groups[std::to_string(f.spec) + "/" + f.partition.dump()];
-    g.spec = f.spec;
+    if (quiet_ms > 0 && now_ms - f.added_ms < quiet_ms) {
+      recently_written++;
+      continue;
+    }
     g.files.push_back(&f);
     g.small += small;
     g.reached += reached;
   }
+  std::vector<Group*> groups;
+  for (auto& [key, g] : by_partition) groups.push_back(&g);
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const Group* a, const Group* b) { return a->newest_ms < b->newest_ms; });
   std::vector<Bin> bins;
   int64_t planned = 0;
   bool over_budget = false;
-  int recently_written = 0;
-  const int64_t now_ms = clock.NowMillis();
-  for (auto& [key, group] : groups) {
+  for (Group* group_ptr : groups) {
+    Group& group = *group_ptr;
     auto& files = group.files;
-    if (group.small < min_files && group.reached == 0) continue;
+    if (files.empty() || (group.small < min_files && group.reached == 0)) continue;
     if (static_cast<int>(bins.size()) >= options.max_bins_per_run) break;
-    int64_t newest = 0;
-    for (const LiveFile* f : files) newest = std::max(newest, f->added_ms);
-    if (quiet_ms > 0 && now_ms - newest < quiet_ms) {
-      recently_written++;
-      continue;
-    }
     for (const auto& field : partition_nodes[group.spec]->fields) {
       if (!Comparable(*field.type)) {
         return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
@@ -348,8 +355,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   if (bins.empty()) {
     if (over_budget) return Fail(Skip("the hourly byte budget is used up"));
     if (recently_written > 0) {
-      return Fail(Skip("every partition worth compacting was written in the last " +
-                       std::to_string(quiet_ms / 1000) + " s; it waits for a quiet one"));
+      return Fail(Skip(std::to_string(recently_written) + " file(s) were written in the last " +
+                       std::to_string(quiet_ms / 1000) +
+                       " s; they wait until their writer has moved on"));
     }
     return Fail(Skip("no partition has " + std::to_string(min_files) +
                      " files smaller than 3/4 of the target size or equality deletes"));

@@ -29,8 +29,9 @@ struct CompactionOptions {
   std::string scratch_dir;  // local space for the worker's inputs and output
   int64_t worker_timeout_ms = 3'600'000;
   int worker_threads = 1;
-  // The sweep leaves partitions written in the last this many ms for later (a writer is
-  // probably still busy there); an operator's run does not wait.
+  // Scheduled runs leave files younger than this for later (their writer is probably
+  // still busy there) and take partitions nobody wrote in it first; an operator's run
+  // does not wait. The commit-driven visit also waits this long after a table's last commit.
   int64_t quiet_ms = 10 * 60 * 1000;
   int max_bins_per_run = 32;  // small groups per commit; the rest waits for the next run
 };
@@ -48,7 +49,7 @@ struct CompactResult {
 };
 
 // `byte_allowance` bounds the bytes this run may read (the hourly budget's rest);
-// `quiet_ms` leaves partitions with a commit that recent alone.
+// `quiet_ms` leaves files that recent alone and orders quiet partitions first.
 Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, Random& random,
                                    const CompactionOptions& options, const metastore::Warehouse& w,
                                    const TableIdent& ident, int64_t byte_allowance,

@@ -189,8 +189,9 @@ Result<ExpireResult> ExpireTable(CatalogService& catalog, const Clock& clock,
   Json updates = Json::array(
       {{{"action", "remove-snapshots"},
         {"snapshot-ids", std::vector<int64_t>(plan.expired.begin(), plan.expired.end())}}});
-  auto committed =
-      catalog.Commit(principal, w, {TableChange{ident, requirements, updates, KeepsEveryRef}});
+  auto committed = catalog.Commit(
+      principal, w,
+      {TableChange{ident, requirements, updates, KeepsEveryRef, CommitOrigin::kMaintenance}});
   if (!committed) {
     if (committed.error().code == ErrorCode::kConflict) {
       result.reason = "the table changed while expiring; the next run retries";
@@ -410,6 +411,14 @@ Result<OrphanResult> TableMaintenance::Orphans(const metastore::Warehouse& w,
   return r;
 }
 
+namespace {
+
+Json VisitPayload(const metastore::Warehouse& w, const TableIdent& ident) {
+  return {{"warehouse_id", w.id.str()}, {"namespace", ident.ns}, {"table", ident.name}};
+}
+
+}  // namespace
+
 Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const TableIdent& ident,
                                       const std::string& table_uuid) {
   TM_ASSIGN(auto runs,
@@ -424,9 +433,15 @@ Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const Table
   for (const char* job : {"compact", "rewrite-manifests", "expire", "orphans"}) {
     if (!jobs.contains(job)) jobs[job] = {{"last_run_at", nullptr}, {"result", nullptr}};
   }
-  // Every sweep visits every table.
+  // Every sweep visits every table; a table clients wrote is visited sooner.
   Json next_due = nullptr;
-  if (options_.sweep_interval_ms > 0) next_due = FormatIso8601(next_sweep_ms_.load());
+  if (options_.sweep_interval_ms > 0) {
+    int64_t due = next_sweep_ms_.load();
+    std::lock_guard lock(pending_mu_);
+    auto it = pending_.find(VisitPayload(w, ident).dump());
+    if (it != pending_.end()) due = std::min(due, VisitDue(it->second));
+    next_due = FormatIso8601(due);
+  }
   return Json{{"enabled", options_.sweep_interval_ms > 0},
               {"jobs", jobs},
               {"next_due_at", next_due},
@@ -448,6 +463,72 @@ Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
   budget_used_ += r.bytes_read;
   Record(w, ident, "compact", ToJson(r));
   return r;
+}
+
+int64_t TableMaintenance::VisitDue(const PendingVisit& p) const {
+  const int64_t quiet = options_.compaction.quiet_ms;
+  return std::min(p.last_ms + quiet, p.first_ms + 3 * quiet);
+}
+
+void TableMaintenance::NoteCommit(const metastore::Warehouse& w, const TableIdent& ident) {
+  const Json payload = VisitPayload(w, ident);
+  const std::string key = payload.dump();
+  const int64_t now = clock_.NowMillis();
+  {
+    std::lock_guard lock(pending_mu_);
+    auto [it, fresh] = pending_.try_emplace(key, PendingVisit{now, now});
+    it->second.last_ms = now;
+    if (!fresh) return;
+  }
+  auto queued = catalog_.metastore().tasks().EnqueueTask(
+      {kMaintainTableTask, key, options_.compaction.quiet_ms});
+  if (!queued) {
+    // Not queued: the next commit tries again, and the sweep visits the table anyway.
+    std::lock_guard lock(pending_mu_);
+    pending_.erase(key);
+  }
+}
+
+Result<void> TableMaintenance::RunQueued(const std::string& payload_json) {
+  const Json payload = Json::parse(payload_json, nullptr, false);
+  if (!payload.is_object() || !payload.contains("warehouse_id") ||
+      !payload["warehouse_id"].is_string() || !payload.contains("namespace") ||
+      !payload["namespace"].is_array() || !payload.contains("table") ||
+      !payload["table"].is_string()) {
+    return {};  // not ours to retry: nothing could ever run it
+  }
+  TableIdent ident;
+  for (const auto& level : payload["namespace"]) {
+    if (!level.is_string()) return {};
+    ident.ns.push_back(level.get<std::string>());
+  }
+  ident.name = payload["table"].get<std::string>();
+  const std::string key = payload.dump();
+  const int64_t now = clock_.NowMillis();
+  int64_t later = 0;
+  {
+    std::lock_guard lock(pending_mu_);
+    auto it = pending_.find(key);
+    if (it != pending_.end()) {
+      const int64_t due = VisitDue(it->second);
+      if (due > now) {
+        later = due - now;
+      } else {
+        pending_.erase(it);  // a commit from now on queues the next visit
+      }
+    }
+  }
+  if (later > 0) {
+    return catalog_.metastore().tasks().EnqueueTask({kMaintainTableTask, key, later});
+  }
+  auto w = catalog_.metastore().warehouses().FindWarehouse(
+      WarehouseId(payload["warehouse_id"].get<std::string>()));
+  if (!w) return w.error().code == ErrorCode::kNotFound ? Result<void>{} : Fail(w.error());
+  // Each job records its own result; a table dropped meanwhile is skipped by them all.
+  (void)Compact(*w, ident, /*sweep=*/true);
+  (void)RewriteManifests(*w, ident, /*sweep=*/true);
+  (void)Expire(*w, ident);
+  return {};
 }
 
 Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ Json ToJson(const ExpireResult& r);
 Json ToJson(const OrphanResult& r);
 Json ToJson(const CompactResult& r);
 Json ToJson(const ManifestRewriteResult& r);
+
+// A table's visit after client commits: {"warehouse_id", "namespace": [...], "table"}.
+inline constexpr char kMaintainTableTask[] = "maintain_table";
 
 struct MaintenanceOptions {
   iceberg::ExpiryPolicy expiry;
@@ -96,6 +100,18 @@ class TableMaintenance {
   struct SweepResult {
     int tables = 0, compacted = 0, expired_snapshots = 0, files_deleted = 0, failures = 0;
   };
+  // A client committed to the table (CatalogService's commit observer). The table is
+  // visited (compact, rewrite manifests, expire) once its writes settle: when no commit
+  // has come for the quiet period, or three quiet periods after the first commit since
+  // its last visit, however busy it is. Through the task queue, so a restart or another
+  // replica still makes the visit; one queued task per table at a time (per replica).
+  // Never fails or slows a commit beyond queueing that task.
+  void NoteCommit(const metastore::Warehouse& w, const TableIdent& ident);
+
+  // Makes a queued visit (kMaintainTableTask's payload), or queues it again for when the
+  // table's writes will have settled. A table or warehouse that is gone is no error.
+  Result<void> RunQueued(const std::string& payload_json);
+
   // Compacts every table of every warehouse, expires its snapshots, then removes its
   // orphans older than the grace period. A table that fails is counted
   // and skipped (it is tried again by the next sweep); only a failure to list warehouses is an
@@ -116,6 +132,14 @@ class TableMaintenance {
   int64_t budget_window_ms_ = 0;
   int64_t budget_used_ = 0;
   std::atomic<int64_t> next_sweep_ms_;  // when the periodic sweep next starts
+  // The tables with a queued visit, by warehouse and table: their first and last commit
+  // since it was queued.
+  struct PendingVisit {
+    int64_t first_ms = 0, last_ms = 0;
+  };
+  std::mutex pending_mu_;
+  std::map<std::string, PendingVisit> pending_;
+  int64_t VisitDue(const PendingVisit& p) const;
 };
 
 }  // namespace tablemere::catalog

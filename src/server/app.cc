@@ -145,7 +145,8 @@ class AppImpl final : public App {
         .expiry = {},
         .orphan_grace_ms = config.orphan_grace_seconds * 1000,
         .compaction = {.worker_path = WorkerPath(config.maintenance_worker),
-                       .scratch_dir = config.data_dir + "/maintenance"},
+                       .scratch_dir = config.data_dir + "/maintenance",
+                       .quiet_ms = config.maintenance_quiet_seconds * 1000},
         .compaction_bytes_per_hour = config.maintenance_bytes_per_hour,
         .sweep_interval_ms = config.maintenance_interval_seconds * 1000};
     maintenance_ = std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, random_,
@@ -200,6 +201,14 @@ class AppImpl final : public App {
                            sweep.files_deleted, sweep.failures);
             }
             return meta_->tasks().EnqueueTask({kMaintenanceSweepTask, "{}", every_ms});
+          });
+      // And driven by commits: a table a client writes is visited once its writes settle.
+      tasks_->Register(catalog::kMaintainTableTask, [this](const metastore::Task& task) {
+        return maintenance_->RunQueued(task.payload_json);
+      });
+      catalog_->SetCommitObserver(
+          [this](const metastore::Warehouse& w, const catalog::TableIdent& ident) {
+            maintenance_->NoteCommit(w, ident);
           });
       TM_ASSIGN(auto sweeps, meta_->tasks().ListOfKind(kMaintenanceSweepTask));
       if (sweeps.empty()) {

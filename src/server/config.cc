@@ -83,6 +83,12 @@ std::vector<Flag> Flags(Config& c) {
        [&c](const std::string& v) {
          return SetInt(c.orphan_grace_seconds, v, "orphan-grace-seconds");
        }},
+      {"maintenance-quiet-seconds", "TABLEMERE_MAINTENANCE_QUIET_SECONDS",
+       "how long after a table's last commit maintenance visits it, and how old a file must "
+       "be before the visit rewrites it (default 600)",
+       [&c](const std::string& v) {
+         return SetNonNegative(c.maintenance_quiet_seconds, v, "maintenance-quiet-seconds");
+       }},
       {"maintenance-bytes-per-hour", "TABLEMERE_MAINTENANCE_BYTES_PER_HOUR",
        "bytes compaction may rewrite per hour (default 8 GiB)",
        [&c](const std::string& v) {

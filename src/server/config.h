@@ -24,6 +24,7 @@ struct Config {
   int64_t catalog_token_seconds = 900;             // catalog bearer tokens
   int64_t maintenance_interval_seconds = 3600;     // the maintenance sweep; 0 turns it off
   int64_t orphan_grace_seconds = 3 * 24 * 3600;    // unreferenced files younger than this stay
+  int64_t maintenance_quiet_seconds = 600;         // a table's writes settle this long first
   int64_t maintenance_bytes_per_hour = 8LL << 30;  // what compaction may read in an hour
   std::string maintenance_worker;                  // tablemere-maint ("": beside the server)
   std::string ready_file;                          // written with the bound URLs once serving
