@@ -3,13 +3,17 @@ re-applied on the new head instead of failing, when it does not touch the files 
 compaction replaced (commit_rebase.h). DuckDB 1.5 never retries a failed commit, so
 without the rebase its DELETE would fail with 409; PyIceberg's append likewise."""
 
+import http.client
+import http.server
+import threading
+import urllib.parse
 import uuid
 
 import pyarrow as pa
 import pytest
 import requests
 
-from engines import duckdb_from_recipe, pyiceberg_from_recipe
+from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
 from helpers import run_maintenance
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -113,3 +117,108 @@ def test_a_delete_of_a_file_the_compaction_replaced_still_fails(env):
     t = env["cat"].load_table(f"{ns}.t")
     assert t.current_snapshot().snapshot_id == head
     assert ids(t) == before_ids
+
+
+class CommitInterleaver:
+    """A pass-through HTTP proxy in front of the catalog that, on the first commit to table
+    `t` (POST .../tables/t), runs `before_commit` and only then forwards it: the client
+    planned its change before whatever `before_commit` does and commits after it. It
+    counts the commits it forwards, so a client's own retries show."""
+
+    def __init__(self, upstream, before_commit):
+        self.upstream = urllib.parse.urlsplit(upstream)
+        self.before_commit = before_commit
+        self.commits = []  # the upstream status of each forwarded commit
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                commit = self.command == "POST" and self.path.split("?")[0].endswith("/tables/t")
+                if commit and not proxy.commits:
+                    proxy.before_commit()
+                upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port,
+                                                      timeout=60)
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() not in ("host", "connection", "content-length")}
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                answer = upstream.getresponse()
+                data = answer.read()
+                if commit:
+                    proxy.commits.append(answer.status)
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("connection", "content-length", "transfer-encoding"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+            do_GET = do_POST = do_DELETE = do_HEAD = do_PUT = forward
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
+def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode):
+    """Spark plans a MERGE into partition a, then the proxy lets a compaction of partition b
+    commit before the MERGE's commit arrives. Merge-on-read adds a data file and a position
+    delete of partition a's file: the server rebases it, and Spark's one commit succeeds.
+    Copy-on-write replaces partition a's file, which the rebase does not cover: that commit
+    gets its 409 and Iceberg Java retries it on the new head itself, as designed."""
+    ns, t = table_with_a_crowded_partition(env)
+    with t.transaction() as tx:
+        tx.set_properties({"write.merge.mode": mode, "write.delete.mode": mode,
+                           "write.update.mode": mode})
+    before_ids = ids(t)
+    expected = sorted([i for i in before_ids if i != 3] + [500])
+    compaction = {}
+
+    def compact_b():
+        compaction.update(compact(env, ns))
+
+    conf = dict(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    proxy = CommitInterleaver(conf["conf"]["spark.sql.catalog.lake.uri"], compact_b)
+    conf["conf"] = {**conf["conf"], "spark.sql.catalog.lake.uri": proxy.url}
+    before = rebases(env)
+    spark = spark_from_recipe(conf)
+    try:
+        spark.sql(f"""MERGE INTO lake.{ns}.t AS target
+                      USING (SELECT 3L AS id, 'a' AS part UNION ALL SELECT 500L, 'a') AS source
+                      ON target.id = source.id AND target.part = 'a'
+                      WHEN MATCHED THEN DELETE
+                      WHEN NOT MATCHED THEN INSERT *""")
+        assert compaction.get("files_rewritten") == 6, compaction
+        t = env["cat"].load_table(f"{ns}.t")
+        assert ids(t) == expected
+        ops = [x.summary.operation.value for x in t.metadata.snapshots]
+        assert ops[-2] == "replace", ops
+        assert t.current_snapshot().parent_snapshot_id == compaction["snapshot_id"]
+        if mode == "merge-on-read":
+            assert proxy.commits == [200], proxy.commits
+            assert rebases(env) == before + 1
+        else:
+            assert proxy.commits == [409, 200], proxy.commits
+            assert rebases(env) == before
+        got = sorted(r[0] for r in spark.sql(f"SELECT id FROM lake.{ns}.t").collect())
+        assert got == expected
+        # The compaction's snapshot still reads as before the MERGE.
+        then = sorted(r[0] for r in spark.sql(
+            f"SELECT id FROM lake.{ns}.t VERSION AS OF {compaction['snapshot_id']}").collect())
+        assert then == before_ids
+    finally:
+        spark.stop()
+        proxy.close()
