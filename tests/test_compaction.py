@@ -421,3 +421,71 @@ def test_a_worker_that_dies_or_lies_changes_nothing_and_leaves_no_file(tmp_path,
         assert sorted(after.scan().to_arrow()["id"].to_pylist()) == list(range(50))
     finally:
         srv.cleanup()
+
+
+@pytest.mark.parametrize("point", ["compact.worker-done", "compact.uploaded",
+                                   "compact.manifests-written", "compact.committed"])
+def test_a_server_killed_between_compaction_steps_loses_nothing_and_leaves_only_orphans(point):
+    """The server dies (SIGKILL, at a test crash point) between two steps of a compaction:
+    after a restart the table reads as before, at the snapshot it had or at the
+    compaction's if that was committed; the worker's scratch copies are gone; what was
+    uploaded but never committed is an orphan that the next orphan run removes, after
+    which every object under the table location is one its metadata reaches."""
+    from conftest import Server, BOOTSTRAP_SECRET
+    import boto3
+    from botocore.config import Config
+    srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
+                            "TABLEMERE_TEST_CRASH_AT": point})
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        cat.create_namespace("k")
+        t = cat.create_table("k.t", schema=SCHEMA)
+        for k in range(5):
+            t.append(batch(k * 10, 10))
+        t = cat.load_table("k.t")
+        before_snapshot = t.current_snapshot().snapshot_id
+        with pytest.raises(requests.exceptions.ConnectionError):
+            run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
+        assert srv.proc.wait(timeout=30) == -9
+        del srv.env["TABLEMERE_TEST_CRASH_AT"]
+        srv.restart()
+        cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+        t = cat.load_table("k.t")
+        committed = point == "compact.committed"
+        if committed:
+            assert t.current_snapshot().parent_snapshot_id == before_snapshot
+            assert t.current_snapshot().summary["tablemere.maintenance"] == "compact"
+        else:
+            assert t.current_snapshot().snapshot_id == before_snapshot
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == list(range(50))
+        import os
+        scratch = os.path.join(srv.data_dir, "data", "maintenance")
+        assert not os.path.exists(scratch) or os.listdir(scratch) == []
+
+        [orphans] = run_maintenance(srv, acct["warehouse_id"], "k", "t", ["orphans"],
+                                    orphan_grace_seconds=0)
+        uploaded = point in ("compact.uploaded", "compact.manifests-written")
+        assert (orphans["orphans_deleted"] > 0) == uploaded, orphans
+        cred = acct["connection"]["catalog_credential"]
+        s3 = boto3.client("s3", endpoint_url=srv.s3, region_name="us-east-1",
+                          aws_access_key_id=cred["client_id"],
+                          aws_secret_access_key=cred["client_secret"],
+                          config=Config(s3={"addressing_style": "path"}))
+        bucket, prefix = t.metadata.location.removeprefix("s3://").split("/", 1)
+        listed = {f"s3://{bucket}/{o['Key']}" for o in s3.list_objects_v2(
+            Bucket=bucket, Prefix=prefix + "/").get("Contents", [])}
+        reached = {t.metadata_location} | {m.metadata_file for m in t.metadata.metadata_log}
+        for snap in t.metadata.snapshots:
+            reached.add(snap.manifest_list)
+            for m in snap.manifests(t.io):
+                reached.add(m.manifest_path)
+                reached |= {e.data_file.file_path for e in m.fetch_manifest_entry(t.io)}
+        assert listed == reached
+        if not committed:  # and the next compaction goes through
+            [r] = run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
+            assert r["ran"], r
+            t = cat.load_table("k.t")
+            assert sorted(t.scan().to_arrow()["id"].to_pylist()) == list(range(50))
+    finally:
+        srv.cleanup()

@@ -12,6 +12,7 @@
 #include "catalog/control_tables.h"
 #include "catalog/manifest_files.h"
 #include "catalog/snapshot_writer.h"
+#include "common/crash_point.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
@@ -165,7 +166,9 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
   }
   bin.output = location + "data/compacted-" + random.Uuid() + ".parquet";
   written.Add(bin.output);
+  CrashPoint("compact.worker-done");
   TM_TRY(catalog.files().PutFile(w, bin.output, out));
+  CrashPoint("compact.uploaded");
   return {};
 }
 
@@ -544,9 +547,11 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     Json t = total(name, delta);
     if (!t.is_null()) summary[name] = t;
   }
+  CrashPoint("compact.manifests-written");
   TM_TRY(CommitReplace(catalog, clock, random, principal, w, ident, metadata, current, list,
                        std::move(list_records), {snapshot_id, sequence, summary}, "compaction",
                        written));
+  CrashPoint("compact.committed");
   result.ran = true;
   result.snapshot_id = snapshot_id;
   result.bytes_read = planned;

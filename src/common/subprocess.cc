@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@ Result<int> RunProcess(const std::vector<std::string>& argv, const ProcessLimits
     return Fail(ErrorCode::kUnavailable, "cannot open " + err + ": " + std::strerror(errno));
   }
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(err_fd);
@@ -39,6 +41,9 @@ Result<int> RunProcess(const std::vector<std::string>& argv, const ProcessLimits
     }
     ::dup2(err_fd, 2);
     ::close_range(3, ~0U, 0);
+    // The child dies with the server: a killed server leaves no worker running on.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(127);
     ::setpriority(PRIO_PROCESS, 0, limits.niceness);
     ::execv(args[0], args.data());
     _exit(127);

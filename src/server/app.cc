@@ -141,11 +141,16 @@ class AppImpl final : public App {
     identities_ = std::make_unique<accounts::S3Identities>(*meta_, *secrets_, *sealer_, clock_,
                                                            config.s3_users);
     control_tables_ = std::make_unique<catalog::ControlTables>(*catalog_, clock_);
+    // Compaction's scratch space holds only the copies of bins in flight: what a killed
+    // process left there is of no use to anyone.
+    const std::string scratch = config.data_dir + "/maintenance";
+    fs::remove_all(scratch, ec);
+    if (ec) return Fail(ErrorCode::kUnavailable, "cannot clear " + scratch + ": " + ec.message());
     catalog::MaintenanceOptions maintenance_options{
         .expiry = {},
         .orphan_grace_ms = config.orphan_grace_seconds * 1000,
         .compaction = {.worker_path = WorkerPath(config.maintenance_worker),
-                       .scratch_dir = config.data_dir + "/maintenance",
+                       .scratch_dir = scratch,
                        .quiet_ms = config.maintenance_quiet_seconds * 1000},
         .compaction_bytes_per_hour = config.maintenance_bytes_per_hour,
         .sweep_interval_ms = config.maintenance_interval_seconds * 1000};
