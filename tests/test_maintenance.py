@@ -259,9 +259,23 @@ def test_orphans_older_than_the_grace_period_are_deleted(env):
     neighbour = f"{base}-other/data/keep.parquet"
     env["s3"].put_object(Bucket=bucket, Key=neighbour, Body=b"y")
     # Under the default grace period (3 days) a fresh orphan stays: perhaps a write in flight.
+    # It is noncurrent meanwhile: metering leaves it out.
     [r] = run(env, ns, "t", jobs=("orphans",))
     assert r["ran"] and r["orphans_found"] == 1 and r["orphans_kept_young"] == 1, r
+    assert r["noncurrent_bytes"] == 100, r
     assert exists(env, f"s3://{bucket}/{stray}")
+
+    def metered_and_listed():
+        m = requests.post(env["srv"].api + "/internal/usage",
+                          headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                          json={"warehouse_id": env["acct"]["warehouse_id"]})
+        assert m.status_code == 200, m.text
+        pages = env["s3"].get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        listed = sum(o["Size"] for page in pages for o in page.get("Contents", []))
+        return m.json()["bytes"], listed
+
+    metered, listed = metered_and_listed()
+    assert metered == listed - 100
     r = requests.post(env["srv"].api + "/internal/maintenance/run",
                       headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
                       json={"warehouse_id": env["acct"]["warehouse_id"], "namespace": ns,
@@ -269,7 +283,10 @@ def test_orphans_older_than_the_grace_period_are_deleted(env):
     assert r.status_code == 200, r.text
     [r] = r.json()["results"]
     assert r["orphans_deleted"] == 1 and r["bytes_deleted"] == 100, r
+    assert r["orphans_kept_young"] == 0 and r["noncurrent_bytes"] == 0, r
     assert not exists(env, f"s3://{bucket}/{stray}")
+    metered, listed = metered_and_listed()
+    assert metered == listed
     assert exists(env, f"s3://{bucket}/{neighbour}")
     # Every file the metadata references is still there, and the table reads.
     assert all(exists(env, f) for f in reachable(t))

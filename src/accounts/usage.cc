@@ -1,5 +1,6 @@
 // AccountService: storage usage (GET /v1/usage, POST /internal/usage) and the storage
 // quota that creating catalogs and tables and vending write credentials check.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -11,8 +12,11 @@ namespace tablemere::accounts {
 namespace {
 
 // Sums a bucket's objects; a bucket that is gone counts as empty.
+// A bucket's bytes and objects, less the noncurrent objects in `skip` (by key, with the
+// size they had when found).
 Result<std::pair<int64_t, int64_t>> Footprint(objectstore::ObjectStore& objects,
-                                              const std::string& bucket) {
+                                              const std::string& bucket,
+                                              const std::map<std::string, int64_t>& skip = {}) {
   int64_t bytes = 0, count = 0;
   objectstore::ListOptions opts;
   opts.max_keys = 1000;
@@ -23,6 +27,8 @@ Result<std::pair<int64_t, int64_t>> Footprint(objectstore::ObjectStore& objects,
       return Fail(page.error());
     }
     for (const auto& o : page->objects) {
+      auto noncurrent = skip.find(o.key);
+      if (noncurrent != skip.end() && noncurrent->second == static_cast<int64_t>(o.size)) continue;
       bytes += static_cast<int64_t>(o.size);
       count++;
     }
@@ -46,7 +52,10 @@ Result<metastore::UsageSample> AccountService::RecordUsage(
   s.warehouse_id = w->id;
   s.at_ms = clock_.NowMillis();
   if (!reported) {
-    TM_ASSIGN(auto table, Footprint(objects_, storage::TableBucketName(w->id)));
+    TM_ASSIGN(auto noncurrent, meta_.maintenance().NoncurrentOfWarehouse(w->id.str()));
+    std::map<std::string, int64_t> skip;
+    for (const auto& o : noncurrent) skip[o.object_key] = o.size;
+    TM_ASSIGN(auto table, Footprint(objects_, storage::TableBucketName(w->id), skip));
     TM_ASSIGN(auto blob, Footprint(objects_, storage::BlobBucketName(w->id)));
     s.table_bytes = table.first;
     s.table_objects = table.second;

@@ -1,6 +1,7 @@
 #include "catalog/table_maintenance.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "accounts/account_service.h"
@@ -296,6 +297,14 @@ Result<OrphanResult> OrphanTable(CatalogService& catalog, const Clock& clock,
   for (const auto& s : metadata.value("snapshots", Json::array())) TM_TRY(walker.Add(s, reach));
   referenced.insert(reach.metadata.begin(), reach.metadata.end());
   referenced.insert(reach.all.begin(), reach.all.end());
+  // Orphans are deleted once unreferenced for the grace period, counted from when a run
+  // first found them; until then they are noncurrent (kept, not counted in usage). A file
+  // written a moment ago by a client that has not committed yet is one of those.
+  auto& store = catalog.metastore().maintenance();
+  TM_ASSIGN(auto known, store.Noncurrent(w.id.str(), ident.ns, ident.name));
+  std::map<std::string, metastore::NoncurrentObject> found_before;
+  for (auto& k : known) found_before.emplace(k.object_key, std::move(k));
+  std::vector<metastore::NoncurrentObject> noncurrent;
   const int64_t now = clock.NowMillis();
   for (const auto& o : listed) {
     const std::string file = WarehouseFiles::LocationOf(w, o.key);
@@ -306,16 +315,27 @@ Result<OrphanResult> OrphanTable(CatalogService& catalog, const Clock& clock,
       continue;
     }
     result.orphans_found++;
-    if (now - o.last_modified_ms < grace_ms) {
+    const auto size = static_cast<int64_t>(o.size);
+    auto before = found_before.find(o.key);
+    // Rewritten since (another size): unreferenced from now on.
+    const int64_t found_ms =
+        before != found_before.end() && before->second.size == size ? before->second.found_ms : now;
+    if (now - found_ms < grace_ms) {
       result.orphans_kept_young++;
+      result.noncurrent_bytes += size;
+      noncurrent.push_back({o.key, size, found_ms});
       continue;
     }
     auto deleted = catalog.files().Delete(w, file);
-    if (deleted) {
-      result.orphans_deleted++;
-      result.bytes_deleted += static_cast<int64_t>(o.size);
+    if (!deleted) {
+      noncurrent.push_back({o.key, size, found_ms});  // tried again by the next run
+      continue;
     }
+    result.orphans_deleted++;
+    result.bytes_deleted += size;
   }
+  // What is referenced again (a slow writer committed it) or gone leaves the stage.
+  TM_TRY(store.ReplaceNoncurrent(w.id.str(), ident.ns, ident.name, noncurrent));
   result.ran = true;
   return result;
 }
@@ -352,6 +372,7 @@ Json ToJson(const OrphanResult& r) {
           {"orphans_deleted", r.orphans_deleted},
           {"bytes_deleted", r.bytes_deleted},
           {"orphans_kept_young", r.orphans_kept_young},
+          {"noncurrent_bytes", r.noncurrent_bytes},
           {"files_nested", r.files_nested}};
 }
 

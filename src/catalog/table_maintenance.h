@@ -34,8 +34,11 @@ struct OrphanResult {
   int orphans_found = 0;    // below the table location, referenced by no metadata
   int orphans_deleted = 0;  // of those, older than the grace period
   int64_t bytes_deleted = 0;
-  int orphans_kept_young = 0;  // younger than the grace period: perhaps a write in flight
-  int files_nested = 0;        // inside another table's or view's location: never touched
+  // Unreferenced for less than the grace period (perhaps a write in flight): kept in their
+  // noncurrent stage, which usage does not count.
+  int orphans_kept_young = 0;
+  int64_t noncurrent_bytes = 0;
+  int files_nested = 0;  // inside another table's or view's location: never touched
 };
 
 // Each job's result as the operator route and GET /v1/table show it.
@@ -75,9 +78,10 @@ class TableMaintenance {
 
   // Deletes the files below the table's location that no metadata references (no
   // metadata.json of its log, no snapshot's manifest list, manifest, data or delete file,
-  // no statistics file) and that are older than `grace_ms`. The location is listed before
-  // the references are read; files inside another entry's location (a nested namespace's
-  // tables) are never candidates; paths compare in one spelling (s3a:// is s3://).
+  // no statistics file) and that runs have found unreferenced for `grace_ms`; until then
+  // they are noncurrent (kept, recorded in the metastore, left out of usage). The location is
+  // listed before the references are read; files inside another entry's location (a nested
+  // namespace's tables) are never candidates; paths compare in one spelling (s3a:// is s3://).
   Result<OrphanResult> Orphans(const metastore::Warehouse& w, const TableIdent& ident,
                                int64_t grace_ms);
 

@@ -177,6 +177,15 @@ struct MaintenanceRun {
   std::string result_json;  // the job's result object
 };
 
+// An object below a table's location that orphan cleanup found unreferenced: in its
+// noncurrent stage it is kept, and not counted in usage, until it has been unreferenced
+// for the grace period; then it is deleted.
+struct NoncurrentObject {
+  std::string object_key;  // in the warehouse's table bucket
+  int64_t size = 0;
+  int64_t found_ms = 0;  // when an orphan run first found it unreferenced
+};
+
 class MaintenanceStore {
  public:
   virtual ~MaintenanceStore() = default;
@@ -186,6 +195,19 @@ class MaintenanceStore {
   virtual Result<std::vector<MaintenanceRun>> LastRuns(const std::string& warehouse_id,
                                                        const std::vector<std::string>& ns,
                                                        const std::string& table) = 0;
+  // The table's noncurrent objects, as its last orphan run left them.
+  virtual Result<std::vector<NoncurrentObject>> Noncurrent(const std::string& warehouse_id,
+                                                           const std::vector<std::string>& ns,
+                                                           const std::string& table) = 0;
+  // Replaces the table's noncurrent objects with `objects`.
+  virtual Result<void> ReplaceNoncurrent(const std::string& warehouse_id,
+                                         const std::vector<std::string>& ns,
+                                         const std::string& table,
+                                         const std::vector<NoncurrentObject>& objects) = 0;
+  // Every noncurrent object of the warehouse's tables (metering leaves out those that
+  // are still there with that size).
+  virtual Result<std::vector<NoncurrentObject>> NoncurrentOfWarehouse(
+      const std::string& warehouse_id) = 0;
 };
 
 // Storage samples of warehouses (GET /v1/usage, quotas).

@@ -1,4 +1,5 @@
-// The SQLite MaintenanceStore: the last run of each maintenance job on each table.
+// The SQLite MaintenanceStore: the last run of each maintenance job on each table, and
+// the noncurrent objects orphan cleanup keeps.
 #include "metastore/sqlite_backend.h"
 
 namespace tablemere::metastore::sqlite_backend {
@@ -32,7 +33,49 @@ class SqliteMaintenance final : public MaintenanceStore {
     });
   }
 
+  Result<std::vector<NoncurrentObject>> Noncurrent(const std::string& warehouse_id,
+                                                   const std::vector<std::string>& ns,
+                                                   const std::string& table) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(db,
+                           "SELECT object_key, size, found_ms FROM noncurrent_objects WHERE "
+                           "warehouse_id = ? AND namespace = ? AND name = ? ORDER BY object_key",
+                           {warehouse_id, JoinNs(ns), table}, ReadObject);
+    });
+  }
+
+  Result<void> ReplaceNoncurrent(const std::string& warehouse_id,
+                                 const std::vector<std::string>& ns, const std::string& table,
+                                 const std::vector<NoncurrentObject>& objects) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db,
+                 "DELETE FROM noncurrent_objects WHERE warehouse_id = ? AND namespace = ? AND "
+                 "name = ?",
+                 {warehouse_id, JoinNs(ns), table}));
+      for (const auto& o : objects) {
+        TM_TRY(Run(db,
+                   "INSERT OR REPLACE INTO noncurrent_objects (warehouse_id, namespace, name, "
+                   "object_key, size, found_ms) VALUES (?, ?, ?, ?, ?, ?)",
+                   {warehouse_id, JoinNs(ns), table, o.object_key, o.size, o.found_ms}));
+      }
+      return {};
+    });
+  }
+
+  Result<std::vector<NoncurrentObject>> NoncurrentOfWarehouse(
+      const std::string& warehouse_id) override {
+    return s_.Read([&](sqlite::Db& db) {
+      return sqlite::Query(
+          db, "SELECT object_key, size, found_ms FROM noncurrent_objects WHERE warehouse_id = ?",
+          {warehouse_id}, ReadObject);
+    });
+  }
+
  private:
+  static NoncurrentObject ReadObject(sqlite::Statement& st) {
+    return NoncurrentObject{st.Text(0), st.Int(1), st.Int(2)};
+  }
+
   Scope s_;
 };
 

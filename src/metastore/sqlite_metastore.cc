@@ -200,6 +200,13 @@ CREATE TABLE maintenance_runs (warehouse_id TEXT NOT NULL, namespace TEXT NOT NU
   name TEXT NOT NULL, job TEXT NOT NULL, at_ms INTEGER NOT NULL, result TEXT NOT NULL,
   PRIMARY KEY (warehouse_id, namespace, name, job)) WITHOUT ROWID;
 )sql",
+    // 16: orphans in their noncurrent stage (kept, not counted in usage)
+    R"sql(
+CREATE TABLE noncurrent_objects (warehouse_id TEXT NOT NULL, namespace TEXT NOT NULL,
+  name TEXT NOT NULL, object_key TEXT NOT NULL, size INTEGER NOT NULL,
+  found_ms INTEGER NOT NULL,
+  PRIMARY KEY (warehouse_id, namespace, name, object_key)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
