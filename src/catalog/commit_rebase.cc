@@ -5,33 +5,17 @@
 
 #include "avro/container.h"
 #include "catalog/manifest_files.h"
+#include "catalog/snapshot_writer.h"
 #include "common/strings.h"
 #include "iceberg/table_metadata.h"
 
 namespace tablemere::catalog {
 namespace {
 
-constexpr int64_t kStatusAdded = 1, kStatusDeleted = 2;
+using namespace snapshot_writer;  // NOLINT: manifests read and written as maintenance does
 
-std::optional<int64_t> IntOf(const Json& object, const char* key) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
-}
-
-const Json* SnapshotById(const Json& metadata, int64_t id) {
-  auto it = metadata.find("snapshots");
-  if (it == metadata.end() || !it->is_array()) return nullptr;
-  for (const auto& s : *it) {
-    if (IntOf(s, "snapshot-id") == id) return &s;
-  }
-  return nullptr;
-}
-
-Result<avro::Container> ReadAvro(WarehouseFiles& files, const metastore::Warehouse& w,
-                                 const std::string& location) {
-  return ReadManifestFile(files, w, location);
-}
+using iceberg::FindSnapshot;
+using iceberg::IntMember;
 
 Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
                                           const metastore::Warehouse& w, const Json& current,
@@ -54,7 +38,7 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   const Json& snapshot = (*added)["snapshot"];
   const std::string branch = set_ref->value("ref-name", "");
   if (set_ref->value("type", "") != "branch" ||
-      IntOf(*set_ref, "snapshot-id") != IntOf(snapshot, "snapshot-id")) {
+      IntMember(*set_ref, "snapshot-id") != IntMember(snapshot, "snapshot-id")) {
     return no;
   }
   // The requirements: all but the branch's head hold now; that one names the parent.
@@ -62,78 +46,113 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   Json requirements = Json::array();
   for (const auto& r : change.requirements) {
     if (r.value("type", "") == "assert-ref-snapshot-id" && r.value("ref", "") == branch) {
-      asserted = IntOf(r, "snapshot-id");
+      asserted = IntMember(r, "snapshot-id");
       if (!asserted) return no;
       continue;
     }
     if (!iceberg::CheckRequirement(&current, r)) return no;
     requirements.push_back(r);
   }
-  if (!asserted || IntOf(snapshot, "parent-snapshot-id") != asserted) return no;
+  if (!asserted || IntMember(snapshot, "parent-snapshot-id") != asserted) return no;
   const Json refs = current.value("refs", Json::object());
   if (!refs.contains(branch)) return no;
-  const std::optional<int64_t> head = IntOf(refs[branch], "snapshot-id");
+  const std::optional<int64_t> head = IntMember(refs[branch], "snapshot-id");
   if (!head || *head == *asserted) return no;
   // Every snapshot from the head back to the asserted one is a compaction.
   std::set<int64_t> maintenance;
   for (int64_t at = *head; at != *asserted;) {
-    const Json* s = SnapshotById(current, at);
+    const Json* s = FindSnapshot(current, at);
     if (!s || maintenance.count(at)) return no;
     const Json summary = s->value("summary", Json::object());
     const std::string job = summary.value("tablemere.maintenance", "");
     if (job != "compact" && job != "rewrite-manifests") return no;
     maintenance.insert(at);
-    auto parent = IntOf(*s, "parent-snapshot-id");
+    auto parent = IntMember(*s, "parent-snapshot-id");
     if (!parent) return no;
     at = *parent;
   }
-  const Json* base = SnapshotById(current, *asserted);
-  const Json* now = SnapshotById(current, *head);
+  const Json* base = FindSnapshot(current, *asserted);
+  const Json* now = FindSnapshot(current, *head);
   if (!base || !now || !snapshot.contains("manifest-list") || !base->contains("manifest-list") ||
       !now->contains("manifest-list")) {
     return no;
   }
 
-  // The client's list: every manifest of its parent, plus new ones of ADDED entries only.
-  TM_ASSIGN(avro::Container base_list, ReadAvro(files, w, (*base)["manifest-list"]));
-  TM_ASSIGN(avro::Container head_list, ReadAvro(files, w, (*now)["manifest-list"]));
-  TM_ASSIGN(avro::Container client_list, ReadAvro(files, w, snapshot["manifest-list"]));
-  std::set<std::string> parent_manifests;
-  for (const auto& r : base_list.records) {
-    parent_manifests.insert(WarehouseFiles::Canonical(
-        avro::ToJson(*base_list.schema.root, r).value("manifest_path", std::string())));
-  }
-  std::vector<Json> new_manifests;
-  size_t carried = 0;
-  for (const auto& r : client_list.records) {
-    Json m = avro::ToJson(*client_list.schema.root, r);
-    if (parent_manifests.count(
-            WarehouseFiles::Canonical(m.value("manifest_path", std::string())))) {
-      carried++;
-    } else {
-      new_manifests.push_back(std::move(m));
+  TM_ASSIGN(LoadedManifests parent, LoadManifests(files, w, (*base)["manifest-list"]));
+  TM_ASSIGN(LoadedManifests head_manifests, LoadManifests(files, w, (*now)["manifest-list"]));
+  TM_ASSIGN(LoadedManifests client, LoadManifests(files, w, snapshot["manifest-list"]));
+  const std::optional<int64_t> client_id = IntMember(snapshot, "snapshot-id");
+  if (!client_id) return no;
+  auto live_entries = [](const Manifest& m, const auto& visit) {
+    for (const auto& r : m.container.records) {
+      Json e = avro::ToJson(*m.container.schema.root, r);
+      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
+      visit(Materialized(std::move(e), m));
     }
+  };
+  auto path_of = [](const Json& entry) {
+    return WarehouseFiles::Canonical(entry["data_file"].value("file_path", ""));
+  };
+
+  // The client's manifests: its parent's, carried as they are; new ones of ADDED entries
+  // only; and rewrites of some of its parent's (EXISTING and DELETED entries only), which
+  // is how a copy-on-write commit removes files. Anything else is not rebased.
+  std::set<std::string> parent_paths;
+  for (const auto& m : parent.manifests) parent_paths.insert(m.path);
+  std::set<std::string> carried, kept_by_rewrites;
+  std::vector<const Manifest*> added_manifests;
+  for (const auto& m : client.manifests) {
+    if (parent_paths.count(m.path)) {
+      carried.insert(m.path);
+      continue;
+    }
+    bool any_added = false, any_other = false;
+    for (const auto& r : m.container.records) {
+      Json e = avro::ToJson(*m.container.schema.root, r);
+      const int64_t status = e.value("status", int64_t{-1});
+      if (status == kStatusAdded) {
+        any_added = true;
+      } else {
+        any_other = true;
+        if (status == kStatusExisting) kept_by_rewrites.insert(path_of(e));
+      }
+    }
+    if (any_added && any_other) return no;
+    if (any_added) added_manifests.push_back(&m);
   }
-  if (carried != parent_manifests.size()) return no;
-  // The files the compactions removed.
+  // What the client removed: files live in the parent manifests it did not carry that its
+  // rewrites no longer list. Its rewrites keep only files those manifests held.
+  std::set<std::string> removed_by_client, rewritten_live;
+  for (const auto& m : parent.manifests) {
+    if (carried.count(m.path)) continue;
+    live_entries(m, [&](const Json& e) {
+      const std::string path = path_of(e);
+      rewritten_live.insert(path);
+      if (!kept_by_rewrites.count(path)) removed_by_client.insert(path);
+    });
+  }
+  for (const auto& path : kept_by_rewrites) {
+    if (!rewritten_live.count(path)) return no;
+  }
+  // The files the compactions removed: the client may neither remove them again nor
+  // aim a position delete at them.
   std::set<std::string> removed;
-  for (const auto& r : head_list.records) {
-    Json m = avro::ToJson(*head_list.schema.root, r);
-    if (!maintenance.count(m.value("added_snapshot_id", int64_t{-1}))) continue;
-    TM_ASSIGN(avro::Container c, ReadAvro(files, w, m["manifest_path"]));
-    for (const auto& e : c.records) {
-      Json entry = avro::ToJson(*c.schema.root, e);
+  for (const auto& m : head_manifests.manifests) {
+    if (!maintenance.count(m.added_snapshot_id)) continue;
+    for (const auto& e : m.container.records) {
+      Json entry = avro::ToJson(*m.container.schema.root, e);
       if (entry.value("status", 0) == kStatusDeleted &&
           maintenance.count(entry.value("snapshot_id", int64_t{-1}))) {
-        removed.insert(WarehouseFiles::Canonical(entry["data_file"].value("file_path", "")));
+        removed.insert(path_of(entry));
       }
     }
   }
-  for (const auto& m : new_manifests) {
-    TM_ASSIGN(avro::Container c, ReadAvro(files, w, m["manifest_path"]));
-    for (const auto& e : c.records) {
-      Json entry = avro::ToJson(*c.schema.root, e);
-      if (entry.value("status", 0) != kStatusAdded) return no;
+  for (const auto& path : removed_by_client) {
+    if (removed.count(path)) return no;
+  }
+  for (const Manifest* m : added_manifests) {
+    for (const auto& e : m->container.records) {
+      Json entry = avro::ToJson(*m->container.schema.root, e);
       const Json& file = entry["data_file"];
       if (file.value("content", 0) == 1) {
         const std::string target = PositionDeleteTarget(file);
@@ -142,16 +161,20 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
     }
   }
 
-  // The rebased manifest list: the client's new manifests, renumbered, then the head's.
-  const int64_t old_sequence = IntOf(snapshot, "sequence-number").value_or(0);
-  const int64_t sequence = IntOf(current, "last-sequence-number").value_or(0) + 1;
+  // The rebased manifest list: the client's new manifests, renumbered, then the head's,
+  // where a manifest listing a file the client removed is rewritten with that entry
+  // DELETED by the client's snapshot.
+  const int64_t old_sequence = IntMember(snapshot, "sequence-number").value_or(0);
+  const int64_t sequence = IntMember(current, "last-sequence-number").value_or(0) + 1;
+  const avro::Container& client_list = client.list;
   avro::Container list;
   list.schema = client_list.schema;
   list.codec = client_list.codec;
   list.metadata = client_list.metadata;
   list.metadata["parent-snapshot-id"] = std::to_string(*head);
   list.metadata["sequence-number"] = std::to_string(sequence);
-  for (Json m : new_manifests) {
+  for (const Manifest* added_manifest : added_manifests) {
+    Json m = added_manifest->list_entry;
     if (m.value("sequence_number", int64_t{-1}) == old_sequence) m["sequence_number"] = sequence;
     if (m.value("min_sequence_number", int64_t{-1}) == old_sequence) {
       m["min_sequence_number"] = sequence;
@@ -160,23 +183,53 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
     if (!v) return no;
     list.records.push_back(std::move(*v));
   }
-  for (const auto& r : head_list.records) {
-    // The head's records in the client's schema (another writer's field set).
-    auto v = avro::FromJson(*list.schema.root, avro::ToJson(*head_list.schema.root, r));
+  std::string location = WarehouseFiles::Canonical(current.value("location", ""));
+  while (location.ends_with('/')) location.pop_back();
+  Written written(files, w);
+  size_t removed_found = 0;
+  for (const auto& m : head_manifests.manifests) {
+    bool touched = false;
+    live_entries(m,
+                 [&](const Json& e) { touched = touched || removed_by_client.count(path_of(e)); });
+    Json record = m.list_entry;
+    if (touched) {
+      std::vector<Json> entries;
+      live_entries(m, [&](Json e) {
+        if (removed_by_client.count(path_of(e))) {
+          e["status"] = kStatusDeleted;
+          e["snapshot_id"] = *client_id;
+          removed_found++;
+        } else {
+          e["status"] = kStatusExisting;
+        }
+        entries.push_back(std::move(e));
+      });
+      TM_ASSIGN(record, WriteManifest(files, random, w, location + "/", m, *m.partition_node,
+                                      entries, *client_id, sequence, written));
+    }
+    // In the client's schema (another writer's field set).
+    auto v = avro::FromJson(*list.schema.root, record);
     if (!v) return no;
     list.records.push_back(std::move(*v));
   }
+  if (removed_found != removed_by_client.size()) return no;
   TM_ASSIGN(std::string bytes, avro::WriteContainer(list, random.Bytes(16)));
-  std::string location = WarehouseFiles::Canonical(current.value("location", ""));
-  while (location.ends_with('/')) location.pop_back();
   const std::string list_path = location + "/metadata/snap-" +
-                                std::to_string(IntOf(snapshot, "snapshot-id").value_or(0)) +
+                                std::to_string(IntMember(snapshot, "snapshot-id").value_or(0)) +
                                 "-rebased-" + random.Uuid() + ".avro";
   TM_TRY(files.WriteBytes(w, list_path, bytes, "application/octet-stream"));
+  // Kept even if the commit then loses a race: orphan cleanup takes what it never named.
+  written.Keep();
 
   Json rebased = snapshot;
   rebased["parent-snapshot-id"] = *head;
   rebased["sequence-number"] = sequence;
+  // Never older than its new parent: readers order snapshots by time (the snapshot log
+  // must be, and DuckDB reads the newest), and a client stamps its snapshot when it plans.
+  const int64_t head_ms = IntMember(*now, "timestamp-ms").value_or(0);
+  if (IntMember(snapshot, "timestamp-ms").value_or(0) <= head_ms) {
+    rebased["timestamp-ms"] = head_ms + 1;
+  }
   rebased["manifest-list"] = list_path;
   // Totals move by what the compactions changed between the two heads.
   const Json before = base->value("summary", Json::object());

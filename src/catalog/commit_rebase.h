@@ -7,16 +7,19 @@
 // - the updates are one add-snapshot and the set-snapshot-ref that points the asserted
 //   branch at it (a snapshot whose parent is the asserted head);
 // - every snapshot between the asserted head and the current one is a compaction;
-// - the client's manifest list keeps every manifest of its parent and adds manifests
-//   whose entries are all ADDED;
-// - none of its position delete files targets a data file the compactions removed (the
-//   target is read from `referenced_data_file` or equal file_path bounds; a delete file
-//   whose target cannot be told is not rebased);
+// - each manifest in the client's list is one of its parent's, a new one whose entries
+//   are all ADDED, or a rewrite of some of its parent's (EXISTING and DELETED entries
+//   only: how a copy-on-write delete or overwrite removes files); what those rewrites no
+//   longer list is what the client removed;
+// - it removes no file the compactions removed, and none of its position delete files
+//   targets one (the target is read from `referenced_data_file` or equal file_path
+//   bounds; a delete file whose target cannot be told is not rebased);
 // - equality deletes rebase as they are: they apply to data older than them, and the
 //   compacted files keep their inputs' starting sequence number.
 // The rebased snapshot keeps its id; it gets the next sequence number, the current head as
 // parent, totals moved by what the compactions changed, and a new manifest list: the
-// client's new manifests (renumbered) followed by the current head's manifests.
+// client's new manifests (renumbered) followed by the current head's manifests, those
+// listing a file the client removed rewritten with that entry DELETED by its snapshot.
 #pragma once
 
 #include <optional>

@@ -32,33 +32,19 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
                      " s; it waits for a quiet one"));
   }
 
-  TM_ASSIGN(avro::Container list,
-            ReadManifestFile(catalog.files(), w, (*snapshot)["manifest-list"]));
+  TM_ASSIGN(LoadedManifests read, LoadManifests(catalog.files(), w, (*snapshot)["manifest-list"]));
+  const avro::Container& list = read.list;
+  std::vector<Manifest>& manifests = read.manifests;
   ManifestRewriteResult result;
   result.manifests_before = static_cast<int>(list.records.size());
   // Manifests by (spec, content); a group is rewritten when it has more than one, or one
   // that still carries deletions of the past.
-  std::vector<Manifest> manifests;
   std::map<std::pair<int, int>, std::vector<size_t>> groups;
   std::map<int, const avro::Node*> partition_nodes;
-  for (const auto& record : list.records) {
-    Manifest m;
-    m.list_value = record;
-    m.list_entry = avro::ToJson(*list.schema.root, record);
-    m.path = WarehouseFiles::Canonical(m.list_entry.at("manifest_path").get<std::string>());
-    m.sequence_number = m.list_entry.value("sequence_number", int64_t{0});
-    m.added_snapshot_id = m.list_entry.value("added_snapshot_id", int64_t{-1});
-    TM_ASSIGN(m.container, ReadManifestFile(catalog.files(), w, m.path));
-    const avro::Node& entry = *m.container.schema.root;
-    int file_index = entry.FieldIndex("data_file");
-    if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " is not a manifest");
-    const avro::Node& data_file = *entry.fields[static_cast<size_t>(file_index)].type;
-    int partition_index = data_file.FieldIndex("partition");
-    if (partition_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " has no partition");
-    const int spec = m.list_entry.value("partition_spec_id", 0);
-    partition_nodes[spec] = data_file.fields[static_cast<size_t>(partition_index)].type.get();
-    groups[{spec, m.list_entry.value("content", 0)}].push_back(manifests.size());
-    manifests.push_back(std::move(m));
+  for (size_t mi = 0; mi < manifests.size(); mi++) {
+    const Manifest& m = manifests[mi];
+    partition_nodes[m.spec_id] = m.partition_node;
+    groups[{m.spec_id, m.content}].push_back(mi);
   }
   const int64_t sequence = metadata.value("last-sequence-number", int64_t{0}) + 1;
   const int64_t snapshot_id = NewSnapshotId(random);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "catalog/manifest_files.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -189,6 +190,35 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
   record["deleted_rows_count"] = rows[kStatusDeleted];
   record["key_metadata"] = nullptr;
   return record;
+}
+
+Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Warehouse& w,
+                                      const std::string& list_location) {
+  LoadedManifests out;
+  TM_ASSIGN(out.list, ReadManifestFile(files, w, WarehouseFiles::Canonical(list_location)));
+  for (const auto& record : out.list.records) {
+    Manifest m;
+    m.list_value = record;
+    m.list_entry = avro::ToJson(*out.list.schema.root, record);
+    if (!m.list_entry.contains("manifest_path") || !m.list_entry["manifest_path"].is_string()) {
+      return Fail(ErrorCode::kInvalidInput, list_location + " is not a manifest list");
+    }
+    m.path = WarehouseFiles::Canonical(m.list_entry["manifest_path"].get<std::string>());
+    m.sequence_number = m.list_entry.value("sequence_number", int64_t{0});
+    m.added_snapshot_id = m.list_entry.value("added_snapshot_id", int64_t{-1});
+    m.spec_id = m.list_entry.value("partition_spec_id", 0);
+    m.content = m.list_entry.value("content", 0);
+    TM_ASSIGN(m.container, ReadManifestFile(files, w, m.path));
+    const avro::Node& entry = *m.container.schema.root;
+    const int file_index = entry.FieldIndex("data_file");
+    if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " is not a manifest");
+    const avro::Node& data_file = *entry.fields[static_cast<size_t>(file_index)].type;
+    const int partition_index = data_file.FieldIndex("partition");
+    if (partition_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " has no partition");
+    m.partition_node = data_file.fields[static_cast<size_t>(partition_index)].type.get();
+    out.manifests.push_back(std::move(m));
+  }
+  return out;
 }
 
 Result<Head> CurrentHead(const Json& metadata) {

@@ -40,15 +40,26 @@ Result<R> RunJob(const Job& job) {
 // A table property as a positive integer, or `fallback`.
 int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback);
 
-// One manifest of the current snapshot, as the manifest list names it.
+// One manifest of a snapshot, as the manifest list names it.
 struct Manifest {
   Json list_entry;  // the manifest list's record, as JSON
   avro::Value list_value;
   std::string path;
   int64_t sequence_number = 0, added_snapshot_id = -1;
+  int spec_id = 0, content = 0;  // partition_spec_id; 0 data, 1 deletes
   avro::Container container;
+  const avro::Node* partition_node = nullptr;  // its entries' partition record, in container
   bool rewritten = false;
 };
+
+// A manifest list and every manifest it names, read (kInvalidInput for a file that is
+// not a manifest list or manifest).
+struct LoadedManifests {
+  avro::Container list;
+  std::vector<Manifest> manifests;
+};
+Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Warehouse& w,
+                                      const std::string& list_location);
 
 // The file a manifest entry describes, with inherited fields made explicit (a rewritten
 // manifest no longer inherits from the list entry that carried it).

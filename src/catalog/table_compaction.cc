@@ -197,26 +197,21 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                                         options.min_input_files);
 
   // The manifest list and every manifest it names.
-  const std::string list_path = WarehouseFiles::Canonical((*snapshot)["manifest-list"]);
-  TM_ASSIGN(avro::Container list, ReadManifestFile(catalog.files(), w, list_path));
+  TM_ASSIGN(LoadedManifests read,
+            LoadManifests(catalog.files(), w, (*snapshot)["manifest-list"].get<std::string>()));
+  const avro::Container& list = read.list;
+  std::vector<Manifest>& manifests = read.manifests;
   std::map<int64_t, int64_t> committed_ms;  // snapshot id -> its timestamp
   for (const auto& s : snapshots) {
     committed_ms[s.value("snapshot-id", int64_t{-1})] = s.value("timestamp-ms", int64_t{0});
   }
-  std::vector<Manifest> manifests;
   std::vector<LiveFile> live;
   std::vector<DeleteFile> deletes;
   std::map<int, const avro::Node*> partition_nodes;
   std::map<int, size_t> template_of_spec;  // a manifest of each spec, for its Avro schema
-  for (const auto& record : list.records) {
-    Manifest m;
-    m.list_value = record;
-    m.list_entry = avro::ToJson(*list.schema.root, record);
-    m.path = WarehouseFiles::Canonical(m.list_entry.at("manifest_path").get<std::string>());
-    m.sequence_number = m.list_entry.value("sequence_number", int64_t{0});
-    m.added_snapshot_id = m.list_entry.value("added_snapshot_id", int64_t{-1});
-    const int spec = m.list_entry.value("partition_spec_id", 0);
-    TM_ASSIGN(m.container, ReadManifestFile(catalog.files(), w, m.path));
+  for (size_t mi = 0; mi < manifests.size(); mi++) {
+    const Manifest& m = manifests[mi];
+    const int spec = m.spec_id;
     const avro::Node& entry = *m.container.schema.root;
     for (size_t i = 0; i < m.container.records.size(); i++) {
       Json e = Materialized(avro::ToJson(entry, m.container.records[i]), m);
@@ -225,7 +220,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       const int content = file.value("content", 0);
       if (content != 0) {
         DeleteFile d;
-        d.manifest = manifests.size();
+        d.manifest = mi;
         d.entry = i;
         d.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
         d.content = content;
@@ -247,7 +242,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       result.data_bytes_before += file.value("file_size_in_bytes", int64_t{0});
       LiveFile f;
       f.parquet = format == "PARQUET";
-      f.manifest = manifests.size();
+      f.manifest = mi;
       f.entry = i;
       f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
       f.size = file.value("file_size_in_bytes", int64_t{0});
@@ -261,14 +256,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       }
       live.push_back(std::move(f));
     }
-    int file_index = entry.FieldIndex("data_file");
-    if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " is not a manifest");
-    const avro::Node& data_file = *entry.fields[static_cast<size_t>(file_index)].type;
-    int partition_index = data_file.FieldIndex("partition");
-    if (partition_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " has no partition");
-    partition_nodes[spec] = data_file.fields[static_cast<size_t>(partition_index)].type.get();
-    template_of_spec.emplace(spec, manifests.size());
-    manifests.push_back(std::move(m));
+    partition_nodes[spec] = m.partition_node;
+    template_of_spec.emplace(spec, mi);
   }
   result.data_files_after = result.data_files_before;
   result.data_bytes_after = result.data_bytes_before;
@@ -483,8 +472,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       list_records.push_back(m.list_value);
       continue;
     }
-    const std::pair<int, int> group{m.list_entry.value("partition_spec_id", 0),
-                                    m.list_entry.value("content", 0)};
+    const std::pair<int, int> group{m.spec_id, m.content};
     model_of.emplace(group, mi);
     auto& entries = merged[group];
     for (size_t i = 0; i < m.container.records.size(); i++) {

@@ -169,15 +169,32 @@ TEST_F(SettingsTest, ACorruptCredentialsFileIsRefusedAndKeptAsItIs) {
 }
 
 TEST_F(SettingsTest, AnUnreadableCredentialsFileIsRefused) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
   const std::filesystem::path path = CredentialsPath();
   ASSERT_TRUE(SaveEntry("http://a", Json{{"api_key", "al_live_a_1"}}));
   ::chmod(path.c_str(), 0);
-  auto saved = SaveEntry("http://b", Json{{"api_key", "al_live_b_2"}});
+  // Root reads any file whatever its mode: then the refusal comes from elsewhere below.
+  if (::geteuid() != 0) {
+    auto saved = SaveEntry("http://b", Json{{"api_key", "al_live_b_2"}});
+    ASSERT_FALSE(saved.has_value());
+    EXPECT_EQ(saved.error().Detail("code"), "credentials_file_invalid");
+    EXPECT_NE(saved.error().message.find("Permission denied"), std::string::npos);
+  }
   ::chmod(path.c_str(), 0600);
+  EXPECT_EQ(ResolveKey("", "http://a"), "al_live_a_1");
+}
+
+TEST_F(SettingsTest, ACredentialsPathThatCannotBeReadIsRefusedAndLeftAlone) {
+  // A directory where the file should be cannot be read by anyone, root included.
+  const std::filesystem::path path = CredentialsPath();
+  std::filesystem::create_directories(path);
+  std::ofstream(path / "inside") << "x";
+  auto saved = SaveEntry("http://b", Json{{"api_key", "al_live_b_2"}});
   ASSERT_FALSE(saved.has_value());
   EXPECT_EQ(saved.error().Detail("code"), "credentials_file_invalid");
-  EXPECT_EQ(ResolveKey("", "http://a"), "al_live_a_1");
+  EXPECT_NE(saved.error().message.find("Is a directory"), std::string::npos)
+      << saved.error().message;
+  EXPECT_TRUE(std::filesystem::is_regular_file(path / "inside"));  // nothing was changed
+  EXPECT_EQ(ResolveKey("", "http://b"), "");
 }
 
 TEST_F(SettingsTest, KeyFilesArePrivateAndOnePerKey) {

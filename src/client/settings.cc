@@ -113,19 +113,12 @@ std::optional<nlohmann::json> SavedEntry(const std::string& url) {
 
 Result<nlohmann::json> LoadCredentials() {
   const std::string path = CredentialsPath();
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return nlohmann::json::object();
-    return Fail(InvalidCredentials(path, std::string("cannot be read: ") + std::strerror(errno)));
+  auto text = ReadWholeFile(path);
+  if (!text) {
+    if (text.error().code == ErrorCode::kNotFound) return nlohmann::json::object();
+    return Fail(InvalidCredentials(path, "cannot be read: " + text.error().Detail("reason")));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Fail(InvalidCredentials(path, std::string("cannot be read: ") + std::strerror(errno)));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Fail(InvalidCredentials(path, "cannot be read"));
-  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return Fail(InvalidCredentials(path, "is not a JSON object of keys by API URL"));
   }

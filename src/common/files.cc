@@ -60,12 +60,37 @@ Result<void> WriteFileAtomically(const std::string& path, const std::string& tex
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Fail(Error{ErrorCode::kNotFound, path, {}});
-  std::stringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return Fail(Unavailable("cannot read " + path));
-  return s.str();
+  // POSIX rather than a stream: only a missing file is kNotFound (a file root cannot read,
+  // or a directory in its place, is an error to report, never taken for "none yet").
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Fail(Error{ErrorCode::kNotFound, path, {}});
+    return Fail(Unavailable("cannot read " + path).With("reason", std::strerror(errno)));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return Fail(Unavailable("cannot read " + path).With("reason", std::strerror(errno)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    errno = EISDIR;
+    return Fail(Unavailable("cannot read " + path).With("reason", std::strerror(EISDIR)));
+  }
+  std::string out;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Fail(Unavailable("cannot read " + path).With("reason", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
 }
 
 }  // namespace tablemere

@@ -1185,6 +1185,22 @@ Result<PreparedSchema> PrepareSchema(const Json& schema_in, FieldIds ids) {
   return out;
 }
 
+const Json* FindSnapshot(const Json& metadata, int64_t id) {
+  const Json* snapshots = Member(metadata, "snapshots");
+  if (snapshots == nullptr || !snapshots->is_array()) return nullptr;
+  for (const Json& s : *snapshots) {
+    if (IntOr(s, "snapshot-id", std::numeric_limits<int64_t>::min()) == id) return &s;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> IntMember(const Json& object, const std::string& key) {
+  if (!object.is_object()) return std::nullopt;
+  const Json* v = Member(object, key);
+  if (v == nullptr || !IsInt(*v)) return std::nullopt;
+  return AsInt(*v);
+}
+
 Result<Json> NewTableMetadata(const Json& create_request, const std::string& location,
                               const std::string& table_uuid, int64_t now_millis) {
   if (!create_request.is_object()) {

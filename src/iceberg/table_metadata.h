@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -37,6 +38,11 @@ Result<void> CheckRequirement(const Json* current, const Json& requirement);
 // left to the caller (it needs the previous file location). Unknown update types
 // and malformed updates are kInvalidInput; a stale sequence number is kConflict.
 Result<Json> ApplyUpdates(Json base, const Json& updates, int64_t now_millis);
+
+// The snapshot of stored metadata `metadata` with id `id`, or nullptr.
+const Json* FindSnapshot(const Json& metadata, int64_t id);
+// A member of a stored document that is an integer, or nullopt.
+std::optional<int64_t> IntMember(const Json& object, const std::string& key);
 
 // Appends {timestamp-ms, metadata-file} for the previous metadata file and trims the
 // log to write.metadata.previous-versions-max (default 100).
