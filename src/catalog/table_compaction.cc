@@ -78,10 +78,24 @@ Json KeyValues(const Json& by_id) {
   return out;
 }
 
+// The top-level fields of the table's current schema, as the worker takes them: [{id, name}].
+Result<Json> CurrentFields(const Json& metadata) {
+  const Json current = metadata.value("current-schema-id", Json());
+  for (const auto& schema : metadata.value("schemas", Json::array())) {
+    if (schema.value("schema-id", Json()) != current) continue;
+    Json fields = Json::array();
+    for (const auto& f : schema.value("fields", Json::array())) {
+      fields.push_back({{"id", f.at("id")}, {"name", f.at("name")}});
+    }
+    return fields;
+  }
+  return Fail(ErrorCode::kInvalidInput, "the table metadata has no current schema");
+}
+
 // Runs the worker on one bin in its own scratch directory (removed afterwards).
 Result<void> RewriteBin(CatalogService& catalog, Random& random, const CompactionOptions& options,
-                        const metastore::Warehouse& w, const std::string& location, Bin& bin,
-                        Written& written) {
+                        const metastore::Warehouse& w, const std::string& location,
+                        const Json& fields, Bin& bin, Written& written) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(options.scratch_dir) / ("compact-" + random.Uuid());
   std::error_code ec;
@@ -129,6 +143,7 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
                     result_path = (dir / "result.json").string();
   TM_TRY(WriteFileAtomically(plan_path,
                              Json{{"inputs", inputs},
+                                  {"schema", fields},
                                   {"position_deletes", positional},
                                   {"equality_deletes", equality},
                                   {"output", out},
@@ -355,12 +370,13 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                      " files smaller than 3/4 of the target size or equality deletes"));
   }
 
-  // The rows, rewritten by the worker, one bin at a time.
+  // The rows, rewritten by the worker, one bin at a time, into the table's current schema.
+  TM_ASSIGN(const Json fields, CurrentFields(metadata));
   Written written(catalog.files(), w);
   std::vector<Bin*> done;
   std::string failure;
   for (auto& bin : bins) {
-    auto rewritten = RewriteBin(catalog, random, options, w, location, bin, written);
+    auto rewritten = RewriteBin(catalog, random, options, w, location, fields, bin, written);
     if (!rewritten) {
       result.bins_failed++;
       failure = rewritten.error().message;

@@ -213,6 +213,17 @@ Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::
 
 Result<std::shared_ptr<arrow::DataType>> UnifyType(const std::shared_ptr<arrow::DataType>& a,
                                                    const std::shared_ptr<arrow::DataType>& b) {
+  // Iceberg's type promotions: int to long, float to double, a decimal's precision.
+  const auto promoted = [&](arrow::Type::type narrow, arrow::Type::type wide) {
+    return (a->id() == narrow && b->id() == wide) || (a->id() == wide && b->id() == narrow);
+  };
+  if (promoted(arrow::Type::INT32, arrow::Type::INT64)) return arrow::int64();
+  if (promoted(arrow::Type::FLOAT, arrow::Type::DOUBLE)) return arrow::float64();
+  if (a->id() == arrow::Type::DECIMAL128 && b->id() == arrow::Type::DECIMAL128) {
+    const auto& da = static_cast<const arrow::Decimal128Type&>(*a);
+    const auto& db = static_cast<const arrow::Decimal128Type&>(*b);
+    if (da.scale() == db.scale()) return da.precision() >= db.precision() ? a : b;
+  }
   if (a->id() != b->id() || a->num_fields() != b->num_fields()) {
     return Fail(ErrorCode::kInvalidInput, a->ToString() + " against " + b->ToString());
   }
@@ -258,20 +269,53 @@ Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::
   return arrow::field(a.name(), type, a.nullable() || b.nullable(), a.metadata());
 }
 
-Result<std::shared_ptr<arrow::Schema>> UnifySchemas(const arrow::Schema& a,
-                                                    const arrow::Schema& b) {
-  if (a.num_fields() != b.num_fields()) {
-    return Fail(ErrorCode::kInvalidInput, std::to_string(a.num_fields()) + " columns against " +
-                                              std::to_string(b.num_fields()));
+// The output's schema: the table's current top-level fields (`fields`: [{"id", "name"}])
+// in its order and with its names, each as the inputs hold it (nullable if any input is
+// or lacks it; promoted to the widest type). A field no input holds is left out (readers
+// take it as null), as are the inputs' columns the table has dropped. Every input column
+// must carry its Iceberg field id: the columns are matched by id, never by name.
+Result<std::shared_ptr<arrow::Schema>> TargetSchema(
+    const Json& fields, const std::vector<std::shared_ptr<arrow::Schema>>& inputs) {
+  for (const auto& input : inputs) {
+    for (const auto& f : input->fields()) {
+      if (FieldIdOf(*f) < 0) {
+        return Fail(ErrorCode::kInvalidInput, "column " + f->name() + " has no Iceberg field id");
+      }
+    }
   }
-  std::vector<std::shared_ptr<arrow::Field>> fields;
-  for (int i = 0; i < a.num_fields(); i++) {
-    TM_ASSIGN(auto f, Unify(*a.field(i), *b.field(i)));
-    fields.push_back(std::move(f));
+  std::vector<std::shared_ptr<arrow::Field>> out;
+  for (const auto& f : fields) {
+    const int id = f.at("id").get<int>();
+    std::shared_ptr<arrow::Field> merged;
+    bool missing = false;
+    for (const auto& input : inputs) {
+      std::shared_ptr<arrow::Field> here;
+      for (const auto& candidate : input->fields()) {
+        if (FieldIdOf(*candidate) == id) here = candidate;
+      }
+      if (!here) {
+        missing = true;
+        continue;
+      }
+      if (!merged) {
+        merged = here;
+        continue;
+      }
+      auto type = UnifyType(merged->type(), here->type());
+      if (!type) {
+        return Fail(ErrorCode::kInvalidInput,
+                    "field " + std::to_string(id) + ": " + type.error().message);
+      }
+      merged = arrow::field(merged->name(), *type, merged->nullable() || here->nullable(),
+                            merged->metadata());
+    }
+    if (!merged) continue;
+    out.push_back(arrow::field(f.at("name").get<std::string>(), merged->type(),
+                               merged->nullable() || missing, merged->metadata()));
   }
   // No schema-level metadata: a writer's embedded copy of its schema (iceberg.schema)
   // would not describe the merged file.
-  return arrow::schema(std::move(fields));
+  return arrow::schema(std::move(out));
 }
 
 // `data` seen as `type`, which differs from its own only in nullability (see Unify).
@@ -285,11 +329,56 @@ std::shared_ptr<arrow::ArrayData> Retyped(const std::shared_ptr<arrow::ArrayData
   return out;
 }
 
-std::shared_ptr<arrow::RecordBatch> AsSchema(const arrow::RecordBatch& batch,
-                                             const std::shared_ptr<arrow::Schema>& schema) {
+// `values` widened to `type` (int to long, float to double).
+template <typename Builder, typename Array>
+Result<std::shared_ptr<arrow::Array>> Widened(const Array& values) {
+  Builder builder;
+  TM_ARROW_TRY(builder.Reserve(values.length()), "widen");
+  for (int64_t i = 0; i < values.length(); i++) {
+    if (values.IsNull(i)) {
+      builder.UnsafeAppendNull();
+    } else {
+      builder.UnsafeAppend(values.Value(i));
+    }
+  }
+  std::shared_ptr<arrow::Array> out;
+  TM_ARROW_TRY(builder.Finish(&out), "widen");
+  return out;
+}
+
+// A column as `type`, which it is up to nullability or one of Iceberg's promotions.
+Result<std::shared_ptr<arrow::Array>> Conformed(const std::shared_ptr<arrow::Array>& column,
+                                                const std::shared_ptr<arrow::DataType>& type) {
+  const auto from = column->type_id(), to = type->id();
+  if (from == arrow::Type::INT32 && to == arrow::Type::INT64) {
+    return Widened<arrow::Int64Builder>(static_cast<const arrow::Int32Array&>(*column));
+  }
+  if (from == arrow::Type::FLOAT && to == arrow::Type::DOUBLE) {
+    return Widened<arrow::DoubleBuilder>(static_cast<const arrow::FloatArray&>(*column));
+  }
+  // The same layout otherwise: a decimal's 16 bytes at any precision, nested nullability.
+  return arrow::MakeArray(Retyped(column->data(), type));
+}
+
+// A batch of one input in the output's schema: its columns matched by field id, widened
+// where the table promoted them, and null where the file predates them.
+Result<std::shared_ptr<arrow::RecordBatch>> Conform(const arrow::RecordBatch& batch,
+                                                    const std::shared_ptr<arrow::Schema>& schema) {
   std::vector<std::shared_ptr<arrow::Array>> columns;
-  for (int c = 0; c < batch.num_columns(); c++) {
-    columns.push_back(arrow::MakeArray(Retyped(batch.column(c)->data(), schema->field(c)->type())));
+  for (const auto& field : schema->fields()) {
+    const int id = FieldIdOf(*field);
+    std::shared_ptr<arrow::Array> column;
+    for (int c = 0; c < batch.num_columns(); c++) {
+      if (FieldIdOf(*batch.schema()->field(c)) == id) column = batch.column(c);
+    }
+    if (!column) {
+      auto nulls = arrow::MakeArrayOfNull(field->type(), batch.num_rows());
+      if (!nulls.ok()) return Fail(FromArrow(nulls.status(), "nulls"));
+      columns.push_back(*nulls);
+      continue;
+    }
+    TM_ASSIGN(auto conformed, Conformed(column, field->type()));
+    columns.push_back(std::move(conformed));
   }
   return arrow::RecordBatch::Make(schema, batch.num_rows(), std::move(columns));
 }
@@ -570,22 +659,23 @@ Result<Json> CompactFiles(const Json& plan) {
     return Fail(std::move(e));
   };
   // The output's schema, from every input's footer before a row is read.
+  if (!plan.contains("schema") || !plan["schema"].is_array()) {
+    return Fail(ErrorCode::kInvalidInput, "a plan needs the table's schema");
+  }
+  std::vector<std::shared_ptr<arrow::Schema>> input_schemas;
   for (const auto& input : plan["inputs"]) {
-    const std::string path = input.at("path").get<std::string>();
     std::unique_ptr<parquet::arrow::FileReader> holder;
-    TM_ASSIGN(auto batches, OpenBatches(path, holder));
-    if (!schema) {
-      schema = arrow::schema(batches->schema()->fields());
-      TM_ASSIGN(schema, UnifySchemas(*schema, *schema));
-      continue;
-    }
-    auto unified = UnifySchemas(*schema, *batches->schema());
-    if (!unified) {
-      return Fail(
-          ErrorCode::kInvalidInput,
-          path + " has another schema than the bin's first file (" + unified.error().message + ")");
-    }
-    schema = *unified;
+    TM_ASSIGN(auto batches, OpenBatches(input.at("path").get<std::string>(), holder));
+    input_schemas.push_back(batches->schema());
+  }
+  auto target = TargetSchema(plan["schema"], input_schemas);
+  if (!target) {
+    return Fail(ErrorCode::kInvalidInput,
+                "the bin's files do not fit the table's schema: " + target.error().message);
+  }
+  schema = *target;
+  if (schema->num_fields() == 0) {
+    return Fail(ErrorCode::kInvalidInput, "the bin's files hold none of the table's columns");
   }
   {
     auto opened = arrow::io::FileOutputStream::Open(partial);
@@ -656,7 +746,9 @@ Result<Json> CompactFiles(const Json& plan) {
         if (drop[i]) dropped_rows.push_back(static_cast<int64_t>(i));
       }
       rows_deleted += static_cast<int64_t>(dropped_rows.size());
-      TM_ARROW_TRY(WriteKept(*writer, *AsSchema(*batch, schema), dropped_rows), partial);
+      auto conformed = Conform(*batch, schema);
+      if (!conformed) return discard(conformed.error());
+      TM_ARROW_TRY(WriteKept(*writer, **conformed, dropped_rows), partial);
       row = end;
     }
     rows_read += row;

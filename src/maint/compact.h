@@ -18,14 +18,19 @@ namespace tablemere::maint {
 //                      "deleted_positions": [<row>, …]}, …],
 //          "position_deletes": ["<local position delete file>", …],
 //          "equality_deletes": [{"path": "<local file>", "equality_ids": [<field id>, …]}, …],
+//          "schema": [{"id": <field id>, "name": "<name>"}, …],
 //          "output": "<local file>", "max_threads": 1}
 // An input's rows are dropped when a position delete file it lists names its data_path
 // with their position, or deleted_positions does, or when their values of an equality
 // delete file's fields (matched by Iceberg field id; null matches null) are one of that
 // file's rows. Which delete files apply to which input (the spec's sequence-number and
 // partition rules) is the server's to decide.
-// Every input must have the same Arrow schema (names, types, nullability, field ids);
-// kInvalidInput otherwise, and nothing is written. Answers
+// The output has the table's current top-level fields (`schema`, in its order and with
+// its names): each input's columns are matched by Iceberg field id, widened where the
+// table promoted their type (int to long, float to double, decimal precision), and null
+// where the file predates them; columns the table dropped are left out. Inputs that do
+// not fit (another type, a nested field changed, a column without field id) are
+// kInvalidInput, and nothing is written. Answers
 // {"record_count", "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",
 //  "null_value_counts", "lower_bounds": {"<field id>": "<hex>"}, "upper_bounds",
 //  "split_offsets": [...], "rows_read", "rows_deleted", "rows_deleted_by_equality"}.
