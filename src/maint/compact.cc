@@ -209,7 +209,8 @@ int FieldIdOf(const arrow::Field& field) {
 // the reader puts it and the writer takes it from) and type, nullable if either is. Writers
 // disagree on nullability alone: Spark declares a column required in a file whose rows
 // had no null. Anything else differing is an error.
-Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b);
+Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b,
+                                            bool wrapper);
 
 Result<std::shared_ptr<arrow::DataType>> UnifyType(const std::shared_ptr<arrow::DataType>& a,
                                                    const std::shared_ptr<arrow::DataType>& b) {
@@ -235,7 +236,9 @@ Result<std::shared_ptr<arrow::DataType>> UnifyType(const std::shared_ptr<arrow::
   }
   std::vector<std::shared_ptr<arrow::Field>> children;
   for (int i = 0; i < a->num_fields(); i++) {
-    TM_ASSIGN(auto child, Unify(*a->field(i), *b->field(i)));
+    // A list's element and a map's entries are wrappers whose names writers choose.
+    const bool wrapper = a->id() != arrow::Type::STRUCT;
+    TM_ASSIGN(auto child, Unify(*a->field(i), *b->field(i), wrapper));
     children.push_back(std::move(child));
   }
   switch (a->id()) {
@@ -261,10 +264,13 @@ Result<std::shared_ptr<arrow::DataType>> UnifyType(const std::shared_ptr<arrow::
   return a;
 }
 
-Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b) {
-  if (a.name() != b.name() || FieldIdOf(a) != FieldIdOf(b)) {
-    return Fail(ErrorCode::kInvalidInput, a.ToString() + " against " + b.ToString());
-  }
+Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b,
+                                            bool wrapper) {
+  // Fields with Iceberg ids match by id (a nested field may have been renamed since);
+  // others by name, unless they only wrap (a list's element, a map's entries).
+  const bool same = FieldIdOf(a) >= 0 || FieldIdOf(b) >= 0 ? FieldIdOf(a) == FieldIdOf(b)
+                                                           : wrapper || a.name() == b.name();
+  if (!same) return Fail(ErrorCode::kInvalidInput, a.ToString() + " against " + b.ToString());
   TM_ASSIGN(auto type, UnifyType(a.type(), b.type()));
   return arrow::field(a.name(), type, a.nullable() || b.nullable(), a.metadata());
 }
