@@ -361,3 +361,38 @@ def test_an_interval_of_zero_turns_the_sweep_off():
     # A negative interval is refused at start.
     with pytest.raises(RuntimeError, match="non-negative"):
         Server(args=("--maintenance-interval", "-1"))
+
+
+def test_over_quota_only_the_jobs_that_free_space_run(env):
+    """A warehouse over its storage quota is read-only to clients; maintenance then does
+    not rewrite (that adds files first) but still expires snapshots and removes orphans."""
+    srv = env["srv"]
+    acct = srv.signup(engine="pyiceberg")
+    cat = pyiceberg_from_recipe(acct["connection"])
+    cat.create_namespace("full")
+    t = cat.create_table("full.t", schema=SCHEMA,
+                         properties={"tablemere.maintenance.max-snapshots": "1"})
+    for i in range(6):
+        t.append(rows([i]))
+    over = requests.post(srv.api + "/internal/usage", headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                         json={"warehouse_id": acct["warehouse_id"], "bytes": 6_000_000_000,
+                               "objects": 10})
+    assert over.status_code == 200 and over.json()["quota"]["made_read_only"] == 1, over.text
+    try:
+        compact, manifests, expire, orphans = run_maintenance(
+            srv, acct["warehouse_id"], "full", "t",
+            ["compact", "rewrite-manifests", "expire", "orphans"])
+        for skipped in (compact, manifests):
+            assert not skipped["ran"] and "over its storage quota" in skipped["skipped_because"]
+        assert expire["ran"] and expire["snapshots_expired"] == 5 and expire["files_deleted"] > 0
+        assert orphans["ran"], orphans
+        t = cat.load_table("full.t")
+        assert len(t.metadata.snapshots) == 1 and len(t.inspect.files()) == 6
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == list(range(6))
+    finally:
+        back = requests.post(srv.api + "/internal/usage",
+                             headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                             json={"warehouse_id": acct["warehouse_id"], "bytes": 1000, "objects": 1})
+        assert back.status_code == 200, back.text
+    [compact] = run_maintenance(srv, acct["warehouse_id"], "full", "t", ["compact"])
+    assert compact["ran"], compact

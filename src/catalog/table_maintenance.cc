@@ -344,6 +344,12 @@ Result<OrphanResult> OrphanTable(CatalogService& catalog, const Clock& clock,
 
 namespace {
 
+// Rewriting adds files before expiry removes the old ones: not while the warehouse is
+// over its quota, when only what frees space runs.
+constexpr char kOverQuota[] =
+    "the warehouse is over its storage quota: rewriting waits until space is freed "
+    "(snapshot expiry and orphan cleanup still run)";
+
 Json Reason(const std::string& reason) { return reason.empty() ? Json(nullptr) : Json(reason); }
 
 // The table's uuid as the catalog has it now ("" when it cannot be read).
@@ -405,8 +411,13 @@ Json ToJson(const ManifestRewriteResult& r) {
 Result<ManifestRewriteResult> TableMaintenance::RewriteManifests(const metastore::Warehouse& w,
                                                                  const TableIdent& ident,
                                                                  bool sweep) {
-  TM_ASSIGN(auto r, catalog::RewriteManifests(catalog_, clock_, random_, w, ident,
-                                              sweep ? options_.compaction.quiet_ms : 0));
+  ManifestRewriteResult r;
+  if (w.read_only_ms != 0) {
+    r.reason = kOverQuota;
+  } else {
+    TM_ASSIGN(r, catalog::RewriteManifests(catalog_, clock_, random_, w, ident,
+                                           sweep ? options_.compaction.quiet_ms : 0));
+  }
   Record(w, ident, "rewrite-manifests", ToJson(r));
   return r;
 }
@@ -471,6 +482,12 @@ Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const Table
 
 Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
                                                 const TableIdent& ident, bool sweep) {
+  if (w.read_only_ms != 0) {
+    CompactResult r;
+    r.reason = kOverQuota;
+    Record(w, ident, "compact", ToJson(r));
+    return r;
+  }
   std::lock_guard lock(worker_mu_);
   const int64_t now = clock_.NowMillis();
   if (now - budget_window_ms_ >= 3'600'000) {
