@@ -213,6 +213,51 @@ def test_tables_that_cannot_be_compacted_say_why(env):
     assert not r["ran"] and r["skipped_because"] == "the table has no snapshot", r
 
 
+def test_a_format_v1_table_is_compacted_and_its_manifests_rewritten_in_v1(env):
+    """Format v1 has no sequence numbers and its own manifest fields (block_size_in_bytes
+    required, the list's counts named added_data_files_count…): the new snapshot, list and
+    manifests are v1 ones, and every engine reads the table as before."""
+    ns, t = written_table(env, properties={"format-version": "1"})
+    assert t.metadata.format_version == 1
+    before_rows = rows_of(t)
+    before_snapshot = t.current_snapshot().snapshot_id
+    compact, manifests = run(env, ns, "t", jobs=("compact", "rewrite-manifests"))
+    assert compact["ran"] and compact["files_rewritten"] > compact["files_written"] > 0, compact
+    assert manifests["ran"], manifests
+    t = env["cat"].load_table(f"{ns}.t")
+    assert t.metadata.format_version == 1
+    snap = t.current_snapshot()
+    assert snap.sequence_number in (None, 0) and snap.summary["tablemere.maintenance"] == "rewrite-manifests"
+    for m in snap.manifests(t.io):
+        assert m.sequence_number in (None, 0)
+        for e in m.fetch_manifest_entry(t.io, discard_deleted=False):
+            assert e.sequence_number in (None, 0)
+    assert rows_of(t) == before_rows
+    assert rows_of(t, snapshot_id=before_snapshot) == before_rows
+    assert rows_of(t, row_filter=EqualTo("part", "a")) == [x for x in before_rows if x["part"] == "a"]
+    assert env["duck"].execute(f"SELECT count(*), sum(id) FROM lake.{ns}.t").fetchone() == (
+        len(before_rows), sum(x["id"] for x in before_rows))
+    env.setdefault("v1_tables", []).append((ns, before_snapshot, len(before_rows)))
+
+
+@pytest.mark.spark
+def test_spark_reads_the_compacted_v1_table(env):
+    """Iceberg Java, the strictest reader of v1 manifests, reads it now and as before."""
+    if not env.get("v1_tables"):
+        test_a_format_v1_table_is_compacted_and_its_manifests_rewritten_in_v1(env)
+    ns, before_snapshot, count = env["v1_tables"][-1]
+    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    try:
+        table = f"lake.{ns}.t"
+        now = spark.sql(f"SELECT * FROM {table}")
+        then = spark.sql(f"SELECT * FROM {table} VERSION AS OF {before_snapshot}")
+        assert now.count() == then.count() == count
+        assert now.exceptAll(then).count() == 0 and then.exceptAll(now).count() == 0
+        assert spark.sql(f"SELECT count(*) FROM {table}.files").collect()[0][0] < 12
+    finally:
+        spark.stop()
+
+
 def test_files_written_before_and_after_schema_changes_are_compacted_into_the_current_schema(env):
     """Files from before a column was added, a column was promoted (int to long, float to
     double) and one was renamed: the compacted file has the current schema, the old files'

@@ -21,6 +21,9 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
                                           const metastore::Warehouse& w, const Json& current,
                                           const TableChange& change) {
   const std::optional<TableChange> no;
+  // Format v2 only: renumbering is about sequence numbers, which v1 has not (its clients
+  // retry on their own), and v3 adds row lineage.
+  if (current.value("format-version", 1) != 2) return no;
   // The updates: one add-snapshot and the set-snapshot-ref pointing a branch at it.
   const Json* added = nullptr;
   const Json* set_ref = nullptr;

@@ -20,8 +20,10 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
   TM_ASSIGN(LoadedTable loaded, catalog.LoadTable(principal, w, ident, false, false));
   const Json metadata = Json::parse(loaded.metadata_text(), nullptr, false);
   if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
-  if (metadata.value("format-version", 1) != 2) {
-    return Fail(Skip("only format v2 tables have their manifests rewritten yet"));
+  const int format = metadata.value("format-version", 1);
+  if (format != 1 && format != 2) {
+    return Fail(Skip("format v" + std::to_string(format) +
+                     " tables do not have their manifests rewritten yet"));
   }
   TM_ASSIGN(const Head head, CurrentHead(metadata));
   const int64_t current = head.id;
@@ -46,7 +48,7 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
     partition_nodes[m.spec_id] = m.partition_node;
     groups[{m.spec_id, m.content}].push_back(mi);
   }
-  const int64_t sequence = metadata.value("last-sequence-number", int64_t{0}) + 1;
+  const int64_t sequence = format == 1 ? 0 : metadata.value("last-sequence-number", int64_t{0}) + 1;
   const int64_t snapshot_id = NewSnapshotId(random);
   Written written(catalog.files(), w);
   std::vector<avro::Value> records;

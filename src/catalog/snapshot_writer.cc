@@ -185,6 +185,10 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
   record["added_files_count"] = counts[kStatusAdded];
   record["existing_files_count"] = counts[kStatusExisting];
   record["deleted_files_count"] = counts[kStatusDeleted];
+  // Format v1 lists as Iceberg Java writes them name the same fields (ids 504-506) so.
+  record["added_data_files_count"] = counts[kStatusAdded];
+  record["existing_data_files_count"] = counts[kStatusExisting];
+  record["deleted_data_files_count"] = counts[kStatusDeleted];
   record["added_rows_count"] = rows[kStatusAdded];
   record["existing_rows_count"] = rows[kStatusExisting];
   record["deleted_rows_count"] = rows[kStatusDeleted];
@@ -263,7 +267,13 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
   new_list.metadata = list.metadata;
   new_list.metadata["snapshot-id"] = std::to_string(snapshot.snapshot_id);
   new_list.metadata["parent-snapshot-id"] = std::to_string(current);
-  new_list.metadata["sequence-number"] = std::to_string(snapshot.sequence);
+  // Format v1 has no sequence numbers (every file's is 0).
+  const bool v1 = metadata.value("format-version", 1) == 1;
+  if (v1) {
+    new_list.metadata.erase("sequence-number");
+  } else {
+    new_list.metadata["sequence-number"] = std::to_string(snapshot.sequence);
+  }
   new_list.records = std::move(records);
   TM_ASSIGN(std::string bytes, avro::WriteContainer(new_list, random.Bytes(16)));
   const std::string list_path = location + "/metadata/snap-" +
@@ -276,6 +286,7 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
                 {"sequence-number", snapshot.sequence}, {"timestamp-ms", clock.NowMillis()},
                 {"manifest-list", list_path},           {"summary", snapshot.summary}};
   if (metadata.contains("current-schema-id")) added["schema-id"] = metadata["current-schema-id"];
+  if (v1) added.erase("sequence-number");
   Json main_ref = {{"action", "set-snapshot-ref"},
                    {"ref-name", "main"},
                    {"type", "branch"},

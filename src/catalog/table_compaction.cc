@@ -196,8 +196,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   const Json metadata = Json::parse(loaded.metadata_text(), nullptr, false);
   if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
   CompactResult result;
-  if (metadata.value("format-version", 1) != 2) {
-    return Fail(Skip("only format v2 tables are compacted yet"));
+  const int format = metadata.value("format-version", 1);
+  if (format != 1 && format != 2) {
+    return Fail(Skip("format v" + std::to_string(format) +
+                     " tables (row lineage, deletion vectors) are not compacted yet"));
   }
   if (metadata.contains("encryption-keys")) return Fail(Skip("encrypted tables are not rewritten"));
   TM_ASSIGN(const Head head, CurrentHead(metadata));
@@ -390,8 +392,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
 
   // The new snapshot's manifests.
-  const int64_t start_sequence = snapshot->value("sequence-number", int64_t{0});
-  const int64_t sequence = metadata.value("last-sequence-number", int64_t{0}) + 1;
+  // Format v1 has no sequence numbers: every file's is 0.
+  const int64_t start_sequence = format == 1 ? 0 : snapshot->value("sequence-number", int64_t{0});
+  const int64_t sequence = format == 1 ? 0 : metadata.value("last-sequence-number", int64_t{0}) + 1;
   const int64_t snapshot_id = NewSnapshotId(random);
   std::map<std::pair<size_t, size_t>, bool> replaced;  // (manifest, entry)
   int64_t added_bytes = 0, removed_bytes = 0, added_records = 0, removed_records = 0,
@@ -468,7 +471,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                            {"null_value_counts", KeyValues(m.at("null_value_counts"))},
                            {"lower_bounds", KeyValues(m.at("lower_bounds"))},
                            {"upper_bounds", KeyValues(m.at("upper_bounds"))},
-                           {"split_offsets", m.at("split_offsets")}}}});
+                           {"split_offsets", m.at("split_offsets")},
+                           // Required in format v1 manifests (Iceberg Java's default); a v2
+                           // manifest has no such field and ignores it.
+                           {"block_size_in_bytes", int64_t{64} << 20}}}});
     }
     const Manifest& model = manifests[template_of_spec.at(spec)];
     TM_ASSIGN(Json record,

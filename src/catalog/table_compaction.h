@@ -11,7 +11,7 @@
 // name are dropped. Every Parquet file an equality delete reaches is a candidate however
 // large (some readers cannot apply equality deletes at all), and a delete file that no
 // longer applies to any data file is removed in the same snapshot. Not compacted, and
-// said so in the result: format v1 and v3 tables, partitions on decimal or uuid values,
+// said so in the result: format v3 tables, partitions on decimal or uuid values,
 // non-Parquet files (their deletes stay).
 #pragma once
 
