@@ -54,3 +54,15 @@ def run_maintenance(server, warehouse_id, namespace, table, jobs, **extra):
                             "jobs": list(jobs), **extra})
     assert r.status_code == 200, r.text
     return r.json()["results"]
+
+
+def warehouse_s3(server, acct):
+    """boto3 on the server's S3 endpoint with the account's static warehouse key."""
+    import boto3
+    from botocore.config import Config
+    cred = acct["connection"]["catalog_credential"]
+    return boto3.client("s3", endpoint_url=server.s3, region_name="us-east-1",
+                        aws_access_key_id=cred["client_id"],
+                        aws_secret_access_key=cred["client_secret"],
+                        config=Config(s3={"addressing_style": "path"}))
+

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
-from helpers import run_maintenance
+from helpers import run_maintenance, warehouse_s3
 from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -475,6 +475,17 @@ def test_duckdb_position_deletes_are_applied_and_their_files_removed(env):
     assert summary["total-delete-files"] == "0" and summary["total-records"] == str(len(expected))
 
 
+def five_small_files(srv):
+    """A new account on `srv` with a table k.t of five small files."""
+    acct = srv.signup(engine="pyiceberg")
+    cat = pyiceberg_from_recipe(acct["connection"])
+    cat.create_namespace("k")
+    t = cat.create_table("k.t", schema=SCHEMA)
+    for k in range(5):
+        t.append(batch(k * 10, 10))
+    return acct, cat, cat.load_table("k.t")
+
+
 @pytest.mark.parametrize("worker", [
     "#!/bin/sh\nkill -9 $$\n",                                   # killed mid-rewrite
     "#!/bin/sh\necho 'out of memory' >&2\nexit 3\n",             # fails
@@ -482,26 +493,14 @@ def test_duckdb_position_deletes_are_applied_and_their_files_removed(env):
 ])
 def test_a_worker_that_dies_or_lies_changes_nothing_and_leaves_no_file(tmp_path, worker):
     from conftest import Server
-    import boto3
-    from botocore.config import Config
     script = tmp_path / "worker.sh"
     script.write_text(worker)
     script.chmod(0o755)
     srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": "test-bootstrap-secret"},
                  args=("--maintenance-worker", str(script)))
     try:
-        acct = srv.signup(engine="pyiceberg")
-        cat = pyiceberg_from_recipe(acct["connection"])
-        cat.create_namespace("k")
-        t = cat.create_table("k.t", schema=SCHEMA)
-        for k in range(5):
-            t.append(batch(k * 10, 10))
-        t = cat.load_table("k.t")
-        cred = acct["connection"]["catalog_credential"]
-        s3 = boto3.client("s3", endpoint_url=srv.s3, region_name="us-east-1",
-                          aws_access_key_id=cred["client_id"],
-                          aws_secret_access_key=cred["client_secret"],
-                          config=Config(s3={"addressing_style": "path"}))
+        acct, cat, t = five_small_files(srv)
+        s3 = warehouse_s3(srv, acct)
         bucket, prefix = t.metadata.location.removeprefix("s3://").split("/", 1)
 
         def objects():
@@ -529,18 +528,10 @@ def test_a_server_killed_between_compaction_steps_loses_nothing_and_leaves_only_
     uploaded but never committed is an orphan that the next orphan run removes, after
     which every object under the table location is one its metadata reaches."""
     from conftest import Server, BOOTSTRAP_SECRET
-    import boto3
-    from botocore.config import Config
     srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
                             "TABLEMERE_TEST_CRASH_AT": point})
     try:
-        acct = srv.signup(engine="pyiceberg")
-        cat = pyiceberg_from_recipe(acct["connection"])
-        cat.create_namespace("k")
-        t = cat.create_table("k.t", schema=SCHEMA)
-        for k in range(5):
-            t.append(batch(k * 10, 10))
-        t = cat.load_table("k.t")
+        acct, cat, t = five_small_files(srv)
         before_snapshot = t.current_snapshot().snapshot_id
         with pytest.raises(requests.exceptions.ConnectionError):
             run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
@@ -564,11 +555,7 @@ def test_a_server_killed_between_compaction_steps_loses_nothing_and_leaves_only_
                                     orphan_grace_seconds=0)
         uploaded = point in ("compact.uploaded", "compact.manifests-written")
         assert (orphans["orphans_deleted"] > 0) == uploaded, orphans
-        cred = acct["connection"]["catalog_credential"]
-        s3 = boto3.client("s3", endpoint_url=srv.s3, region_name="us-east-1",
-                          aws_access_key_id=cred["client_id"],
-                          aws_secret_access_key=cred["client_secret"],
-                          config=Config(s3={"addressing_style": "path"}))
+        s3 = warehouse_s3(srv, acct)
         bucket, prefix = t.metadata.location.removeprefix("s3://").split("/", 1)
         listed = {f"s3://{bucket}/{o['Key']}" for o in s3.list_objects_v2(
             Bucket=bucket, Prefix=prefix + "/").get("Contents", [])}

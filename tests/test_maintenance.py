@@ -5,15 +5,13 @@ the catalog and read back by PyIceberg and DuckDB."""
 
 import uuid
 
-import boto3
 import pyarrow as pa
 import pytest
 import requests
-from botocore.config import Config
 
 from conftest import BOOTSTRAP_SECRET
 from engines import duckdb_from_recipe, pyiceberg_from_recipe
-from helpers import run_maintenance
+from helpers import run_maintenance, warehouse_s3
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
 
@@ -25,10 +23,7 @@ def rows(ids):
 @pytest.fixture(scope="module")
 def env(clocked_server):
     acct = clocked_server.signup(engine="pyiceberg")
-    cred = acct["connection"]["catalog_credential"]
-    s3 = boto3.client("s3", endpoint_url=clocked_server.s3, region_name="us-east-1",
-                      aws_access_key_id=cred["client_id"], aws_secret_access_key=cred["client_secret"],
-                      config=Config(s3={"addressing_style": "path"}))
+    s3 = warehouse_s3(clocked_server, acct)
     return {"srv": clocked_server, "acct": acct, "s3": s3,
             "cat": pyiceberg_from_recipe(acct["connection"])}
 
@@ -169,11 +164,7 @@ def test_the_periodic_sweep_expires_every_table():
             time.sleep(0.2)
         t = cat.load_table("swept.t")
         assert sorted(t.scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3]
-        cred = acct["connection"]["catalog_credential"]
-        s3 = boto3.client("s3", endpoint_url=srv.s3, region_name="us-east-1",
-                          aws_access_key_id=cred["client_id"],
-                          aws_secret_access_key=cred["client_secret"],
-                          config=Config(s3={"addressing_style": "path"}))
+        s3 = warehouse_s3(srv, acct)
         bucket, base = t.metadata.location.removeprefix("s3://").split("/", 1)
         s3.put_object(Bucket=bucket, Key=f"{base}/data/stray.parquet", Body=b"x")
         deadline = time.time() + 30
