@@ -282,7 +282,20 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // Candidates grouped by spec and partition: small Parquet files, and every Parquet file
   // an equality delete reaches (rewriting those is what removes the deletes, which some
   // readers, PyIceberg 0.12 among them, cannot apply). Bins of at most the target size.
-  auto reached_by_equality = [&](const LiveFile& f) {
+  // And every Parquet file whose position deletes name at least this share of its rows:
+  // rewriting it drops them and their delete files (readers apply them on every scan).
+  const int64_t delete_percent =
+      IntProperty(metadata, "tablemere.maintenance.compact.delete-percent", 10);
+  std::map<std::string, int64_t> positions_deleted;  // data file -> rows its deletes name
+  for (const auto& d : deletes) {
+    if (d.content == 1 && !d.target.empty()) positions_deleted[d.target] += d.records;
+  }
+  auto needs_rewrite = [&](const LiveFile& f) {
+    auto named = positions_deleted.find(f.path);
+    if (named != positions_deleted.end() && f.records > 0 &&
+        named->second * 100 >= f.records * delete_percent) {
+      return true;
+    }
     return std::any_of(deletes.begin(), deletes.end(),
                        [&](const DeleteFile& d) { return d.content == 2 && d.AppliesTo(f); });
   };
@@ -302,7 +315,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     g.spec = f.spec;
     g.newest_ms = std::max(g.newest_ms, f.added_ms);
     if (!f.parquet) continue;
-    const bool small = f.size < target * 3 / 4, reached = reached_by_equality(f);
+    const bool small = f.size < target * 3 / 4, reached = needs_rewrite(f);
     if (!small && !reached) continue;
     if (quiet_ms > 0 && now_ms - f.added_ms < quiet_ms) {
       recently_written++;
@@ -333,9 +346,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
               [](const LiveFile* a, const LiveFile* b) { return a->size < b->size; });
     Bin bin{group.spec, files.front()->partition, {}, {}, 0, {}, {}};
     auto close = [&]() {
-      // One file alone is rewritten only to apply the equality deletes that reach it.
-      if (bin.inputs.size() >= 2 ||
-          (bin.inputs.size() == 1 && reached_by_equality(*bin.inputs[0]))) {
+      // One file alone is rewritten only to apply the deletes that make it worth it.
+      if (bin.inputs.size() >= 2 || (bin.inputs.size() == 1 && needs_rewrite(*bin.inputs[0]))) {
         for (const auto& d : deletes) {
           if (std::any_of(bin.inputs.begin(), bin.inputs.end(),
                           [&](const LiveFile* f) { return d.AppliesTo(*f); })) {
@@ -361,7 +373,13 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     close();
     if (over_budget) break;
   }
-  if (bins.empty()) {
+  // Delete files that apply to no data file at all (their targets were removed, or all
+  // the data they could reach is newer): dropped even when nothing is rewritten.
+  const auto dangling = std::count_if(deletes.begin(), deletes.end(), [&](const DeleteFile& d) {
+    return std::none_of(live.begin(), live.end(),
+                        [&](const LiveFile& f) { return d.AppliesTo(f); });
+  });
+  if (bins.empty() && dangling == 0) {
     if (over_budget) return Fail(Skip("the hourly byte budget is used up"));
     if (recently_written > 0) {
       return Fail(Skip(std::to_string(recently_written) + " file(s) were written in the last " +
@@ -369,7 +387,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                        " s; they wait until their writer has moved on"));
     }
     return Fail(Skip("no partition has " + std::to_string(min_files) +
-                     " files smaller than 3/4 of the target size or equality deletes"));
+                     " files smaller than 3/4 of the target size, nor a file deletes make "
+                     "worth rewriting"));
   }
 
   // The rows, rewritten by the worker, one bin at a time, into the table's current schema.
@@ -386,7 +405,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     done.push_back(&bin);
   }
-  if (done.empty()) {
+  if (done.empty() && dangling == 0) {
     result.reason = "every bin failed; the last: " + failure;
     return result;  // what the failed bins uploaded is deleted on the way out
   }

@@ -9,8 +9,10 @@
 // their spec and partition, or everywhere from an unpartitioned spec; position deletes to
 // data no newer than them, equality deletes to data older than them), so the rows they
 // name are dropped. Every Parquet file an equality delete reaches is a candidate however
-// large (some readers cannot apply equality deletes at all), and a delete file that no
-// longer applies to any data file is removed in the same snapshot. Not compacted, and
+// large (some readers cannot apply equality deletes at all), and so is one whose position
+// deletes name a tenth of its rows; a delete file that no longer applies to any data file
+// is removed in the same snapshot, and one that applies to nothing at all is removed even
+// when no data is rewritten. Not compacted, and
 // said so in the result: format v3 tables, partitions on decimal or uuid values,
 // non-Parquet files (their deletes stay).
 #pragma once
