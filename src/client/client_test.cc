@@ -36,6 +36,8 @@ TEST(ExitClass, FollowsStatusAndCode) {
   // name that matches several catalogs.
   EXPECT_EQ(ClassOf(LocalFailure("route_missing", "m")), ExitClass::kInvalidInput);
   EXPECT_EQ(ClassOf(LocalFailure("ambiguous_name", "m")), ExitClass::kInvalidInput);
+  EXPECT_EQ(ClassOf(Http(409, "ambiguous_name")), ExitClass::kInvalidInput);
+  EXPECT_EQ(ClassOf(Http(409, "already_exists")), ExitClass::kLimitOrConflict);
   EXPECT_EQ(ClassOf(LocalFailure("issuer_not_found", "m")), ExitClass::kNotFound);
   EXPECT_EQ(ClassOf(LocalFailure("invalid_value", "m")), ExitClass::kInvalidInput);
 }

@@ -117,6 +117,10 @@ ExitClass ClassOf(const Failure& f) {
     case 404:
       return ExitClass::kNotFound;
     case 409:
+      // Not a real conflict: the name matches several catalogs, and the caller fixes it by
+      // passing the warehouse_id (one class, whether the client or the server found it).
+      if (code == "ambiguous_name") return ExitClass::kInvalidInput;
+      return ExitClass::kLimitOrConflict;
     case 429:
       return ExitClass::kLimitOrConflict;
     default:
