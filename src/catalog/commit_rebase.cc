@@ -137,18 +137,19 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   for (const auto& path : kept_by_rewrites) {
     if (!rewritten_live.count(path)) return no;
   }
-  // The files the compactions removed: the client may neither remove them again nor
-  // aim a position delete at them.
-  std::set<std::string> removed;
+  // The files maintenance removed: live at the client's parent, not at the head (only
+  // maintenance committed in between; its DELETED entries may be gone already, dropped
+  // by a manifest rewrite). The client may neither remove them again nor aim a position
+  // delete at them.
+  std::set<std::string> removed, live_at_head;
   for (const auto& m : head_manifests.manifests) {
-    if (!maintenance.count(m.added_snapshot_id)) continue;
-    for (const auto& e : m.container.records) {
-      Json entry = avro::ToJson(*m.container.schema.root, e);
-      if (entry.value("status", 0) == kStatusDeleted &&
-          maintenance.count(entry.value("snapshot_id", int64_t{-1}))) {
-        removed.insert(path_of(entry));
-      }
-    }
+    live_entries(m, [&](const Json& e) { live_at_head.insert(path_of(e)); });
+  }
+  for (const auto& m : parent.manifests) {
+    live_entries(m, [&](const Json& e) {
+      const std::string path = path_of(e);
+      if (!live_at_head.count(path)) removed.insert(path);
+    });
   }
   for (const auto& path : removed_by_client) {
     if (removed.count(path)) return no;
