@@ -274,10 +274,21 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       live.push_back(std::move(f));
     }
     partition_nodes[spec] = m.partition_node;
-    template_of_spec.emplace(spec, mi);
+    // The model of a new data manifest must be a data manifest: its list entry and header
+    // carry the content (a delete manifest first in the list would list data as deletes).
+    if (m.content == 0) template_of_spec.emplace(spec, mi);
   }
   result.data_files_after = result.data_files_before;
   result.data_bytes_after = result.data_bytes_before;
+  // Partition summaries of decimals and uuids are not written yet, and every manifest this
+  // job may rewrite (replaced files, removed delete files) needs them.
+  for (const auto& [spec, node] : partition_nodes) {
+    for (const auto& field : node->fields) {
+      if (!Comparable(*field.type)) {
+        return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
+      }
+    }
+  }
 
   // Candidates grouped by spec and partition: small Parquet files, and every Parquet file
   // an equality delete reaches (rewriting those is what removes the deletes, which some
@@ -337,11 +348,6 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     auto& files = group.files;
     if (files.empty() || (group.small < min_files && group.reached == 0)) continue;
     if (static_cast<int>(bins.size()) >= options.max_bins_per_run) break;
-    for (const auto& field : partition_nodes[group.spec]->fields) {
-      if (!Comparable(*field.type)) {
-        return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
-      }
-    }
     std::sort(files.begin(), files.end(),
               [](const LiveFile* a, const LiveFile* b) { return a->size < b->size; });
     Bin bin{group.spec, files.front()->partition, {}, {}, 0, {}, {}};

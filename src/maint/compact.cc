@@ -212,14 +212,17 @@ int FieldIdOf(const arrow::Field& field) {
 Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::Field& b,
                                             bool wrapper);
 
+// `top`: a top-level column, the only place Conformed widens values; below it a widening
+// would only relabel the buffers, so it is refused there.
 Result<std::shared_ptr<arrow::DataType>> UnifyType(const std::shared_ptr<arrow::DataType>& a,
-                                                   const std::shared_ptr<arrow::DataType>& b) {
+                                                   const std::shared_ptr<arrow::DataType>& b,
+                                                   bool top = false) {
   // Iceberg's type promotions: int to long, float to double, a decimal's precision.
   const auto promoted = [&](arrow::Type::type narrow, arrow::Type::type wide) {
     return (a->id() == narrow && b->id() == wide) || (a->id() == wide && b->id() == narrow);
   };
-  if (promoted(arrow::Type::INT32, arrow::Type::INT64)) return arrow::int64();
-  if (promoted(arrow::Type::FLOAT, arrow::Type::DOUBLE)) return arrow::float64();
+  if (top && promoted(arrow::Type::INT32, arrow::Type::INT64)) return arrow::int64();
+  if (top && promoted(arrow::Type::FLOAT, arrow::Type::DOUBLE)) return arrow::float64();
   if (a->id() == arrow::Type::DECIMAL128 && b->id() == arrow::Type::DECIMAL128) {
     const auto& da = static_cast<const arrow::Decimal128Type&>(*a);
     const auto& db = static_cast<const arrow::Decimal128Type&>(*b);
@@ -307,7 +310,7 @@ Result<std::shared_ptr<arrow::Schema>> TargetSchema(
         merged = here;
         continue;
       }
-      auto type = UnifyType(merged->type(), here->type());
+      auto type = UnifyType(merged->type(), here->type(), /*top=*/true);
       if (!type) {
         return Fail(ErrorCode::kInvalidInput,
                     "field " + std::to_string(id) + ": " + type.error().message);
