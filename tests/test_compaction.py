@@ -526,6 +526,105 @@ def test_a_large_file_is_rewritten_alone_when_deletes_name_a_tenth_of_it_and_dan
     assert [x[0] for x in fresh.execute(q).fetchall()] == [i for i in expected if i < 100]
 
 
+def engines_agree(env, ns, spark, before_snapshot):
+    """Spark now and at `before_snapshot` hold the same rows both ways (EXCEPT ALL), and
+    PyIceberg and DuckDB read what Spark reads; answers the rows."""
+    table = f"lake.{ns}.t"
+    spark.sql(f"REFRESH TABLE {table}")
+    now = spark.sql(f"SELECT * FROM {table}")
+    then = spark.sql(f"SELECT * FROM {table} VERSION AS OF {before_snapshot}")
+    assert now.exceptAll(then).count() == 0 and then.exceptAll(now).count() == 0
+    expected = sorted(tuple(r) for r in now.collect())
+    t = env["cat"].load_table(f"{ns}.t")
+    assert sorted(tuple(r.values()) for r in t.scan().to_arrow().to_pylist()) == expected
+    duck = duckdb_from_recipe(env["srv"].connection(env["acct"]["api_key"], "duckdb"))
+    assert sorted(duck.execute(f"SELECT * FROM {table}").fetchall()) == expected
+    return expected
+
+
+@pytest.mark.spark
+def test_spark_position_delete_files_are_merged_and_rows_for_rewritten_files_dropped(env):
+    """Merge-on-read DELETEs leave a position delete file each per partition (Spark keeps one
+    per data file itself at its default, file granularity; not at partition granularity,
+    nor do other writers). (1) Data files
+    too large to compact, four DELETEs naming a few rows: nothing to do at the default of
+    five delete files; at three, each partition's four become one, and nothing else is
+    rewritten. (2) One partition-scoped delete file naming rows of a large file and of five
+    small ones: compacting the small files applies their rows, and the delete file is
+    rewritten with only the large file's rows."""
+    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    try:
+        ns = "cmp_" + uuid.uuid4().hex[:6]
+        table = f"lake.{ns}.t"
+        spark.sql(f"CREATE NAMESPACE lake.{ns}")
+        spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
+                  "PARTITIONED BY (part) TBLPROPERTIES ('format-version'='2', "
+                  "'write.delete.mode'='merge-on-read', 'write.delete.granularity'='partition', "
+                  "'tablemere.maintenance.target-file-size-bytes'='100')")
+        spark.sql(f"INSERT INTO {table} SELECT id, IF(id % 2 = 0, 'a', 'b'), CONCAT('v', id) "
+                  "FROM range(400)")
+        for k in range(4):  # 2% of each partition's one file: not worth rewriting it
+            spark.sql(f"DELETE FROM {table} WHERE id IN ({k * 10}, {k * 10 + 1})")
+        t = env["cat"].load_table(f"{ns}.t")
+        before = t.current_snapshot().snapshot_id
+        deletes = [f for f in t.inspect.files().to_pylist() if f["content"] == 1]
+        assert len(deletes) == 8, deletes
+        [r] = run(env, ns, "t")
+        assert not r["ran"] and "merge" in r["skipped_because"], r
+        with env["cat"].load_table(f"{ns}.t").transaction() as tx:
+            tx.set_properties({"tablemere.maintenance.compact.min-delete-files": "3"})
+        t = env["cat"].load_table(f"{ns}.t")
+        before = t.current_snapshot().snapshot_id
+        [r] = run(env, ns, "t")
+        assert r["ran"] and r["files_rewritten"] == 0 and r["bins_failed"] == 0, (r["skipped_because"], r)
+        assert r["delete_files_merged"] == 8 and r["delete_files_written"] == 2, r
+        assert r["position_deletes_dropped"] == 0, r
+        t = env["cat"].load_table(f"{ns}.t")
+        merged = [f for f in t.inspect.files().to_pylist() if f["content"] == 1]
+        assert len(merged) == 2 and {f["file_path"] for f in merged}.isdisjoint(
+            {f["file_path"] for f in deletes})
+        assert sorted(f["record_count"] for f in merged) == [4, 4]
+        summary = t.current_snapshot().summary
+        assert summary["total-position-deletes"] == "8" and summary["total-delete-files"] == "2"
+        assert summary["removed-position-delete-files"] == "8", summary
+        rows = engines_agree(env, ns, spark, before)
+        assert len(rows) == 392 and not {r[0] for r in rows} & {0, 1, 10, 11, 20, 21, 30, 31}
+
+        # (2) Unpartitioned, deletes scoped to the partition (one file names several).
+        ns = "cmp_" + uuid.uuid4().hex[:6]
+        table = f"lake.{ns}.t"
+        spark.sql(f"CREATE NAMESPACE lake.{ns}")
+        spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
+                  "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
+                  "'write.delete.granularity'='partition', "
+                  "'tablemere.maintenance.target-file-size-bytes'='20000')")
+        spark.sql(f"INSERT INTO {table} SELECT /*+ COALESCE(1) */ id, 'x', "
+                  "CONCAT('value-', sha2(CAST(id AS string), 256)) FROM range(20000)")
+        for k in range(5):
+            spark.sql(f"INSERT INTO {table} VALUES " + ",".join(
+                f"({i}, 'y', 'small')" for i in range(100000 + k * 10, 100000 + k * 10 + 10)))
+        spark.sql(f"DELETE FROM {table} WHERE id IN (5, 6, 7, 100000, 100011, 100022)")
+        t = env["cat"].load_table(f"{ns}.t")
+        before = t.current_snapshot().snapshot_id
+        files = t.inspect.files().to_pylist()
+        [large] = [f for f in files if f["content"] == 0 and f["file_size_in_bytes"] >= 15000]
+        [delete] = [f for f in files if f["content"] == 1]
+        assert delete["record_count"] == 6, delete
+        small = [f for f in files if f["content"] == 0 and f is not large]
+        [r] = run(env, ns, "t")
+        assert r["ran"] and r["files_rewritten"] == len(small) and r["rows_deleted"] == 3, r
+        assert r["delete_files_merged"] == 1 and r["delete_files_written"] == 1, r
+        assert r["position_deletes_dropped"] == 3, r
+        t = env["cat"].load_table(f"{ns}.t")
+        [kept] = [f for f in t.inspect.files().to_pylist() if f["content"] == 1]
+        assert kept["record_count"] == 3 and kept["file_path"] != delete["file_path"]
+        assert t.current_snapshot().summary["total-position-deletes"] == "3"
+        rows = engines_agree(env, ns, spark, before)
+        assert len(rows) == 20000 + 50 - 6
+    finally:
+        spark.stop()
+
+
 @pytest.mark.parametrize("worker", [
     "#!/bin/sh\nkill -9 $$\n",                                   # killed mid-rewrite
     "#!/bin/sh\necho 'out of memory' >&2\nexit 3\n",             # fails

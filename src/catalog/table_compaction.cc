@@ -1,61 +1,26 @@
 #include "catalog/table_compaction.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <filesystem>
 #include <map>
 #include <set>
 
 #include "accounts/account_service.h"
 #include "avro/container.h"
+#include "catalog/compaction_inputs.h"
 #include "catalog/control_tables.h"
-#include "catalog/manifest_files.h"
+#include "catalog/maintenance_worker.h"
+#include "catalog/position_delete_merge.h"
 #include "catalog/snapshot_writer.h"
 #include "common/crash_point.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "common/subprocess.h"
 
 namespace tablemere::catalog {
 namespace {
 
 using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
-
-// A live data file: where its entry is and what it holds.
-struct LiveFile {
-  size_t manifest = 0, entry = 0;
-  std::string path;
-  int64_t size = 0, records = 0;
-  int spec = 0;
-  Json partition;
-  int64_t sequence = 0;  // its data sequence number
-  int64_t added_ms = 0;  // when the snapshot that added it was committed (0: expired)
-  bool parquet = true;   // only Parquet files are rewritten
-};
-
-// A live delete file: position deletes (content 1) or equality deletes (2).
-struct DeleteFile {
-  size_t manifest = 0, entry = 0;
-  std::string path;
-  int content = 1;
-  int64_t records = 0, size = 0;
-  int spec = 0;
-  Json partition;
-  int64_t sequence = 0;
-  std::string target;             // position deletes: the one data file, "" when unknown
-  std::vector<int> equality_ids;  // equality deletes: the fields they compare
-
-  // The spec's rules: a delete applies within its spec and partition, or everywhere
-  // from an unpartitioned spec; position deletes to data no newer than them, equality
-  // deletes to data older than them.
-  bool AppliesTo(const LiveFile& f) const {
-    if (!partition.empty() && (spec != f.spec || partition != f.partition)) return false;
-    if (content == 1) return sequence >= f.sequence && (target.empty() || target == f.path);
-    return sequence > f.sequence;
-  }
-};
+using namespace compaction;       // NOLINT: the live files and their deletes
 
 // One partition's small files, rewritten into one.
 struct Bin {
@@ -95,78 +60,44 @@ Result<Json> CurrentFields(const Json& metadata) {
 // Runs the worker on one bin in its own scratch directory (removed afterwards).
 Result<void> RewriteBin(CatalogService& catalog, Random& random, const CompactionOptions& options,
                         const metastore::Warehouse& w, const std::string& location,
-                        const Json& fields, Bin& bin, Written& written) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(options.scratch_dir) / ("compact-" + random.Uuid());
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return Fail(ErrorCode::kUnavailable, "cannot create " + dir.string() + ": " + ec.message());
-  struct Cleanup {
-    fs::path dir;
-    ~Cleanup() {
-      std::error_code ignored;
-      fs::remove_all(dir, ignored);
-    }
-  } cleanup{dir};
+                        const Inputs& in, const Json& fields, Bin& bin, Written& written) {
+  TM_ASSIGN(WorkerRun run, WorkerRun::Start(options.scratch_dir, random, "compact"));
   // Each delete file copied once, numbered within its kind as the plan lists them.
   Json positional = Json::array(), equality = Json::array();
-  std::vector<size_t> index_in_kind;
+  std::map<const DeleteFile*, size_t> index_in_kind;
   for (size_t i = 0; i < bin.deletes.size(); i++) {
     const DeleteFile& d = *bin.deletes[i];
-    const std::string local = (dir / ("del-" + std::to_string(i) + ".parquet")).string();
+    const std::string local = run.Local("del-" + std::to_string(i) + ".parquet");
     TM_TRY(catalog.files().CopyToFile(w, d.path, local));
     if (d.content == 1) {
-      index_in_kind.push_back(positional.size());
+      index_in_kind[&d] = positional.size();
       positional.push_back(local);
     } else {
-      index_in_kind.push_back(equality.size());
+      index_in_kind[&d] = equality.size();
       equality.push_back({{"path", local}, {"equality_ids", d.equality_ids}});
     }
   }
   Json inputs = Json::array();
   for (size_t i = 0; i < bin.inputs.size(); i++) {
-    const std::string local = (dir / ("in-" + std::to_string(i) + ".parquet")).string();
+    const std::string local = run.Local("in-" + std::to_string(i) + ".parquet");
     TM_TRY(catalog.files().CopyToFile(w, bin.inputs[i]->path, local));
     Json by_position = Json::array(), by_equality = Json::array();
-    for (size_t d = 0; d < bin.deletes.size(); d++) {
-      if (!bin.deletes[d]->AppliesTo(*bin.inputs[i])) continue;
-      (bin.deletes[d]->content == 1 ? by_position : by_equality).push_back(index_in_kind[d]);
+    for (const DeleteFile* d : in.DeletesOf(*bin.inputs[i])) {
+      (d->content == 1 ? by_position : by_equality).push_back(index_in_kind.at(d));
     }
     inputs.push_back({{"path", local},
                       {"data_path", bin.inputs[i]->path},
                       {"delete_files", by_position},
                       {"equality_delete_files", by_equality}});
   }
-  const std::string out = (dir / "out.parquet").string();
-  const std::string plan_path = (dir / "plan.json").string(),
-                    result_path = (dir / "result.json").string();
-  TM_TRY(WriteFileAtomically(plan_path,
-                             Json{{"inputs", inputs},
-                                  {"schema", fields},
-                                  {"position_deletes", positional},
-                                  {"equality_deletes", equality},
-                                  {"output", out},
-                                  {"max_threads", options.worker_threads}}
-                                 .dump(),
-                             0600));
-  ProcessLimits limits;
-  limits.timeout_ms = options.worker_timeout_ms;
-  limits.stderr_path = (dir / "worker.log").string();
-  TM_ASSIGN(int status, RunProcess({options.worker_path, "compact", "--plan", plan_path, "--result",
-                                    result_path},
-                                   limits));
-  if (status != 0) {
-    auto log = ReadWholeFile(limits.stderr_path);
-    std::string why = log ? *log : "";
-    while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
-    return Fail(ErrorCode::kInvalidInput, "the worker failed: " + why.substr(0, 500));
-  }
-  TM_ASSIGN(std::string text, ReadWholeFile(result_path));
-  bin.metrics = Json::parse(text, nullptr, false);
-  if (!bin.metrics.is_object()) {
-    return Fail(ErrorCode::kInternal, "the worker's result is not JSON");
-  }
+  const std::string out = run.Local("out.parquet");
+  TM_ASSIGN(bin.metrics, run.Run(options.worker_path, options.worker_timeout_ms, "compact",
+                                 Json{{"inputs", inputs},
+                                      {"schema", fields},
+                                      {"position_deletes", positional},
+                                      {"equality_deletes", equality},
+                                      {"output", out},
+                                      {"max_threads", options.worker_threads}}));
   // Every row read, and each either written or deleted: anything else is not uploaded.
   int64_t rows_in = 0;
   for (const LiveFile* f : bin.inputs) rows_in += f->records;
@@ -206,83 +137,27 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   const int64_t current = head.id;
   const Json* snapshot = &head.snapshot;
   const std::string& location = head.location;
-  const Json snapshots = metadata.value("snapshots", Json::array());
   const int64_t target =
       IntProperty(metadata, "tablemere.maintenance.target-file-size-bytes",
                   IntProperty(metadata, "write.target-file-size-bytes", options.target_file_size));
   const int64_t min_files = IntProperty(metadata, "tablemere.maintenance.compact.min-input-files",
                                         options.min_input_files);
 
-  // The manifest list and every manifest it names.
+  // The manifest list, every manifest it names, and the live files they list.
   TM_ASSIGN(LoadedManifests read,
             LoadManifests(catalog.files(), w, (*snapshot)["manifest-list"].get<std::string>()));
   const avro::Container& list = read.list;
   std::vector<Manifest>& manifests = read.manifests;
-  std::map<int64_t, int64_t> committed_ms;  // snapshot id -> its timestamp
-  for (const auto& s : snapshots) {
-    committed_ms[s.value("snapshot-id", int64_t{-1})] = s.value("timestamp-ms", int64_t{0});
-  }
-  std::vector<LiveFile> live;
-  std::vector<DeleteFile> deletes;
-  std::map<int, const avro::Node*> partition_nodes;
-  std::map<int, size_t> template_of_spec;  // a manifest of each spec, for its Avro schema
-  for (size_t mi = 0; mi < manifests.size(); mi++) {
-    const Manifest& m = manifests[mi];
-    const int spec = m.spec_id;
-    const avro::Node& entry = *m.container.schema.root;
-    for (size_t i = 0; i < m.container.records.size(); i++) {
-      Json e = Materialized(avro::ToJson(entry, m.container.records[i]), m);
-      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
-      const Json& file = e["data_file"];
-      const int content = file.value("content", 0);
-      if (content != 0) {
-        DeleteFile d;
-        d.manifest = mi;
-        d.entry = i;
-        d.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
-        d.content = content;
-        d.records = file.value("record_count", int64_t{0});
-        d.size = file.value("file_size_in_bytes", int64_t{0});
-        d.spec = spec;
-        d.partition = file.value("partition", Json::object());
-        d.sequence = e.value("sequence_number", m.sequence_number);
-        if (content == 1) d.target = PositionDeleteTarget(file);
-        for (const auto& id : file.value("equality_ids", Json::array())) {
-          if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
-        }
-        deletes.push_back(std::move(d));
-        continue;
-      }
-      std::string format = file.value("file_format", "");
-      for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      result.data_files_before++;
-      result.data_bytes_before += file.value("file_size_in_bytes", int64_t{0});
-      LiveFile f;
-      f.parquet = format == "PARQUET";
-      f.manifest = mi;
-      f.entry = i;
-      f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
-      f.size = file.value("file_size_in_bytes", int64_t{0});
-      f.records = file.value("record_count", int64_t{0});
-      f.spec = spec;
-      f.partition = file.value("partition", Json::object());
-      f.sequence = e.value("sequence_number", m.sequence_number);
-      if (e["snapshot_id"].is_number_integer()) {
-        auto at = committed_ms.find(e["snapshot_id"].get<int64_t>());
-        if (at != committed_ms.end()) f.added_ms = at->second;
-      }
-      live.push_back(std::move(f));
-    }
-    partition_nodes[spec] = m.partition_node;
-    // The model of a new data manifest must be a data manifest: its list entry and header
-    // carry the content (a delete manifest first in the list would list data as deletes).
-    if (m.content == 0) template_of_spec.emplace(spec, mi);
-  }
+  const Inputs in = Inputs::Read(manifests, metadata.value("snapshots", Json::array()));
+  const std::vector<LiveFile>& live = in.live;
+  const std::vector<DeleteFile>& deletes = in.deletes;
+  result.data_files_before = static_cast<int>(live.size());
+  for (const auto& f : live) result.data_bytes_before += f.size;
   result.data_files_after = result.data_files_before;
   result.data_bytes_after = result.data_bytes_before;
   // Partition summaries of decimals and uuids are not written yet, and every manifest this
   // job may rewrite (replaced files, removed delete files) needs them.
-  for (const auto& [spec, node] : partition_nodes) {
+  for (const auto& [spec, node] : in.partition_nodes) {
     for (const auto& field : node->fields) {
       if (!Comparable(*field.type)) {
         return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
@@ -307,8 +182,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
         named->second * 100 >= f.records * delete_percent) {
       return true;
     }
-    return std::any_of(deletes.begin(), deletes.end(),
-                       [&](const DeleteFile& d) { return d.content == 2 && d.AppliesTo(f); });
+    const auto applying = in.DeletesOf(f);
+    return std::any_of(applying.begin(), applying.end(),
+                       [](const DeleteFile* d) { return d->content == 2; });
   };
   // With a quiet period, files younger than it wait (their writer is probably still busy
   // there), and partitions nobody wrote in it go first.
@@ -322,7 +198,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   int recently_written = 0;
   const int64_t now_ms = clock.NowMillis();
   for (const auto& f : live) {
-    Group& g = by_partition[std::to_string(f.spec) + "/" + f.partition.dump()];
+    Group& g = by_partition[f.key];
     g.spec = f.spec;
     g.newest_ms = std::max(g.newest_ms, f.added_ms);
     if (!f.parquet) continue;
@@ -354,10 +230,10 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     auto close = [&]() {
       // One file alone is rewritten only to apply the deletes that make it worth it.
       if (bin.inputs.size() >= 2 || (bin.inputs.size() == 1 && needs_rewrite(*bin.inputs[0]))) {
-        for (const auto& d : deletes) {
-          if (std::any_of(bin.inputs.begin(), bin.inputs.end(),
-                          [&](const LiveFile* f) { return d.AppliesTo(*f); })) {
-            bin.deletes.push_back(&d);
+        std::set<const DeleteFile*> seen;
+        for (const LiveFile* f : bin.inputs) {
+          for (const DeleteFile* d : in.DeletesOf(*f)) {
+            if (seen.insert(d).second) bin.deletes.push_back(d);
           }
         }
         bins.push_back(bin);
@@ -381,11 +257,21 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
   // Delete files that apply to no data file at all (their targets were removed, or all
   // the data they could reach is newer): dropped even when nothing is rewritten.
-  const auto dangling = std::count_if(deletes.begin(), deletes.end(), [&](const DeleteFile& d) {
-    return std::none_of(live.begin(), live.end(),
-                        [&](const LiveFile& f) { return d.AppliesTo(f); });
-  });
-  if (bins.empty() && dangling == 0) {
+  const auto dangling = std::count_if(deletes.begin(), deletes.end(),
+                                      [&](const DeleteFile& d) { return !in.AppliesToAny(d); });
+  // A partition's position delete files, merged.
+  std::set<std::string> rewriting;
+  for (const auto& bin : bins) {
+    for (const LiveFile* f : bin.inputs) rewriting.insert(f->path);
+  }
+  int64_t allowance = byte_allowance - planned;
+  std::vector<DeleteMerge> merges = PlanDeleteMerges(
+      in, rewriting,
+      {IntProperty(metadata, "write.delete.target-file-size-bytes", 64LL << 20),
+       IntProperty(metadata, "tablemere.maintenance.compact.min-delete-files", min_files), quiet_ms,
+       now_ms},
+      allowance);
+  if (bins.empty() && dangling == 0 && merges.empty()) {
     if (over_budget) return Fail(Skip("the hourly byte budget is used up"));
     if (recently_written > 0) {
       return Fail(Skip(std::to_string(recently_written) + " file(s) were written in the last " +
@@ -394,7 +280,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     return Fail(Skip("no partition has " + std::to_string(min_files) +
                      " files smaller than 3/4 of the target size, nor a file deletes make "
-                     "worth rewriting"));
+                     "worth rewriting, nor position delete files to merge"));
   }
 
   // The rows, rewritten by the worker, one bin at a time, into the table's current schema.
@@ -403,7 +289,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   std::vector<Bin*> done;
   std::string failure;
   for (auto& bin : bins) {
-    auto rewritten = RewriteBin(catalog, random, options, w, location, fields, bin, written);
+    auto rewritten = RewriteBin(catalog, random, options, w, location, in, fields, bin, written);
     if (!rewritten) {
       result.bins_failed++;
       failure = rewritten.error().message;
@@ -411,8 +297,38 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     done.push_back(&bin);
   }
-  if (done.empty() && dangling == 0) {
-    result.reason = "every bin failed; the last: " + failure;
+  std::set<std::string> rewritten_paths;
+  for (const Bin* bin : done) {
+    for (const LiveFile* f : bin->inputs) rewritten_paths.insert(f->path);
+  }
+  // A delete file that applies to no data file left (the rewritten ones are gone, and the
+  // new ones keep the starting sequence number, which no delete older than it applies to
+  // by equality, and whose paths no position delete names) is removed in the same snapshot:
+  // either this run rewrote its data, or it applied to nothing already (then it goes too,
+  // as dead weight every reader would open).
+  std::set<const DeleteFile*> removed_deletes;
+  for (const auto& d : deletes) {
+    if (!in.AppliesToAny(d, [&](const LiveFile& f) { return !rewritten_paths.count(f.path); })) {
+      removed_deletes.insert(&d);
+    }
+  }
+  std::vector<DeleteMerge*> merged_deletes;
+  for (auto& merge : merges) {
+    auto ran = RunDeleteMerge(catalog, random, options, w, location, in, rewritten_paths,
+                              removed_deletes, merge, written);
+    if (!ran) {
+      result.bins_failed++;
+      failure = ran.error().message;
+      continue;
+    }
+    if (*ran) merged_deletes.push_back(&merge);
+  }
+  // What the worker read is charged to the byte budget, whether or not its bins succeed (a
+  // bin that keeps failing is retried, but not more often than the budget allows).
+  result.bytes_read = byte_allowance - allowance;
+  if (done.empty() && removed_deletes.empty() && merged_deletes.empty()) {
+    result.reason = failure.empty() ? "no position delete files were left to merge"
+                                    : "every bin failed; the last: " + failure;
     return result;  // what the failed bins uploaded is deleted on the way out
   }
 
@@ -421,13 +337,16 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   const int64_t start_sequence = format == 1 ? 0 : snapshot->value("sequence-number", int64_t{0});
   const int64_t sequence = format == 1 ? 0 : metadata.value("last-sequence-number", int64_t{0}) + 1;
   const int64_t snapshot_id = NewSnapshotId(random);
-  std::map<std::pair<size_t, size_t>, bool> replaced;  // (manifest, entry)
+  std::set<std::pair<size_t, size_t>> replaced;  // (manifest, entry)
+  auto replace = [&](size_t manifest, size_t entry) {
+    replaced.insert({manifest, entry});
+    manifests[manifest].rewritten = true;
+  };
   int64_t added_bytes = 0, removed_bytes = 0, added_records = 0, removed_records = 0,
           rows_deleted = 0;
   for (const Bin* bin : done) {
     for (const LiveFile* f : bin->inputs) {
-      replaced[{f->manifest, f->entry}] = true;
-      manifests[f->manifest].rewritten = true;
+      replace(f->manifest, f->entry);
       removed_bytes += f->size;
       removed_records += f->records;
       result.files_rewritten++;
@@ -444,69 +363,95 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                                           std::to_string(removed_records) + " less " +
                                           std::to_string(rows_deleted) + " deleted");
   }
-  // A delete file that applies to no data file left (the rewritten ones are gone, and the
-  // new ones keep the starting sequence number, which no delete older than it applies to
-  // by equality, and whose paths no position delete names) is removed in the same snapshot.
-  std::set<std::string> rewritten_paths;
-  for (const Bin* bin : done) {
-    for (const LiveFile* f : bin->inputs) rewritten_paths.insert(f->path);
+  // Delete files that go: those that apply to nothing left, and the merged ones.
+  struct Counted {
+    int64_t files = 0, records = 0, bytes = 0;
+    void Add(const DeleteFile& d) {
+      files++;
+      records += d.records;
+      bytes += d.size;
+    }
+  } removed_position, removed_equality, added_position;
+  for (const DeleteFile* d : removed_deletes) {
+    replace(d->manifest, d->entry);
+    (d->content == 1 ? removed_position : removed_equality).Add(*d);
+    result.delete_files_removed++;
   }
-  struct Removed {
-    int64_t files = 0, records = 0;
-  } removed_position, removed_equality;
-  int64_t removed_delete_bytes = 0;
-  for (const auto& d : deletes) {
-    const bool still_applies = std::any_of(live.begin(), live.end(), [&](const LiveFile& f) {
-      return !rewritten_paths.count(f.path) && d.AppliesTo(f);
-    });
-    if (still_applies) continue;
-    // Nothing left it applies to: either this run rewrote its data, or it applied to
-    // nothing already (then it goes too, as dead weight every reader would open).
-    replaced[{d.manifest, d.entry}] = true;
-    manifests[d.manifest].rewritten = true;
-    Removed& r = d.content == 1 ? removed_position : removed_equality;
-    r.files++;
-    r.records += d.records;
-    removed_delete_bytes += d.size;
+  for (const DeleteMerge* merge : merged_deletes) {
+    for (const DeleteFile* d : merge->inputs) {
+      replace(d->manifest, d->entry);
+      removed_position.Add(*d);
+      result.delete_files_merged++;
+    }
+    result.position_deletes_dropped += merge->metrics.value("rows_dropped", int64_t{0});
+    if (merge->output.empty()) continue;
+    added_position.files++;
+    added_position.records += merge->metrics.value("record_count", int64_t{0});
+    added_position.bytes += merge->metrics.value("file_size_in_bytes", int64_t{0});
+    result.delete_files_written++;
   }
   const int64_t removed_delete_files = removed_position.files + removed_equality.files;
-  result.delete_files_removed = static_cast<int>(removed_delete_files);
+  const int64_t removed_delete_bytes = removed_position.bytes + removed_equality.bytes;
   result.rows_deleted = rows_deleted;
   std::vector<avro::Value> list_records;
-  // One manifest of added files per spec, first in the list.
-  std::map<int, std::vector<const Bin*>> by_spec;
-  for (const Bin* bin : done) by_spec[bin->spec_id].push_back(bin);
-  for (const auto& [spec, spec_bins] : by_spec) {
-    std::vector<Json> entries;
-    for (const Bin* bin : spec_bins) {
-      const Json& m = bin->metrics;
-      entries.push_back({{"status", kStatusAdded},
-                         {"snapshot_id", snapshot_id},
-                         {"sequence_number", start_sequence},
-                         {"file_sequence_number", sequence},
-                         {"data_file",
-                          {{"content", 0},
-                           {"file_path", bin->output},
-                           {"file_format", "PARQUET"},
-                           {"partition", bin->partition},
-                           {"record_count", m.at("record_count")},
-                           {"file_size_in_bytes", m.at("file_size_in_bytes")},
-                           {"column_sizes", KeyValues(m.at("column_sizes"))},
-                           {"value_counts", KeyValues(m.at("value_counts"))},
-                           {"null_value_counts", KeyValues(m.at("null_value_counts"))},
-                           {"lower_bounds", KeyValues(m.at("lower_bounds"))},
-                           {"upper_bounds", KeyValues(m.at("upper_bounds"))},
-                           {"split_offsets", m.at("split_offsets")},
-                           // Required in format v1 manifests (Iceberg Java's default); a v2
-                           // manifest has no such field and ignores it.
-                           {"block_size_in_bytes", int64_t{64} << 20}}}});
-    }
-    const Manifest& model = manifests[template_of_spec.at(spec)];
+  auto metrics_of = [](const Json& m) {
+    return Json{{"record_count", m.at("record_count")},
+                {"file_size_in_bytes", m.at("file_size_in_bytes")},
+                {"column_sizes", KeyValues(m.at("column_sizes"))},
+                {"value_counts", KeyValues(m.at("value_counts"))},
+                {"null_value_counts", KeyValues(m.at("null_value_counts"))},
+                {"lower_bounds", KeyValues(m.at("lower_bounds"))},
+                {"upper_bounds", KeyValues(m.at("upper_bounds"))},
+                {"split_offsets", m.at("split_offsets")}};
+  };
+  auto add_manifest = [&](const Manifest& model, int spec,
+                          const std::vector<Json>& entries) -> Result<void> {
     TM_ASSIGN(Json record,
-              WriteManifest(catalog.files(), random, w, location, model, *partition_nodes[spec],
-                            entries, snapshot_id, sequence, written));
+              WriteManifest(catalog.files(), random, w, location, model,
+                            *in.partition_nodes.at(spec), entries, snapshot_id, sequence, written));
     TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
     list_records.push_back(std::move(v));
+    return {};
+  };
+  // One manifest of added data files per spec, first in the list.
+  std::map<int, std::vector<Json>> added_data;
+  for (const Bin* bin : done) {
+    Json file = metrics_of(bin->metrics);
+    file["content"] = 0;
+    file["file_path"] = bin->output;
+    file["file_format"] = "PARQUET";
+    file["partition"] = bin->partition;
+    // Required in format v1 manifests (Iceberg Java's default); a v2 manifest has no such
+    // field and ignores it.
+    file["block_size_in_bytes"] = int64_t{64} << 20;
+    added_data[bin->spec_id].push_back({{"status", kStatusAdded},
+                                        {"snapshot_id", snapshot_id},
+                                        {"sequence_number", start_sequence},
+                                        {"file_sequence_number", sequence},
+                                        {"data_file", std::move(file)}});
+  }
+  for (const auto& [spec, entries] : added_data) {
+    TM_TRY(add_manifest(manifests[in.data_model.at(spec)], spec, entries));
+  }
+  // Then one of merged position delete files per spec (its model a delete manifest).
+  std::map<int, std::pair<size_t, std::vector<Json>>> added_deletes;  // spec -> (model, entries)
+  for (const DeleteMerge* merge : merged_deletes) {
+    if (merge->output.empty()) continue;
+    Json file = metrics_of(merge->metrics);
+    file["content"] = 1;
+    file["file_path"] = merge->output;
+    file["file_format"] = "PARQUET";
+    file["partition"] = merge->partition;
+    auto& [model, entries] = added_deletes[merge->spec];
+    model = merge->inputs.front()->manifest;
+    entries.push_back({{"status", kStatusAdded},
+                       {"snapshot_id", snapshot_id},
+                       {"sequence_number", merge->sequence},
+                       {"file_sequence_number", sequence},
+                       {"data_file", std::move(file)}});
+  }
+  for (const auto& [spec, added] : added_deletes) {
+    TM_TRY(add_manifest(manifests[added.first], spec, added.second));
   }
   // The manifests that held replaced files, merged per spec and content into one: those
   // entries deleted by this snapshot, the rest existing, older deletions dropped. (One
@@ -536,12 +481,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
   }
   for (const auto& [group, entries] : merged) {
-    const Manifest& model = manifests[model_of.at(group)];
-    TM_ASSIGN(Json record, WriteManifest(catalog.files(), random, w, location, model,
-                                         *partition_nodes[group.first], entries, snapshot_id,
-                                         sequence, written));
-    TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
-    list_records.push_back(std::move(v));
+    TM_TRY(add_manifest(manifests[model_of.at(group)], group.first, entries));
   }
   // The snapshot: a replace, its totals carried from the one it starts from.
   const Json previous = snapshot->value("summary", Json::object());
@@ -556,27 +496,28 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                   {"deleted-data-files", std::to_string(result.files_rewritten)},
                   {"added-records", std::to_string(added_records)},
                   {"deleted-records", std::to_string(removed_records)},
-                  {"added-files-size", std::to_string(added_bytes)},
+                  {"added-files-size", std::to_string(added_bytes + added_position.bytes)},
                   {"removed-files-size", std::to_string(removed_bytes + removed_delete_bytes)},
-                  {"changed-partition-count", std::to_string(done.size())},
+                  {"changed-partition-count", std::to_string(done.size() + merged_deletes.size())},
                   {"tablemere.maintenance", "compact"}};
-  if (removed_delete_files > 0) {
-    summary["removed-delete-files"] = std::to_string(removed_delete_files);
-  }
-  if (removed_position.files > 0) {
-    summary["removed-position-delete-files"] = std::to_string(removed_position.files);
-    summary["removed-position-deletes"] = std::to_string(removed_position.records);
-  }
-  if (removed_equality.files > 0) {
-    summary["removed-equality-delete-files"] = std::to_string(removed_equality.files);
-    summary["removed-equality-deletes"] = std::to_string(removed_equality.records);
-  }
+  auto count = [&](const char* name, int64_t n) {
+    if (n > 0) summary[name] = std::to_string(n);
+  };
+  count("added-delete-files", added_position.files);
+  count("added-position-delete-files", added_position.files);
+  count("added-position-deletes", added_position.records);
+  count("removed-delete-files", removed_delete_files);
+  count("removed-position-delete-files", removed_position.files);
+  count("removed-position-deletes", removed_position.records);
+  count("removed-equality-delete-files", removed_equality.files);
+  count("removed-equality-deletes", removed_equality.records);
   const std::pair<const char*, int64_t> totals[] = {
       {"total-data-files", result.files_written - result.files_rewritten},
-      {"total-files-size", added_bytes - removed_bytes - removed_delete_bytes},
+      {"total-files-size",
+       added_bytes + added_position.bytes - removed_bytes - removed_delete_bytes},
       {"total-records", added_records - removed_records},
-      {"total-delete-files", -removed_delete_files},
-      {"total-position-deletes", -removed_position.records},
+      {"total-delete-files", added_position.files - removed_delete_files},
+      {"total-position-deletes", added_position.records - removed_position.records},
       {"total-equality-deletes", -removed_equality.records}};
   for (const auto& [name, delta] : totals) {
     Json t = total(name, delta);
@@ -589,7 +530,6 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   CrashPoint("compact.committed");
   result.ran = true;
   result.snapshot_id = snapshot_id;
-  result.bytes_read = planned;
   result.data_files_after =
       result.data_files_before - result.files_rewritten + result.files_written;
   result.data_bytes_after = result.data_bytes_before - removed_bytes + added_bytes;

@@ -12,7 +12,8 @@
 // large (some readers cannot apply equality deletes at all), and so is one whose position
 // deletes name a tenth of its rows; a delete file that no longer applies to any data file
 // is removed in the same snapshot, and one that applies to nothing at all is removed even
-// when no data is rewritten. Not compacted, and
+// when no data is rewritten. A partition's position delete files are merged into one when
+// there are `min-delete-files` of them (position_delete_merge.h). Not compacted, and
 // said so in the result: format v3 tables, partitions on decimal or uuid values,
 // non-Parquet files (their deletes stay).
 #pragma once
@@ -44,9 +45,12 @@ struct CompactResult {
   int data_files_before = 0, data_files_after = 0;
   int64_t data_bytes_before = 0, data_bytes_after = 0;
   int files_rewritten = 0, files_written = 0, bins = 0, bins_failed = 0;
-  int delete_files_removed = 0;  // delete files that no longer apply to any data file
-  int64_t rows_deleted = 0;      // rows position and equality deletes dropped while rewriting
-  int64_t bytes_read = 0;        // what the rewritten files held: charged to the byte budget
+  int delete_files_removed = 0;          // delete files that no longer apply to any data file
+  int delete_files_merged = 0;           // position delete files merged into fewer
+  int delete_files_written = 0;          // the merged files
+  int64_t position_deletes_dropped = 0;  // merged rows naming files gone or rewritten
+  int64_t rows_deleted = 0;  // rows position and equality deletes dropped while rewriting
+  int64_t bytes_read = 0;    // what the worker read, failed or not: charged to the byte budget
   int64_t snapshot_id = -1;
 };
 

@@ -394,6 +394,9 @@ Json ToJson(const CompactResult& r) {
           {"bins", r.bins},
           {"bins_failed", r.bins_failed},
           {"delete_files_removed", r.delete_files_removed},
+          {"delete_files_merged", r.delete_files_merged},
+          {"delete_files_written", r.delete_files_written},
+          {"position_deletes_dropped", r.position_deletes_dropped},
           {"rows_deleted", r.rows_deleted},
           {"snapshot_id", r.snapshot_id >= 0 ? Json(r.snapshot_id) : Json(nullptr)}};
 }

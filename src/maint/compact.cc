@@ -17,167 +17,12 @@
 #include <map>
 #include <unordered_set>
 
-#include "common/crypto.h"
+#include "maint/parquet_files.h"
 
 namespace tablemere::maint {
 namespace {
 
 using Json = nlohmann::json;
-
-Error FromArrow(const arrow::Status& s, const std::string& what) {
-  return Error{ErrorCode::kInvalidInput, what + ": " + s.ToString(), {}};
-}
-
-#define TM_ARROW_TRY(expr, what)                                   \
-  do {                                                             \
-    ::arrow::Status _st = (expr);                                  \
-    if (!_st.ok()) return ::tablemere::Fail(FromArrow(_st, what)); \
-  } while (0)
-
-// How a column's Parquet statistics map to Iceberg's bound encoding, or kNone when they
-// do not (decimals are big-endian in Iceberg, millisecond timestamps are not Iceberg's
-// unit, nested repeated leaves count differently): then no bound is reported, which
-// readers treat as "might match".
-enum class BoundKind { kNone, kInt32, kInt64, kFloat, kDouble, kBool, kBytes };
-
-BoundKind KindOf(const parquet::ColumnDescriptor& col) {
-  if (col.max_repetition_level() > 0) return BoundKind::kNone;
-  const auto& logical = col.logical_type();
-  if (logical && logical->is_decimal()) return BoundKind::kNone;
-  if (logical && logical->is_timestamp()) {
-    const auto& ts = static_cast<const parquet::TimestampLogicalType&>(*logical);
-    if (ts.time_unit() == parquet::LogicalType::TimeUnit::MILLIS) return BoundKind::kNone;
-  }
-  if (logical && logical->is_time()) {
-    const auto& t = static_cast<const parquet::TimeLogicalType&>(*logical);
-    if (t.time_unit() == parquet::LogicalType::TimeUnit::MILLIS) return BoundKind::kNone;
-  }
-  switch (col.physical_type()) {
-    case parquet::Type::INT32:
-      return BoundKind::kInt32;
-    case parquet::Type::INT64:
-      return BoundKind::kInt64;
-    case parquet::Type::FLOAT:
-      return BoundKind::kFloat;
-    case parquet::Type::DOUBLE:
-      return BoundKind::kDouble;
-    case parquet::Type::BOOLEAN:
-      return BoundKind::kBool;
-    case parquet::Type::BYTE_ARRAY:
-    case parquet::Type::FIXED_LEN_BYTE_ARRAY:
-      return BoundKind::kBytes;
-    default:
-      return BoundKind::kNone;
-  }
-}
-
-template <typename T>
-T Load(const std::string& b) {
-  T v{};
-  std::memcpy(&v, b.data(), std::min(sizeof v, b.size()));
-  return v;
-}
-
-// a < b for two encoded values of one kind. Parquet's plain encoding of numbers is
-// little-endian, as Iceberg's is; bytes compare unsigned, as Iceberg orders strings
-// (UTF-8 byte order is code point order) and binary.
-bool Less(BoundKind k, const std::string& a, const std::string& b) {
-  switch (k) {
-    case BoundKind::kInt32:
-      return Load<int32_t>(a) < Load<int32_t>(b);
-    case BoundKind::kInt64:
-      return Load<int64_t>(a) < Load<int64_t>(b);
-    case BoundKind::kFloat:
-      return Load<float>(a) < Load<float>(b);
-    case BoundKind::kDouble:
-      return Load<double>(a) < Load<double>(b);
-    case BoundKind::kBool:
-      return Load<uint8_t>(a) < Load<uint8_t>(b);
-    case BoundKind::kBytes:
-      return std::lexicographical_compare(
-          a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-            return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
-          });
-    case BoundKind::kNone:
-      break;
-  }
-  return false;
-}
-
-// Bytes bounds longer than this are left out, as Iceberg's default metrics mode
-// truncates them (a truncated upper bound would need its last byte incremented).
-constexpr size_t kMaxBytesBound = 16;
-
-struct ColumnMetrics {
-  BoundKind kind = BoundKind::kNone;
-  int64_t size = 0, values = 0, nulls = 0;
-  bool bounds = true;  // false once a row group lacks them
-  std::string lower, upper;
-  bool seen = false;
-};
-
-// The metrics of a written file, from its footer.
-Json Metrics(const parquet::FileMetaData& meta, int64_t file_size) {
-  std::map<int, ColumnMetrics> columns;
-  Json split_offsets = Json::array();
-  for (int g = 0; g < meta.num_row_groups(); g++) {
-    auto group = meta.RowGroup(g);
-    if (group->num_columns() > 0) {
-      auto first = group->ColumnChunk(0);
-      split_offsets.push_back(first->has_dictionary_page() ? first->dictionary_page_offset()
-                                                           : first->data_page_offset());
-    }
-    for (int c = 0; c < group->num_columns(); c++) {
-      const parquet::ColumnDescriptor* descr = meta.schema()->Column(c);
-      const int id = descr->schema_node()->field_id();
-      if (id < 0) continue;
-      auto chunk = group->ColumnChunk(c);
-      ColumnMetrics& m = columns[id];
-      m.kind = KindOf(*descr);
-      m.size += chunk->total_compressed_size();
-      if (descr->max_repetition_level() > 0) continue;  // counts of list items differ
-      m.values += chunk->num_values();
-      auto stats = chunk->statistics();
-      if (!stats) {
-        m.bounds = false;
-        continue;
-      }
-      if (stats->HasNullCount()) m.nulls += stats->null_count();
-      if (!stats->HasMinMax()) {
-        // A chunk of nulls only has no min and max; anything else is unknown.
-        if (!(stats->HasNullCount() && stats->null_count() == chunk->num_values())) {
-          m.bounds = false;
-        }
-        continue;
-      }
-      std::string lo = stats->EncodeMin(), hi = stats->EncodeMax();
-      if (!m.seen || Less(m.kind, lo, m.lower)) m.lower = lo;
-      if (!m.seen || Less(m.kind, m.upper, hi)) m.upper = hi;
-      m.seen = true;
-    }
-  }
-  Json sizes = Json::object(), values = Json::object(), nulls = Json::object(),
-       lower = Json::object(), upper = Json::object();
-  for (const auto& [id, m] : columns) {
-    const std::string key = std::to_string(id);
-    sizes[key] = m.size;
-    if (m.values > 0 || m.seen) {
-      values[key] = m.values;
-      nulls[key] = m.nulls;
-    }
-    if (!m.bounds || !m.seen || m.kind == BoundKind::kNone) continue;
-    if (m.kind == BoundKind::kBytes &&
-        (m.lower.size() > kMaxBytesBound || m.upper.size() > kMaxBytesBound)) {
-      continue;
-    }
-    lower[key] = crypto::HexEncode(m.lower);
-    upper[key] = crypto::HexEncode(m.upper);
-  }
-  return Json{{"record_count", meta.num_rows()}, {"file_size_in_bytes", file_size},
-              {"column_sizes", sizes},           {"value_counts", values},
-              {"null_value_counts", nulls},      {"lower_bounds", lower},
-              {"upper_bounds", upper},           {"split_offsets", split_offsets}};
-}
 
 // Writes the rows of `batch` that `dropped_rows` (sorted indices into the batch) does not
 // name, as slices between them.
@@ -541,57 +386,12 @@ struct EqualityDeletes {
   std::unordered_set<std::string> keys;
 };
 
-// Hadoop's spellings of S3 name the same file as s3:// (as the server compares them).
-std::string Canonical(std::string path) {
-  for (const char* scheme : {"s3a://", "s3n://"}) {
-    if (path.starts_with(scheme)) return "s3://" + path.substr(6);
-  }
-  return path;
-}
-
-// A Parquet file's record batches, read one at a time.
-Result<std::shared_ptr<arrow::RecordBatchReader>> OpenBatches(
-    const std::string& path, std::unique_ptr<parquet::arrow::FileReader>& holder) {
-  auto file = arrow::io::ReadableFile::Open(path);
-  if (!file.ok()) return Fail(FromArrow(file.status(), path));
-  auto reader = parquet::arrow::OpenFile(*file, arrow::default_memory_pool());
-  if (!reader.ok()) return Fail(FromArrow(reader.status(), path));
-  holder = std::move(*reader);
-  auto batches = holder->GetRecordBatchReader();
-  if (!batches.ok()) return Fail(FromArrow(batches.status(), path));
-  return std::shared_ptr<arrow::RecordBatchReader>(std::move(*batches));
-}
-
-// A position delete file's rows: data file path -> deleted row positions. Columns are
-// found by name (file_path, pos): DuckDB 1.5 writes them under other field ids.
+// A position delete file's rows: data file path (canonical) -> deleted row positions.
 Result<std::map<std::string, std::vector<int64_t>>> ReadPositionDeletes(const std::string& path) {
-  std::unique_ptr<parquet::arrow::FileReader> holder;
-  TM_ASSIGN(auto batches, OpenBatches(path, holder));
   std::map<std::string, std::vector<int64_t>> out;
-  while (true) {
-    std::shared_ptr<arrow::RecordBatch> batch;
-    TM_ARROW_TRY(batches->ReadNext(&batch), path);
-    if (!batch) break;
-    auto paths = batch->GetColumnByName("file_path");
-    auto pos = std::dynamic_pointer_cast<arrow::Int64Array>(batch->GetColumnByName("pos"));
-    if (!paths || !pos) {
-      return Fail(ErrorCode::kInvalidInput,
-                  path + " is not a position delete file (no string file_path, long pos)");
-    }
-    auto add = [&](const auto& strings) {
-      for (int64_t i = 0; i < strings.length(); i++) {
-        if (strings.IsNull(i) || pos->IsNull(i)) continue;
-        out[Canonical(std::string(strings.GetView(i)))].push_back(pos->Value(i));
-      }
-    };
-    if (auto utf8 = std::dynamic_pointer_cast<arrow::StringArray>(paths)) {
-      add(*utf8);
-    } else if (auto large = std::dynamic_pointer_cast<arrow::LargeStringArray>(paths)) {
-      add(*large);
-    } else {
-      return Fail(ErrorCode::kInvalidInput, path + ": file_path is not a string column");
-    }
-  }
+  TM_TRY(ForEachPositionDelete(path, [&](std::string_view file, int64_t pos) {
+    out[Canonical(std::string(file))].push_back(pos);
+  }));
   return out;
 }
 
@@ -642,12 +442,7 @@ Result<Json> CompactFiles(const Json& plan) {
   TM_ARROW_TRY(arrow::SetCpuThreadPoolCapacity(std::max(1, threads)), "threads");
   TM_ARROW_TRY(arrow::io::SetIOThreadPoolCapacity(std::max(1, threads)), "threads");
   const std::string output = plan["output"];
-  // Written beside its final name and renamed when whole: a killed worker leaves no file
-  // the server could mistake for its output.
-  const std::string partial = output + ".partial";
   std::shared_ptr<arrow::Schema> schema;
-  std::unique_ptr<parquet::arrow::FileWriter> writer;
-  std::shared_ptr<arrow::io::FileOutputStream> sink;
   int64_t rows_read = 0, rows_deleted = 0, rows_deleted_by_equality = 0;
   // Delete files, read once each.
   std::vector<std::map<std::string, std::vector<int64_t>>> deletes;
@@ -661,12 +456,6 @@ Result<Json> CompactFiles(const Json& plan) {
                                              d.at("equality_ids").get<std::vector<int>>()));
     equality.push_back(std::move(keys));
   }
-  auto discard = [&](Error e) -> Result<Json> {
-    if (writer) (void)writer->Close();
-    std::error_code ignored;
-    std::filesystem::remove(partial, ignored);
-    return Fail(std::move(e));
-  };
   // The output's schema, from every input's footer before a row is read.
   if (!plan.contains("schema") || !plan["schema"].is_array()) {
     return Fail(ErrorCode::kInvalidInput, "a plan needs the table's schema");
@@ -686,25 +475,14 @@ Result<Json> CompactFiles(const Json& plan) {
   if (schema->num_fields() == 0) {
     return Fail(ErrorCode::kInvalidInput, "the bin's files hold none of the table's columns");
   }
-  {
-    auto opened = arrow::io::FileOutputStream::Open(partial);
-    if (!opened.ok()) return Fail(FromArrow(opened.status(), partial));
-    sink = *opened;
-    auto props = parquet::WriterProperties::Builder()
-                     .compression(arrow::Compression::ZSTD)
-                     ->max_row_group_length(1 << 20)
-                     ->build();
-    auto made =
-        parquet::arrow::FileWriter::Open(*schema, arrow::default_memory_pool(), sink, props);
-    if (!made.ok()) return Fail(FromArrow(made.status(), partial));
-    writer = std::move(*made);
-  }
+  // Removed unless finished: a bin that fails halfway leaves nothing behind.
+  TM_ASSIGN(ParquetOutput out, ParquetOutput::Open(schema, output));
   for (const auto& input : plan["inputs"]) {
     const std::string path = input.at("path").get<std::string>();
     bool bad = false;
     const auto position_files = Indices(input, "delete_files", deletes.size(), bad);
     const auto equality_files = Indices(input, "equality_delete_files", equality.size(), bad);
-    if (bad) return discard({ErrorCode::kInvalidInput, "no such delete file", {}});
+    if (bad) return Fail(ErrorCode::kInvalidInput, "no such delete file");
     std::vector<int64_t> deleted;
     for (const auto& p : input.value("deleted_positions", Json::array()))
       deleted.push_back(p.get<int64_t>());
@@ -719,7 +497,7 @@ Result<Json> CompactFiles(const Json& plan) {
     deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
     std::unique_ptr<parquet::arrow::FileReader> holder;
     auto opened_batches = OpenBatches(path, holder);
-    if (!opened_batches) return discard(opened_batches.error());
+    if (!opened_batches) return Fail(opened_batches.error());
     auto batches = *opened_batches;
     int64_t row = 0;
     while (true) {
@@ -740,7 +518,7 @@ Result<Json> CompactFiles(const Json& plan) {
         auto keys = keys_by_ids.find(eq.ids);
         if (keys == keys_by_ids.end()) {
           auto made = KeysOf(*batch, eq.ids);
-          if (!made) return discard(made.error());
+          if (!made) return Fail(made.error());
           keys = keys_by_ids.emplace(eq.ids, std::move(*made)).first;
         }
         for (size_t i = 0; i < drop.size(); i++) {
@@ -756,20 +534,13 @@ Result<Json> CompactFiles(const Json& plan) {
       }
       rows_deleted += static_cast<int64_t>(dropped_rows.size());
       auto conformed = Conform(*batch, schema);
-      if (!conformed) return discard(conformed.error());
-      TM_ARROW_TRY(WriteKept(*writer, **conformed, dropped_rows), partial);
+      if (!conformed) return Fail(conformed.error());
+      TM_ARROW_TRY(WriteKept(out.writer(), **conformed, dropped_rows), out.partial());
       row = end;
     }
     rows_read += row;
   }
-  TM_ARROW_TRY(writer->Close(), partial);
-  TM_ARROW_TRY(sink->Close(), partial);
-  std::error_code ec;
-  const auto size = static_cast<int64_t>(std::filesystem::file_size(partial, ec));
-  if (ec) return Fail(ErrorCode::kInternal, partial + ": " + ec.message());
-  std::filesystem::rename(partial, output, ec);
-  if (ec) return Fail(ErrorCode::kInternal, output + ": " + ec.message());
-  Json metrics = Metrics(*writer->metadata(), size);
+  TM_ASSIGN(Json metrics, out.Finish());
   metrics["rows_read"] = rows_read;
   metrics["rows_deleted"] = rows_deleted;
   metrics["rows_deleted_by_equality"] = rows_deleted_by_equality;

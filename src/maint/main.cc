@@ -2,6 +2,8 @@
 // here, in its own process (niced, bounded threads), so a crash or a large rewrite never
 // touches request serving and Arrow is never linked into the server:
 //   tablemere-maint compact --plan PLAN.json --result RESULT.json   (see compact.h)
+//   tablemere-maint rewrite-deletes --plan PLAN.json --result RESULT.json
+//                                                          (see position_deletes.h)
 // and, for inspection and tests, the Avro layer the metadata jobs stand on:
 //   tablemere-maint avro-json FILE              the container's metadata and records as JSON
 //   tablemere-maint avro-rewrite IN OUT [--codec null|deflate|snappy|zstandard]
@@ -13,6 +15,7 @@
 #include "avro/container.h"
 #include "common/files.h"
 #include "maint/compact.h"
+#include "maint/position_deletes.h"
 
 namespace {
 
@@ -26,6 +29,25 @@ int Failed(const std::string& what) {
 tablemere::Result<Container> Load(const std::string& path) {
   TM_ASSIGN(std::string bytes, tablemere::ReadWholeFile(path));
   return tablemere::avro::ReadContainer(bytes);
+}
+
+// Runs one job on the plan in `plan_path` and writes its answer to `result_path`.
+int RunPlan(const char* job, tablemere::Result<nlohmann::json> (*run)(const nlohmann::json&),
+            const std::string& plan_path, const std::string& result_path) {
+  auto text = tablemere::ReadWholeFile(plan_path);
+  if (!text) return Failed(plan_path + ": " + text.error().message);
+  auto plan = nlohmann::json::parse(*text, nullptr, false);
+  if (plan.is_discarded()) return Failed(plan_path + ": not JSON");
+  tablemere::Result<nlohmann::json> result;
+  try {
+    result = run(plan);
+  } catch (const std::exception& e) {
+    return Failed(std::string(job) + ": " + e.what());
+  }
+  if (!result) return Failed(result.error().message);
+  auto written = tablemere::WriteFileAtomically(result_path, result->dump(), 0600);
+  if (!written) return Failed(written.error().message);
+  return 0;
 }
 
 }  // namespace
@@ -45,23 +67,17 @@ int main(int argc, char** argv) {
   auto* compact = app.add_subcommand("compact", "rewrite a bin of Parquet files into one");
   compact->add_option("--plan", plan_path)->required();
   compact->add_option("--result", result_path)->required();
+  auto* deletes = app.add_subcommand("rewrite-deletes", "merge position delete files into one");
+  deletes->add_option("--plan", plan_path)->required();
+  deletes->add_option("--result", result_path)->required();
   CLI11_PARSE(app, argc, argv);
 
   if (compact->parsed()) {
-    auto text = tablemere::ReadWholeFile(plan_path);
-    if (!text) return Failed(plan_path + ": " + text.error().message);
-    auto plan = nlohmann::json::parse(*text, nullptr, false);
-    if (plan.is_discarded()) return Failed(plan_path + ": not JSON");
-    tablemere::Result<nlohmann::json> result;
-    try {
-      result = tablemere::maint::CompactFiles(plan);
-    } catch (const std::exception& e) {
-      return Failed(std::string("compact: ") + e.what());
-    }
-    if (!result) return Failed(result.error().message);
-    auto written = tablemere::WriteFileAtomically(result_path, result->dump(), 0600);
-    if (!written) return Failed(written.error().message);
-    return 0;
+    return RunPlan("compact", tablemere::maint::CompactFiles, plan_path, result_path);
+  }
+  if (deletes->parsed()) {
+    return RunPlan("rewrite-deletes", tablemere::maint::RewritePositionDeletes, plan_path,
+                   result_path);
   }
 
   auto c = Load(in);

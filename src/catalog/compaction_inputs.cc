@@ -1,0 +1,149 @@
+#include "catalog/compaction_inputs.h"
+
+#include <cctype>
+#include <cmath>
+
+#include "catalog/catalog_support.h"
+#include "catalog/manifest_files.h"
+
+namespace tablemere::catalog::compaction {
+
+using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
+
+std::string PartitionKey(int spec, const Json& partition) {
+  std::string key = std::to_string(spec) + "/";
+  for (const auto& [name, value] : partition.items()) {
+    key += name;
+    key += '=';
+    if (value.is_number_float() && std::isnan(value.get<double>())) {
+      key += "NaN";  // not JSON's null, which is another partition
+    } else {
+      key += value.dump();
+    }
+    key += ';';
+  }
+  return key;
+}
+
+Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshots) {
+  Inputs in;
+  std::map<int64_t, int64_t> committed_ms;  // snapshot id -> its timestamp
+  for (const auto& s : snapshots) {
+    committed_ms[s.value("snapshot-id", int64_t{-1})] = s.value("timestamp-ms", int64_t{0});
+  }
+  auto added_ms = [&](const Json& entry) -> int64_t {
+    if (!entry["snapshot_id"].is_number_integer()) return 0;
+    auto at = committed_ms.find(entry["snapshot_id"].get<int64_t>());
+    return at == committed_ms.end() ? 0 : at->second;
+  };
+  auto parquet = [](const Json& file) {
+    std::string format = file.value("file_format", "");
+    for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return format == "PARQUET";
+  };
+  for (size_t mi = 0; mi < manifests.size(); mi++) {
+    const Manifest& m = manifests[mi];
+    const int spec = m.spec_id;
+    const avro::Node& entry = *m.container.schema.root;
+    for (size_t i = 0; i < m.container.records.size(); i++) {
+      Json e = Materialized(avro::ToJson(entry, m.container.records[i]), m);
+      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
+      const Json& file = e["data_file"];
+      const int content = file.value("content", 0);
+      const Json partition = file.value("partition", Json::object());
+      if (content != 0) {
+        DeleteFile d;
+        d.manifest = mi;
+        d.entry = i;
+        d.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
+        d.content = content;
+        d.records = file.value("record_count", int64_t{0});
+        d.size = file.value("file_size_in_bytes", int64_t{0});
+        d.spec = spec;
+        d.partition = partition;
+        d.key = PartitionKey(spec, partition);
+        d.sequence = e.value("sequence_number", m.sequence_number);
+        d.added_ms = added_ms(e);
+        d.parquet = parquet(file);
+        if (content == 1) d.target = PositionDeleteTarget(file);
+        for (const auto& id : file.value("equality_ids", Json::array())) {
+          if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
+        }
+        in.deletes.push_back(std::move(d));
+        continue;
+      }
+      LiveFile f;
+      f.parquet = parquet(file);
+      f.manifest = mi;
+      f.entry = i;
+      f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
+      f.size = file.value("file_size_in_bytes", int64_t{0});
+      f.records = file.value("record_count", int64_t{0});
+      f.spec = spec;
+      f.partition = partition;
+      f.key = PartitionKey(spec, partition);
+      f.sequence = e.value("sequence_number", m.sequence_number);
+      f.added_ms = added_ms(e);
+      in.live.push_back(std::move(f));
+    }
+    in.partition_nodes[spec] = m.partition_node;
+    // The model of a new data manifest must be a data manifest: its list entry and header
+    // carry the content (a delete manifest first in the list would list data as deletes).
+    if (m.content == 0) in.data_model.emplace(spec, mi);
+  }
+  in.Index();
+  return in;
+}
+
+void Inputs::Index() {
+  for (const auto& f : live) files_by_key_[f.key].push_back(&f);
+  for (const auto& d : deletes) {
+    if (d.Global()) {
+      global_deletes_.push_back(&d);
+    } else {
+      deletes_by_key_[d.key].push_back(&d);
+    }
+  }
+}
+
+std::vector<const DeleteFile*> Inputs::DeletesOf(const LiveFile& f) const {
+  std::vector<const DeleteFile*> out;
+  auto scoped = deletes_by_key_.find(f.key);
+  if (scoped != deletes_by_key_.end()) {
+    for (const DeleteFile* d : scoped->second) {
+      if (d->AppliesTo(f)) out.push_back(d);
+    }
+  }
+  for (const DeleteFile* d : global_deletes_) {
+    if (d->AppliesTo(f)) out.push_back(d);
+  }
+  return out;
+}
+
+bool Inputs::AppliesToAny(const DeleteFile& d,
+                          const std::function<bool(const LiveFile&)>& counts) const {
+  auto accept = [&](const LiveFile& f) { return d.AppliesTo(f) && (!counts || counts(f)); };
+  if (d.Global()) return std::any_of(live.begin(), live.end(), accept);
+  auto scoped = files_by_key_.find(d.key);
+  if (scoped == files_by_key_.end()) return false;
+  return std::any_of(scoped->second.begin(), scoped->second.end(),
+                     [&](const LiveFile* f) { return accept(*f); });
+}
+
+std::vector<const LiveFile*> Inputs::FilesOf(const DeleteFile& d) const {
+  std::vector<const LiveFile*> out;
+  if (d.Global()) {
+    for (const auto& f : live) {
+      if (d.AppliesTo(f)) out.push_back(&f);
+    }
+    return out;
+  }
+  auto scoped = files_by_key_.find(d.key);
+  if (scoped == files_by_key_.end()) return out;
+  for (const LiveFile* f : scoped->second) {
+    if (d.AppliesTo(*f)) out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace tablemere::catalog::compaction

@@ -1,0 +1,93 @@
+// What a compaction works on: the live data and delete files of a snapshot, read from its
+// manifests, and which delete files apply to which data files by the spec's rules, indexed
+// by spec and partition so matching them is not all deletes against all files.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "catalog/snapshot_writer.h"
+
+namespace tablemere::catalog::compaction {
+
+// A spec and partition tuple as one comparable key. NaN is a value of its own here (JSON
+// would compare it unequal to itself and print it as null).
+std::string PartitionKey(int spec, const Json& partition);
+
+// A live data file: where its entry is and what it holds.
+struct LiveFile {
+  size_t manifest = 0, entry = 0;
+  std::string path;  // canonical (s3a:// and s3n:// as s3://)
+  int64_t size = 0, records = 0;
+  int spec = 0;
+  Json partition;
+  std::string key;       // PartitionKey(spec, partition)
+  int64_t sequence = 0;  // its data sequence number
+  int64_t added_ms = 0;  // when the snapshot that added it was committed (0: expired)
+  bool parquet = true;   // only Parquet files are rewritten
+};
+
+// A live delete file: position deletes (content 1) or equality deletes (2).
+struct DeleteFile {
+  size_t manifest = 0, entry = 0;
+  std::string path;
+  int content = 1;
+  int64_t records = 0, size = 0;
+  int spec = 0;
+  Json partition;
+  std::string key;
+  int64_t sequence = 0;
+  int64_t added_ms = 0;
+  bool parquet = true;
+  std::string target;             // position deletes: the one data file, "" when unknown
+  std::vector<int> equality_ids;  // equality deletes: the fields they compare
+
+  bool Global() const { return partition.empty(); }  // from an unpartitioned spec
+  // The spec's rules: a delete applies within its spec and partition, or everywhere
+  // from an unpartitioned spec; position deletes to data no newer than them, equality
+  // deletes to data older than them.
+  bool AppliesTo(const LiveFile& f) const {
+    if (!Global() && key != f.key) return false;
+    if (content == 1) return sequence >= f.sequence && (target.empty() || target == f.path);
+    return sequence > f.sequence;
+  }
+};
+
+// A snapshot's live files and the index between them. Built once; the vectors are not
+// changed afterwards (the index points into them).
+class Inputs {
+ public:
+  Inputs() = default;
+  Inputs(Inputs&&) = default;  // the vectors' elements stay where they are
+  Inputs(const Inputs&) = delete;
+  Inputs& operator=(const Inputs&) = delete;
+
+  std::vector<LiveFile> live;
+  std::vector<DeleteFile> deletes;
+  std::map<int, const avro::Node*> partition_nodes;  // each spec's partition record
+  std::map<int, size_t> data_model;                  // a data manifest of each spec
+
+  // Reads the live entries of `manifests` (DELETED ones are history); `snapshots` gives
+  // when each file was added.
+  static Inputs Read(const std::vector<snapshot_writer::Manifest>& manifests,
+                     const Json& snapshots);
+
+  // The delete files that apply to `f`.
+  std::vector<const DeleteFile*> DeletesOf(const LiveFile& f) const;
+  // Whether `d` applies to a live file that `counts` accepts.
+  bool AppliesToAny(const DeleteFile& d,
+                    const std::function<bool(const LiveFile&)>& counts = nullptr) const;
+  // The live files `d` applies to.
+  std::vector<const LiveFile*> FilesOf(const DeleteFile& d) const;
+
+ private:
+  void Index();
+  std::map<std::string, std::vector<const LiveFile*>> files_by_key_;
+  std::map<std::string, std::vector<const DeleteFile*>> deletes_by_key_;
+  std::vector<const DeleteFile*> global_deletes_;
+};
+
+}  // namespace tablemere::catalog::compaction

@@ -1,0 +1,52 @@
+#include "catalog/maintenance_worker.h"
+
+#include "common/files.h"
+#include "common/subprocess.h"
+
+namespace tablemere::catalog {
+
+namespace fs = std::filesystem;
+
+Result<WorkerRun> WorkerRun::Start(const std::string& scratch_dir, Random& random,
+                                   const std::string& prefix) {
+  const fs::path dir = fs::path(scratch_dir) / (prefix + "-" + random.Uuid());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return Fail(ErrorCode::kUnavailable, "cannot create " + dir.string() + ": " + ec.message());
+  }
+  return WorkerRun(dir);
+}
+
+WorkerRun::WorkerRun(WorkerRun&& other) noexcept : dir_(std::move(other.dir_)) {
+  other.dir_.clear();
+}
+
+WorkerRun::~WorkerRun() {
+  if (dir_.empty()) return;
+  std::error_code ignored;
+  fs::remove_all(dir_, ignored);
+}
+
+Result<Json> WorkerRun::Run(const std::string& worker_path, int64_t timeout_ms,
+                            const std::string& job, const Json& plan) {
+  const std::string plan_path = Local("plan.json"), result_path = Local("result.json");
+  TM_TRY(WriteFileAtomically(plan_path, plan.dump(), 0600));
+  ProcessLimits limits;
+  limits.timeout_ms = timeout_ms;
+  limits.stderr_path = Local("worker.log");
+  TM_ASSIGN(int status,
+            RunProcess({worker_path, job, "--plan", plan_path, "--result", result_path}, limits));
+  if (status != 0) {
+    auto log = ReadWholeFile(limits.stderr_path);
+    std::string why = log ? *log : "";
+    while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
+    return Fail(ErrorCode::kInvalidInput, "the worker failed: " + why.substr(0, 500));
+  }
+  TM_ASSIGN(std::string text, ReadWholeFile(result_path));
+  Json answer = Json::parse(text, nullptr, false);
+  if (!answer.is_object()) return Fail(ErrorCode::kInternal, "the worker's result is not JSON");
+  return answer;
+}
+
+}  // namespace tablemere::catalog

@@ -1,0 +1,35 @@
+// Running the table-maintenance worker (`tablemere-maint`, Arrow) on a plan: each run in
+// a scratch directory of its own, removed with it, so nothing a run leaves outlives it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "catalog/catalog_support.h"
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace tablemere::catalog {
+
+class WorkerRun {
+ public:
+  // A new directory under `scratch_dir`, named `prefix`-<uuid>.
+  static Result<WorkerRun> Start(const std::string& scratch_dir, Random& random,
+                                 const std::string& prefix);
+  WorkerRun(WorkerRun&& other) noexcept;
+  WorkerRun& operator=(WorkerRun&&) = delete;
+  ~WorkerRun();
+
+  // A path in the run's directory.
+  std::string Local(const std::string& name) const { return (dir_ / name).string(); }
+  // Runs `tablemere-maint <job> --plan … --result …`: the worker's answer, or kInvalidInput
+  // with the end of what it printed when it failed (or its timeout).
+  Result<Json> Run(const std::string& worker_path, int64_t timeout_ms, const std::string& job,
+                   const Json& plan);
+
+ private:
+  explicit WorkerRun(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  std::filesystem::path dir_;
+};
+
+}  // namespace tablemere::catalog

@@ -1,0 +1,107 @@
+#include "catalog/position_delete_merge.h"
+
+#include <algorithm>
+#include <map>
+
+#include "catalog/maintenance_worker.h"
+#include "common/crash_point.h"
+
+namespace tablemere::catalog::compaction {
+
+std::vector<DeleteMerge> PlanDeleteMerges(const Inputs& in, const std::set<std::string>& rewriting,
+                                          const DeleteMergePolicy& policy, int64_t& allowance) {
+  struct Group {
+    std::vector<const DeleteFile*> files;
+    bool partly_rewritten = false;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& d : in.deletes) {
+    if (d.content != 1 || !d.parquet) continue;
+    if (policy.quiet_ms > 0 && policy.now_ms - d.added_ms < policy.quiet_ms) continue;
+    bool applies = false, to_rewritten = false;
+    for (const LiveFile* f : in.FilesOf(d)) {
+      (rewriting.count(f->path) ? to_rewritten : applies) = true;
+    }
+    if (!applies) continue;  // dropped outright (dangling, or all its data is rewritten)
+    Group& g = groups[d.key];
+    g.files.push_back(&d);
+    g.partly_rewritten = g.partly_rewritten || to_rewritten;
+  }
+  std::vector<DeleteMerge> merges;
+  for (auto& [key, g] : groups) {
+    if (static_cast<int64_t>(g.files.size()) < policy.min_files && !g.partly_rewritten) continue;
+    if (g.files.size() < 2 && !g.partly_rewritten) continue;
+    std::sort(g.files.begin(), g.files.end(),
+              [](const DeleteFile* a, const DeleteFile* b) { return a->size < b->size; });
+    DeleteMerge merge;
+    merge.spec = g.files.front()->spec;
+    merge.partition = g.files.front()->partition;
+    for (const DeleteFile* d : g.files) {
+      if (!merge.inputs.empty() && merge.bytes + d->size > policy.target) break;
+      if (d->size > allowance) break;
+      allowance -= d->size;
+      merge.inputs.push_back(d);
+      merge.bytes += d->size;
+      merge.sequence = std::max(merge.sequence, d->sequence);
+    }
+    if (!merge.inputs.empty()) merges.push_back(std::move(merge));
+  }
+  return merges;
+}
+
+Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
+                            const CompactionOptions& options, const metastore::Warehouse& w,
+                            const std::string& location, const Inputs& in,
+                            const std::set<std::string>& rewritten,
+                            const std::set<const DeleteFile*>& removed, DeleteMerge& merge,
+                            snapshot_writer::Written& written) {
+  std::vector<const DeleteFile*> inputs;
+  bool partly_rewritten = false;
+  for (const DeleteFile* d : merge.inputs) {
+    if (removed.count(d)) continue;
+    inputs.push_back(d);
+    for (const LiveFile* f : in.FilesOf(*d)) partly_rewritten |= rewritten.count(f->path) > 0;
+  }
+  merge.inputs = inputs;
+  if (inputs.size() < 2 && !(inputs.size() == 1 && partly_rewritten)) return false;
+  merge.sequence = 0;
+  for (const DeleteFile* d : inputs) merge.sequence = std::max(merge.sequence, d->sequence);
+
+  TM_ASSIGN(WorkerRun run, WorkerRun::Start(options.scratch_dir, random, "deletes"));
+  Json plan_inputs = Json::array(), live = Json::array();
+  std::set<const LiveFile*> reached;
+  int64_t rows_in = 0;
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const std::string local = run.Local("del-" + std::to_string(i) + ".parquet");
+    TM_TRY(catalog.files().CopyToFile(w, inputs[i]->path, local));
+    plan_inputs.push_back({{"path", local}, {"sequence", inputs[i]->sequence}});
+    rows_in += inputs[i]->records;
+    for (const LiveFile* f : in.FilesOf(*inputs[i])) {
+      if (!rewritten.count(f->path) && reached.insert(f).second) {
+        live.push_back({{"path", f->path}, {"sequence", f->sequence}});
+      }
+    }
+  }
+  const std::string out = run.Local("out.parquet");
+  TM_ASSIGN(merge.metrics,
+            run.Run(options.worker_path, options.worker_timeout_ms, "rewrite-deletes",
+                    Json{{"inputs", plan_inputs}, {"live", live}, {"output", out}}));
+  // Every row read, and each either kept or dropped: anything else is not uploaded.
+  const int64_t read = merge.metrics.value("rows_read", int64_t{-1});
+  const int64_t kept = merge.metrics.value("record_count", int64_t{-1});
+  const int64_t dropped = merge.metrics.value("rows_dropped", int64_t{-1});
+  if (read != rows_in || kept < 0 || dropped < 0 || kept + dropped != rows_in) {
+    return Fail(ErrorCode::kInternal,
+                "the worker's delete merge does not add up: " + std::to_string(rows_in) +
+                    " rows in, " + std::to_string(read) + " read, " + std::to_string(kept) +
+                    " kept, " + std::to_string(dropped) + " dropped");
+  }
+  if (kept == 0) return true;  // the inputs go, nothing replaces them
+  merge.output = location + "data/merged-deletes-" + random.Uuid() + ".parquet";
+  written.Add(merge.output);
+  TM_TRY(catalog.files().PutFile(w, merge.output, out));
+  CrashPoint("compact.deletes-uploaded");
+  return true;
+}
+
+}  // namespace tablemere::catalog::compaction

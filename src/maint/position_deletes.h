@@ -1,0 +1,28 @@
+// Rewriting position delete files, run in the worker process: several of a partition's
+// position delete files become one, keeping only the rows that still name a live data
+// file they apply to (rows for files that were rewritten or removed are dead weight every
+// reader opens), deduplicated and sorted by file_path then pos as the Iceberg spec asks.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace tablemere::maint {
+
+// `plan`: {"inputs": [{"path": "<local position delete file>", "sequence": <its data
+//                      sequence number>}, …],
+//          "live": [{"path": "<data file as the manifests name it>", "sequence": <its data
+//                    sequence number>}, …],
+//          "output": "<local file>"}
+// A row (file_path, pos) of an input is kept when file_path (s3a:// and s3n:// read as
+// s3://) is a live file whose sequence number is at most the input's: the spec's rule for
+// which data a position delete applies to, so merging deletes of different ages never
+// makes one apply to data it did not. Inputs with columns other than file_path and pos
+// (the optional deleted `row`) are kInvalidInput. Answers the output's metrics as
+// CompactFiles does, with exact file_path bounds (readers match delete files to data files
+// by them, so they are never truncated), plus {"rows_read", "rows_dropped",
+// "referenced_data_files"}; with no row kept, no file is written and "record_count" is 0.
+Result<nlohmann::json> RewritePositionDeletes(const nlohmann::json& plan);
+
+}  // namespace tablemere::maint
