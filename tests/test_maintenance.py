@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 import requests
 
-from conftest import BOOTSTRAP_SECRET
+from conftest import BOOTSTRAP_SECRET, advance_clock
 from engines import duckdb_from_recipe, pyiceberg_from_recipe
 from helpers import run_maintenance, warehouse_s3
 
@@ -238,6 +238,36 @@ def test_a_table_clients_write_is_visited_once_its_writes_settle():
         srv.cleanup()
 
 
+def test_a_restarted_server_queues_no_second_visit_for_a_table():
+    """The visit a commit queued is durable; after a restart, the next commit to that table
+    finds it instead of queueing another (the queue depth in /metrics stays at one)."""
+    from conftest import Server
+    srv = Server(args=("--maintenance-quiet-seconds", "3600"))
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        cat.create_namespace("v")
+        t = cat.create_table("v.t", schema=SCHEMA)
+
+        def depth():
+            text = requests.get(srv.api + "/metrics").text
+            [line] = [x for x in text.splitlines() if x.startswith("tablemere_task_queue_depth ")]
+            return int(line.split()[1])
+
+        queued = depth()
+        t.append(rows([1]))
+        t.append(rows([2]))
+        assert depth() == queued + 1
+        srv.restart()
+        cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+        cat.load_table("v.t").append(rows([3]))
+        assert depth() == queued + 1
+        cat.create_table("v.other", schema=SCHEMA).append(rows([4]))
+        assert depth() == queued + 2  # another table's visit is its own
+    finally:
+        srv.cleanup()
+
+
 def test_orphans_older_than_the_grace_period_are_deleted(env):
     ns, t = new_table(env)
     t.append(rows([1, 2, 3]))
@@ -387,3 +417,25 @@ def test_over_quota_only_the_jobs_that_free_space_run(env):
         assert back.status_code == 200, back.text
     [compact] = run_maintenance(srv, acct["warehouse_id"], "full", "t", ["compact"])
     assert compact["ran"], compact
+
+
+def test_rewriting_an_orphan_does_not_restart_its_grace_period(env):
+    """An object nothing commits stays noncurrent (unmetered) for the grace period from
+    when a run first found it; writing it again under the same key, with another size,
+    neither restarts that clock nor keeps it unmetered for longer. (Last in the module: the
+    clock moves ten minutes, within what S3 signatures tolerate.)"""
+    ns, t = new_table(env)
+    t.append(rows([1]))
+    t = env["cat"].load_table(f"{ns}.t")
+    bucket = t.metadata.location.removeprefix("s3://").split("/", 1)[0]
+    stray = t.metadata.location.removeprefix(f"s3://{bucket}/") + "/data/rewritten.parquet"
+    env["s3"].put_object(Bucket=bucket, Key=stray, Body=b"x" * 10)
+    [r] = run(env, ns, "t", jobs=("orphans",))
+    assert r["orphans_kept_young"] == 1 and r["noncurrent_bytes"] == 10, r
+    advance_clock(env["srv"], 600)
+    env["s3"].put_object(Bucket=bucket, Key=stray, Body=b"x" * 20)
+    [r] = run_maintenance(env["srv"], env["acct"]["warehouse_id"], ns, "t", ["orphans"],
+                          orphan_grace_seconds=300)
+    assert r["orphans_deleted"] == 1 and r["orphans_kept_young"] == 0, r
+    assert not exists(env, f"s3://{bucket}/{stray}")
+    assert env["cat"].load_table(f"{ns}.t").scan().to_arrow()["id"].to_pylist() == [1]

@@ -317,9 +317,10 @@ Result<OrphanResult> OrphanTable(CatalogService& catalog, const Clock& clock,
     result.orphans_found++;
     const auto size = static_cast<int64_t>(o.size);
     auto before = found_before.find(o.key);
-    // Rewritten since (another size): unreferenced from now on.
-    const int64_t found_ms =
-        before != found_before.end() && before->second.size == size ? before->second.found_ms : now;
+    // The clock runs from when the key was first found unreferenced, whatever was written
+    // under it since: rewriting an object that nothing commits must not keep it unmetered
+    // forever (engines never rewrite a file in place; they write new names).
+    const int64_t found_ms = before != found_before.end() ? before->second.found_ms : now;
     if (now - found_ms < grace_ms) {
       result.orphans_kept_young++;
       result.noncurrent_bytes += size;
@@ -517,6 +518,16 @@ void TableMaintenance::NoteCommit(const metastore::Warehouse& w, const TableIden
   const int64_t now = clock_.NowMillis();
   {
     std::lock_guard lock(pending_mu_);
+    if (!pending_restored_) {
+      // Those visits count from now (when they were first due is not kept); if the queue
+      // cannot be read, a second visit may be queued, which is harmless.
+      if (auto queued = catalog_.metastore().tasks().ListOfKind(kMaintainTableTask)) {
+        for (const auto& task : *queued) {
+          pending_.try_emplace(task.payload_json, PendingVisit{now, now});
+        }
+      }
+      pending_restored_ = true;
+    }
     auto [it, fresh] = pending_.try_emplace(key, PendingVisit{now, now});
     it->second.last_ms = now;
     if (!fresh) return;

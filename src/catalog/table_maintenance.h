@@ -143,6 +143,9 @@ class TableMaintenance {
   };
   std::mutex pending_mu_;
   std::map<std::string, PendingVisit> pending_;
+  // The visits queued before a restart, taken into pending_ at the first commit seen, so
+  // that a commit to such a table queues no second visit.
+  bool pending_restored_ = false;
   int64_t VisitDue(const PendingVisit& p) const;
 };
 

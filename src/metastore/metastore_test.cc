@@ -86,6 +86,25 @@ TEST_F(MetastoreTest, DropEnqueuesItsFollowUpInTheSameTransaction) {
   EXPECT_EQ(task->payload_json, "{\"of\":\"t\"}");
 }
 
+// A table's maintenance state (last runs, noncurrent objects) moves with a rename and goes
+// with a drop: a table created under the old name later starts with none.
+TEST_F(MetastoreTest, MaintenanceStateFollowsItsTable) {
+  auto& c = store_->catalog();
+  auto& m = store_->maintenance();
+  ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
+  ASSERT_TRUE(m.RecordRun({"w", {"ns"}, "t", "compact", 5, "{}"}).has_value());
+  ASSERT_TRUE(m.ReplaceNoncurrent("w", {"ns"}, "t", {{"k/x", 10, 7}}).has_value());
+  ASSERT_TRUE(c.RenameEntry("w", {"ns"}, "t", {"ns"}, "u", "table").has_value());
+  EXPECT_TRUE(m.LastRuns("w", {"ns"}, "t")->empty());
+  EXPECT_TRUE(m.Noncurrent("w", {"ns"}, "t")->empty());
+  ASSERT_EQ(m.LastRuns("w", {"ns"}, "u")->size(), 1u);
+  ASSERT_EQ(m.Noncurrent("w", {"ns"}, "u")->size(), 1u);
+  EXPECT_EQ(m.Noncurrent("w", {"ns"}, "u")->front().found_ms, 7);
+  ASSERT_TRUE(c.DropEntry("w", {"ns"}, "u", "table").has_value());
+  EXPECT_TRUE(m.LastRuns("w", {"ns"}, "u")->empty());
+  EXPECT_TRUE(m.NoncurrentOfWarehouse("w")->empty());
+}
+
 TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());

@@ -169,6 +169,14 @@ class SqliteCatalog final : public CatalogStore {
       if (e.kind != kind) return Fail(NotFound("no " + kind + " with that name"));
       TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ? AND namespace = ? AND name = ?",
                  {warehouse_id, JoinNs(ns), name}));
+      // Its maintenance state goes with it: a table created under the name later starts
+      // with none, and no noncurrent record outlives the objects the purge deletes.
+      for (const char* state : kMaintenanceState) {
+        TM_TRY(Run(db,
+                   std::string("DELETE FROM ") + state +
+                       " WHERE warehouse_id = ? AND namespace = ? AND name = ?",
+                   {warehouse_id, JoinNs(ns), name}));
+      }
       if (follow_up) {
         if (std::optional<NewTask> task = follow_up(e))
           TM_TRY(InsertTask(db, s_.core.clock, *task));
@@ -187,6 +195,10 @@ class SqliteCatalog final : public CatalogStore {
       st->Bind({});
       TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ?", {warehouse_id}));
       TM_TRY(Run(db, "DELETE FROM namespaces WHERE warehouse_id = ?", {warehouse_id}));
+      for (const char* state : kMaintenanceState) {
+        TM_TRY(Run(db, std::string("DELETE FROM ") + state + " WHERE warehouse_id = ?",
+                   {warehouse_id}));
+      }
       return tables;
     });
   }
@@ -203,15 +215,26 @@ class SqliteCatalog final : public CatalogStore {
         return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With("existing_kind",
                                                                                 target->kind));
       }
-      return Run(db,
+      TM_TRY(Run(db,
                  "UPDATE entries SET namespace = ?, name = ?, updated_ms = ? WHERE "
                  "warehouse_id = ? AND namespace = ? AND name = ?",
                  {JoinNs(to_ns), to_name, s_.core.clock.NowMillis(), warehouse_id, JoinNs(from_ns),
-                  from_name});
+                  from_name}));
+      // Its maintenance state moves with it (the files stay where they are).
+      for (const char* state : kMaintenanceState) {
+        TM_TRY(Run(db,
+                   std::string("UPDATE ") + state +
+                       " SET namespace = ?, name = ? WHERE warehouse_id = ? AND namespace = ? "
+                       "AND name = ?",
+                   {JoinNs(to_ns), to_name, warehouse_id, JoinNs(from_ns), from_name}));
+      }
+      return {};
     });
   }
 
  private:
+  // The tables holding a table's maintenance state, keyed by (warehouse_id, namespace, name).
+  static constexpr const char* kMaintenanceState[] = {"maintenance_runs", "noncurrent_objects"};
   static constexpr char kEntrySelect[] =
       "SELECT warehouse_id, namespace, name, kind, uuid, location, metadata_location, metadata, "
       "created_ms, updated_ms FROM entries";
