@@ -22,6 +22,10 @@ namespace {
 using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
 using namespace compaction;       // NOLINT: the live files and their deletes
 
+// How long where a compaction moved rows is kept: a client commit planned before it comes
+// within seconds or minutes.
+constexpr int64_t kRowMovesKeptMs = 24LL * 3600 * 1000;
+
 // One partition's small files, rewritten into one.
 struct Bin {
   int spec_id = 0;
@@ -522,6 +526,22 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   for (const auto& [name, delta] : totals) {
     Json t = total(name, delta);
     if (!t.is_null()) summary[name] = t;
+  }
+  // Where the rewritten files' rows went, kept a day for the commit rebase (it re-aims a
+  // client's position deletes planned before this commit at the new files).
+  Json moves = Json::object();
+  for (const Bin* bin : done) {
+    for (const auto& input : bin->metrics.value("row_map", Json::array())) {
+      moves[WarehouseFiles::Canonical(input.value("data_path", ""))] = {
+          {"to", bin->output},
+          {"offset", input.at("offset")},
+          {"rows", input.at("rows")},
+          {"dropped", input.at("dropped")}};
+    }
+  }
+  if (!moves.empty()) {
+    TM_TRY(catalog.metastore().maintenance().SaveRowMoves(w.id.str(), snapshot_id, moves.dump(),
+                                                          now_ms, now_ms - kRowMovesKeptMs));
   }
   CrashPoint("compact.manifests-written");
   TM_TRY(CommitReplace(catalog, clock, random, principal, w, ident, metadata, current, list,

@@ -444,6 +444,7 @@ Result<Json> CompactFiles(const Json& plan) {
   const std::string output = plan["output"];
   std::shared_ptr<arrow::Schema> schema;
   int64_t rows_read = 0, rows_deleted = 0, rows_deleted_by_equality = 0;
+  Json row_map = Json::array();
   // Delete files, read once each.
   std::vector<std::map<std::string, std::vector<int64_t>>> deletes;
   for (const auto& d : plan.value("position_deletes", Json::array())) {
@@ -500,6 +501,8 @@ Result<Json> CompactFiles(const Json& plan) {
     if (!opened_batches) return Fail(opened_batches.error());
     auto batches = *opened_batches;
     int64_t row = 0;
+    const int64_t offset = rows_read - rows_deleted;  // where its first kept row lands
+    Json dropped_positions = Json::array();
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
       TM_ARROW_TRY(batches->ReadNext(&batch), path);
@@ -533,17 +536,23 @@ Result<Json> CompactFiles(const Json& plan) {
         if (drop[i]) dropped_rows.push_back(static_cast<int64_t>(i));
       }
       rows_deleted += static_cast<int64_t>(dropped_rows.size());
+      for (int64_t r : dropped_rows) dropped_positions.push_back(row + r);
       auto conformed = Conform(*batch, schema);
       if (!conformed) return Fail(conformed.error());
       TM_ARROW_TRY(WriteKept(out.writer(), **conformed, dropped_rows), out.partial());
       row = end;
     }
     rows_read += row;
+    row_map.push_back({{"data_path", input.value("data_path", "")},
+                       {"offset", offset},
+                       {"rows", row},
+                       {"dropped", std::move(dropped_positions)}});
   }
   TM_ASSIGN(Json metrics, out.Finish());
   metrics["rows_read"] = rows_read;
   metrics["rows_deleted"] = rows_deleted;
   metrics["rows_deleted_by_equality"] = rows_deleted_by_equality;
+  metrics["row_map"] = std::move(row_map);
   return metrics;
 }
 

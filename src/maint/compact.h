@@ -33,7 +33,11 @@ namespace tablemere::maint {
 // kInvalidInput, and nothing is written. Answers
 // {"record_count", "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",
 //  "null_value_counts", "lower_bounds": {"<field id>": "<hex>"}, "upper_bounds",
-//  "split_offsets": [...], "rows_read", "rows_deleted", "rows_deleted_by_equality"}.
+//  "split_offsets": [...], "rows_read", "rows_deleted", "rows_deleted_by_equality",
+//  "row_map": [{"data_path", "offset", "rows", "dropped": [<position>, …]}, …]}: where each
+// input's rows went, in plan order. Input row p (not dropped) is output row
+// offset + p - (dropped positions below p); the commit rebase re-aims a client's position
+// deletes at the output with it.
 Result<nlohmann::json> CompactFiles(const nlohmann::json& plan);
 
 }  // namespace tablemere::maint

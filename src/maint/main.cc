@@ -3,6 +3,7 @@
 // touches request serving and Arrow is never linked into the server:
 //   tablemere-maint compact --plan PLAN.json --result RESULT.json   (see compact.h)
 //   tablemere-maint rewrite-deletes --plan PLAN.json --result RESULT.json
+//   tablemere-maint translate-deletes --plan PLAN.json --result RESULT.json
 //                                                          (see position_deletes.h)
 // and, for inspection and tests, the Avro layer the metadata jobs stand on:
 //   tablemere-maint avro-json FILE              the container's metadata and records as JSON
@@ -70,10 +71,18 @@ int main(int argc, char** argv) {
   auto* deletes = app.add_subcommand("rewrite-deletes", "merge position delete files into one");
   deletes->add_option("--plan", plan_path)->required();
   deletes->add_option("--result", result_path)->required();
+  auto* translate = app.add_subcommand("translate-deletes",
+                                       "re-aim position deletes at the files a compaction wrote");
+  translate->add_option("--plan", plan_path)->required();
+  translate->add_option("--result", result_path)->required();
   CLI11_PARSE(app, argc, argv);
 
   if (compact->parsed()) {
     return RunPlan("compact", tablemere::maint::CompactFiles, plan_path, result_path);
+  }
+  if (translate->parsed()) {
+    return RunPlan("translate-deletes", tablemere::maint::TranslatePositionDeletes, plan_path,
+                   result_path);
   }
   if (deletes->parsed()) {
     return RunPlan("rewrite-deletes", tablemere::maint::RewritePositionDeletes, plan_path,

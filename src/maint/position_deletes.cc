@@ -21,6 +21,81 @@ std::shared_ptr<arrow::Field> WithId(std::shared_ptr<arrow::Field> field, int id
   return field->WithMetadata(arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
 }
 
+// Position delete rows being collected for one output file: each data file named once, as
+// the first row to name it spelled it (s3a:// and s3://, the same file, stay one).
+class PositionRows {
+ public:
+  void Add(std::string_view file, int64_t pos) {
+    auto [index, added] = file_index_.emplace(Canonical(std::string(file)), spellings_.size());
+    if (added) spellings_.emplace_back(file);
+    rows_.emplace_back(index->second, pos);
+  }
+
+  // Writes them to `output`, sorted by file_path then pos and each once, as the spec asks
+  // (no file when there is none: "record_count" 0), and answers the file's metrics with
+  // exact file_path bounds (readers skip a delete file for a data file outside them, so
+  // they are never truncated) and "referenced_data_files".
+  Result<Json> Write(const std::string& output) {
+    std::vector<size_t> order(spellings_.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return spellings_[a] < spellings_[b]; });
+    std::vector<size_t> rank(spellings_.size());
+    for (size_t i = 0; i < order.size(); i++) rank[order[i]] = i;
+    for (auto& r : rows_) r.first = rank[r.first];
+    std::sort(rows_.begin(), rows_.end());
+    rows_.erase(std::unique(rows_.begin(), rows_.end()), rows_.end());
+    Json metrics = {{"record_count", 0}};
+    if (!rows_.empty()) {
+      arrow::StringBuilder paths;
+      arrow::Int64Builder positions;
+      TM_ARROW_TRY(paths.Reserve(static_cast<int64_t>(rows_.size())), "file_path");
+      TM_ARROW_TRY(positions.Reserve(static_cast<int64_t>(rows_.size())), "pos");
+      for (const auto& [file, pos] : rows_) {
+        TM_ARROW_TRY(paths.Append(spellings_[order[file]]), "file_path");
+        TM_ARROW_TRY(positions.Append(pos), "pos");
+      }
+      std::shared_ptr<arrow::Array> path_array, pos_array;
+      TM_ARROW_TRY(paths.Finish(&path_array), "file_path");
+      TM_ARROW_TRY(positions.Finish(&pos_array), "pos");
+      auto schema =
+          arrow::schema({WithId(arrow::field("file_path", arrow::utf8(), false), kFilePathId),
+                         WithId(arrow::field("pos", arrow::int64(), false), kPosId)});
+      auto batch = arrow::RecordBatch::Make(schema, static_cast<int64_t>(rows_.size()),
+                                            {path_array, pos_array});
+      TM_ASSIGN(ParquetOutput out, ParquetOutput::Open(schema, output));
+      TM_ARROW_TRY(out.writer().WriteRecordBatch(*batch), out.partial());
+      TM_ASSIGN(metrics, out.Finish());
+      const std::string key = std::to_string(kFilePathId);
+      metrics["lower_bounds"][key] = crypto::HexEncode(spellings_[order[rows_.front().first]]);
+      metrics["upper_bounds"][key] = crypto::HexEncode(spellings_[order[rows_.back().first]]);
+    }
+    metrics["referenced_data_files"] = spellings_.size();
+    return metrics;
+  }
+
+  int64_t size() const { return static_cast<int64_t>(rows_.size()); }
+
+ private:
+  std::vector<std::string> spellings_;
+  std::unordered_map<std::string, size_t> file_index_;  // canonical path -> spellings_ index
+  std::vector<std::pair<size_t, int64_t>> rows_;        // (file, pos)
+};
+
+// Position delete files with columns other than file_path and pos (the optional deleted
+// `row`) are not rewritten: that column would be lost.
+Result<void> OnlyPathAndPos(const std::string& path) {
+  std::unique_ptr<parquet::arrow::FileReader> holder;
+  TM_ASSIGN(auto batches, OpenBatches(path, holder));
+  for (const auto& field : batches->schema()->fields()) {
+    if (field->name() != "file_path" && field->name() != "pos") {
+      return Fail(ErrorCode::kInvalidInput, path + " has a column besides file_path and pos (" +
+                                                field->name() + "); it is not rewritten");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Json> RewritePositionDeletes(const Json& plan) {
@@ -33,75 +108,68 @@ Result<Json> RewritePositionDeletes(const Json& plan) {
   for (const auto& f : plan["live"]) {
     live[Canonical(f.at("path").get<std::string>())] = f.at("sequence").get<int64_t>();
   }
-  // Each data file named once, as the first input to name it spelled it; rows as (file, pos).
-  std::vector<std::string> spellings;
-  std::unordered_map<std::string, size_t> file_index;  // canonical path -> spellings index
-  std::vector<std::pair<size_t, int64_t>> rows;
+  PositionRows rows;
   int64_t rows_read = 0;
   for (const auto& input : plan["inputs"]) {
     const std::string path = input.at("path").get<std::string>();
     const int64_t sequence = input.at("sequence").get<int64_t>();
-    {
-      std::unique_ptr<parquet::arrow::FileReader> holder;
-      TM_ASSIGN(auto batches, OpenBatches(path, holder));
-      for (const auto& field : batches->schema()->fields()) {
-        if (field->name() != "file_path" && field->name() != "pos") {
-          return Fail(ErrorCode::kInvalidInput, path + " has a column besides file_path and pos (" +
-                                                    field->name() + "); such files are not merged");
-        }
-      }
-    }
+    TM_TRY(OnlyPathAndPos(path));
     TM_TRY(ForEachPositionDelete(path, [&](std::string_view file, int64_t pos) {
       rows_read++;
-      std::string canonical = Canonical(std::string(file));
-      auto it = live.find(canonical);
-      if (it == live.end() || it->second > sequence) return;
-      auto [index, added] = file_index.emplace(std::move(canonical), spellings.size());
-      if (added) spellings.emplace_back(file);
-      rows.emplace_back(index->second, pos);
+      auto it = live.find(Canonical(std::string(file)));
+      if (it != live.end() && it->second <= sequence) rows.Add(file, pos);
     }));
   }
-  // Sorted by file_path, then pos; a row two inputs name is kept once.
-  std::vector<size_t> order(spellings.size());
-  for (size_t i = 0; i < order.size(); i++) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return spellings[a] < spellings[b]; });
-  std::vector<size_t> rank(spellings.size());
-  for (size_t i = 0; i < order.size(); i++) rank[order[i]] = i;
-  for (auto& r : rows) r.first = rank[r.first];
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  Json metrics;
-  if (rows.empty()) {
-    metrics = {{"record_count", 0}};
-  } else {
-    arrow::StringBuilder paths;
-    arrow::Int64Builder positions;
-    TM_ARROW_TRY(paths.Reserve(static_cast<int64_t>(rows.size())), "file_path");
-    TM_ARROW_TRY(positions.Reserve(static_cast<int64_t>(rows.size())), "pos");
-    for (const auto& [file, pos] : rows) {
-      TM_ARROW_TRY(paths.Append(spellings[order[file]]), "file_path");
-      TM_ARROW_TRY(positions.Append(pos), "pos");
-    }
-    std::shared_ptr<arrow::Array> path_array, pos_array;
-    TM_ARROW_TRY(paths.Finish(&path_array), "file_path");
-    TM_ARROW_TRY(positions.Finish(&pos_array), "pos");
-    auto schema =
-        arrow::schema({WithId(arrow::field("file_path", arrow::utf8(), false), kFilePathId),
-                       WithId(arrow::field("pos", arrow::int64(), false), kPosId)});
-    auto batch = arrow::RecordBatch::Make(schema, static_cast<int64_t>(rows.size()),
-                                          {path_array, pos_array});
-    TM_ASSIGN(ParquetOutput out, ParquetOutput::Open(schema, plan["output"].get<std::string>()));
-    TM_ARROW_TRY(out.writer().WriteRecordBatch(*batch), out.partial());
-    TM_ASSIGN(metrics, out.Finish());
-    // Exact file_path bounds: readers skip a delete file for a data file outside them.
-    const std::string key = std::to_string(kFilePathId);
-    metrics["lower_bounds"][key] = crypto::HexEncode(spellings[order[rows.front().first]]);
-    metrics["upper_bounds"][key] = crypto::HexEncode(spellings[order[rows.back().first]]);
-  }
+  TM_ASSIGN(Json metrics, rows.Write(plan["output"].get<std::string>()));
   metrics["rows_read"] = rows_read;
-  metrics["rows_dropped"] = rows_read - static_cast<int64_t>(rows.size());
-  metrics["referenced_data_files"] = spellings.size();
+  metrics["rows_dropped"] = rows_read - metrics["record_count"].get<int64_t>();
+  return metrics;
+}
+
+Result<Json> TranslatePositionDeletes(const Json& plan) {
+  if (!plan.contains("input") || !plan["input"].is_string() || !plan.contains("moves") ||
+      !plan["moves"].is_object() || !plan.contains("output") || !plan["output"].is_string()) {
+    return Fail(ErrorCode::kInvalidInput, "a plan needs an input, moves and an output");
+  }
+  struct Move {
+    std::string to;
+    int64_t offset = 0, rows = 0;
+    std::vector<int64_t> dropped;  // sorted
+  };
+  std::unordered_map<std::string, Move> moves;  // canonical path -> where its rows went
+  for (const auto& [from, m] : plan["moves"].items()) {
+    Move move{m.at("to").get<std::string>(), m.at("offset").get<int64_t>(),
+              m.at("rows").get<int64_t>(), m.at("dropped").get<std::vector<int64_t>>()};
+    std::sort(move.dropped.begin(), move.dropped.end());
+    moves.emplace(Canonical(from), std::move(move));
+  }
+  const std::string input = plan["input"].get<std::string>();
+  TM_TRY(OnlyPathAndPos(input));
+  PositionRows rows;
+  int64_t rows_read = 0, rows_moved = 0;
+  std::string out_of_range;
+  TM_TRY(ForEachPositionDelete(input, [&](std::string_view file, int64_t pos) {
+    rows_read++;
+    auto it = moves.find(Canonical(std::string(file)));
+    if (it == moves.end()) {
+      rows.Add(file, pos);
+      return;
+    }
+    const Move& m = it->second;
+    if (pos < 0 || pos >= m.rows) {
+      out_of_range = std::string(file) + " has no row " + std::to_string(pos);
+      return;
+    }
+    auto below = std::lower_bound(m.dropped.begin(), m.dropped.end(), pos);
+    if (below != m.dropped.end() && *below == pos) return;  // the compaction deleted it already
+    rows.Add(m.to, m.offset + pos - (below - m.dropped.begin()));
+    rows_moved++;
+  }));
+  if (!out_of_range.empty()) return Fail(ErrorCode::kInvalidInput, out_of_range);
+  TM_ASSIGN(Json metrics, rows.Write(plan["output"].get<std::string>()));
+  metrics["rows_read"] = rows_read;
+  metrics["rows_moved"] = rows_moved;
+  metrics["rows_dropped"] = rows_read - metrics["record_count"].get<int64_t>();
   return metrics;
 }
 

@@ -1,4 +1,4 @@
-// Rewriting position delete files, run in the worker process: several of a partition's
+// Rewriting position delete files, run in the worker process. Merging: several of a partition's
 // position delete files become one, keeping only the rows that still name a live data
 // file they apply to (rows for files that were rewritten or removed are dead weight every
 // reader opens), deduplicated and sorted by file_path then pos as the Iceberg spec asks.
@@ -24,5 +24,18 @@ namespace tablemere::maint {
 // by them, so they are never truncated), plus {"rows_read", "rows_dropped",
 // "referenced_data_files"}; with no row kept, no file is written and "record_count" is 0.
 Result<nlohmann::json> RewritePositionDeletes(const nlohmann::json& plan);
+
+// Re-aims a position delete file written before a compaction at the files it wrote, for
+// the commit rebase. `plan`: {"input": "<local position delete file>",
+//   "moves": {"<data file the compaction replaced>": {"to": "<the file it wrote>",
+//             "offset": <where the file's first kept row is>, "rows": <the file's rows>,
+//             "dropped": [<positions the compaction deleted>, …]}, …},
+//   "output": "<local file>"}
+// A row naming a moved file is re-aimed at position offset + pos - (dropped positions
+// below pos) of its new file, or left out when the compaction deleted that row already;
+// other rows stay as they are. A position beyond the file's rows is kInvalidInput. Answers
+// the output's metrics as RewritePositionDeletes does, plus {"rows_read", "rows_moved",
+// "rows_dropped"}.
+Result<nlohmann::json> TranslatePositionDeletes(const nlohmann::json& plan);
 
 }  // namespace tablemere::maint

@@ -105,6 +105,19 @@ TEST_F(MetastoreTest, MaintenanceStateFollowsItsTable) {
   EXPECT_TRUE(m.NoncurrentOfWarehouse("w")->empty());
 }
 
+// Row moves are kept per warehouse and compaction snapshot, and forgotten by age.
+TEST_F(MetastoreTest, RowMovesAreKeptUntilForgotten) {
+  auto& m = store_->maintenance();
+  ASSERT_TRUE(m.SaveRowMoves("w", 7, "{\"a\":1}", 100, 0).has_value());
+  ASSERT_TRUE(m.SaveRowMoves("v", 7, "{\"b\":2}", 200, 0).has_value());
+  EXPECT_EQ(m.RowMoves("w", 7).value(), std::optional<std::string>("{\"a\":1}"));
+  EXPECT_FALSE(m.RowMoves("w", 8).value().has_value());
+  ASSERT_TRUE(m.SaveRowMoves("w", 9, "{}", 300, 150).has_value());  // forgets w/7 (at 100)
+  EXPECT_FALSE(m.RowMoves("w", 7).value().has_value());
+  EXPECT_TRUE(m.RowMoves("v", 7).value().has_value());
+  EXPECT_TRUE(m.RowMoves("w", 9).value().has_value());
+}
+
 TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());

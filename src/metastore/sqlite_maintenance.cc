@@ -1,5 +1,5 @@
-// The SQLite MaintenanceStore: the last run of each maintenance job on each table, and
-// the noncurrent objects orphan cleanup keeps.
+// The SQLite MaintenanceStore: the last run of each maintenance job on each table, the
+// noncurrent objects orphan cleanup keeps, and where compactions moved rows.
 #include "metastore/sqlite_backend.h"
 
 namespace tablemere::metastore::sqlite_backend {
@@ -68,6 +68,31 @@ class SqliteMaintenance final : public MaintenanceStore {
       return sqlite::Query(
           db, "SELECT object_key, size, found_ms FROM noncurrent_objects WHERE warehouse_id = ?",
           {warehouse_id}, ReadObject);
+    });
+  }
+
+  Result<void> SaveRowMoves(const std::string& warehouse_id, int64_t snapshot_id,
+                            const std::string& moves_json, int64_t now_ms,
+                            int64_t forget_before_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db, "DELETE FROM row_moves WHERE created_ms < ?", {forget_before_ms}));
+      return Run(db,
+                 "INSERT OR REPLACE INTO row_moves (warehouse_id, snapshot_id, created_ms, moves) "
+                 "VALUES (?, ?, ?, ?)",
+                 {warehouse_id, snapshot_id, now_ms, moves_json});
+    });
+  }
+
+  Result<std::optional<std::string>> RowMoves(const std::string& warehouse_id,
+                                              int64_t snapshot_id) override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::optional<std::string>> {
+      TM_ASSIGN(auto rows, sqlite::Query(db,
+                                         "SELECT moves FROM row_moves WHERE warehouse_id = ? AND "
+                                         "snapshot_id = ?",
+                                         {warehouse_id, snapshot_id},
+                                         [](sqlite::Statement& st) { return st.Text(0); }));
+      if (rows.empty()) return std::optional<std::string>();
+      return std::optional<std::string>(rows.front());
     });
   }
 

@@ -207,6 +207,12 @@ CREATE TABLE noncurrent_objects (warehouse_id TEXT NOT NULL, namespace TEXT NOT 
   found_ms INTEGER NOT NULL,
   PRIMARY KEY (warehouse_id, namespace, name, object_key)) WITHOUT ROWID;
 )sql",
+    // 17: where each compaction moved rows (the commit rebase re-aims deletes with them)
+    R"sql(
+CREATE TABLE row_moves (warehouse_id TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL, moves TEXT NOT NULL,
+  PRIMARY KEY (warehouse_id, snapshot_id)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
