@@ -1,6 +1,7 @@
 """The commit rebase: a client commit planned before a compaction and sent after it is
-re-applied on the new head instead of failing, when it does not touch the files the
-compaction replaced (commit_rebase.h). DuckDB 1.5 never retries a failed commit, so
+re-applied on the new head instead of failing, when it removes none of the files the
+compaction replaced; its position deletes of rows the compaction moved are re-aimed at
+their new places (commit_rebase.h). DuckDB 1.5 never retries a failed commit, so
 without the rebase its DELETE would fail with 409; PyIceberg's append likewise."""
 
 import http.client
@@ -178,25 +179,48 @@ def test_a_pyiceberg_delete_of_a_file_the_compaction_replaced_still_fails(env):
 
 
 @pytest.mark.parametrize("manifests_rewritten", [False, True])
-def test_a_delete_of_a_file_the_compaction_replaced_still_fails(env, manifests_rewritten):
-    """Never rebased, even when a manifest rewrite after the compaction dropped the entries
-    that recorded the replacement (the delete would otherwise be lost silently)."""
+def test_a_duckdb_delete_of_rows_the_compaction_moved_is_re_aimed_at_their_new_file(
+        env, manifests_rewritten):
+    """DuckDB deletes rows of two small files, planned before a compaction rewrote them
+    (and, in one case, before a manifest rewrite dropped the entries recording that). The
+    rebase re-aims its position deletes at the rows' places in the compacted file, from
+    where the compaction recorded moving them: COMMIT succeeds, those rows are gone for
+    every engine, and no other row is."""
     ns, t = table_with_a_crowded_partition(env)
     before_ids = ids(t)
+    before_rebases = rebases(env)
     duck = duckdb_from_recipe(env["duck_recipe"])
     duck.execute("BEGIN")
-    duck.execute(f"DELETE FROM lake.{ns}.t WHERE part = 'b' AND id = 105")
+    duck.execute(f"DELETE FROM lake.{ns}.t WHERE part = 'b' AND id IN (105, 131, 159)")
     head = compact(env, ns)["snapshot_id"]
     if manifests_rewritten:
         [m] = run_maintenance(env["srv"], env["acct"]["warehouse_id"], ns, "t",
                               ["rewrite-manifests"])
         assert m["ran"] and m["entries_dropped"] > 0, m
         head = m["snapshot_id"]
-    with pytest.raises(Exception, match="409|Conflict|has changed"):
-        duck.execute("COMMIT")
+    duck.execute("COMMIT")
+    assert rebases(env) == before_rebases + 1
     t = env["cat"].load_table(f"{ns}.t")
-    assert t.current_snapshot().snapshot_id == head
-    assert ids(t) == before_ids
+    assert t.current_snapshot().parent_snapshot_id == head
+    expected = [i for i in before_ids if i not in (105, 131, 159)]
+    assert ids(t) == expected
+    fresh = duckdb_from_recipe(env["duck_recipe"])
+    assert [r[0] for r in fresh.execute(f"SELECT id FROM lake.{ns}.t ORDER BY id").fetchall()] \
+        == expected
+    files = t.inspect.files().to_pylist()
+    [compacted] = [f["file_path"] for f in files
+                   if f["content"] == 0 and "compacted-" in f["file_path"]]
+    deletes = [f for f in files if f["content"] == 1]
+    assert deletes and all("rebased-deletes-" in f["file_path"] for f in deletes), deletes
+    assert sum(f["record_count"] for f in deletes) == 3
+    # They name the compacted file now, and nothing else.
+    import pyarrow.parquet as pq
+    named = set()
+    for f in deletes:
+        with t.io.new_input(f["file_path"]).open() as stream:
+            named |= set(pq.read_table(stream)["file_path"].to_pylist())
+    assert named == {compacted}
+    assert ids_at(t, head) == before_ids  # the compaction's own snapshot is unchanged
 
 
 class CommitInterleaver:

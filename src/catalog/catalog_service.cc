@@ -538,7 +538,9 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         if (held) continue;
         if (current && held.error().code == ErrorCode::kConflict &&
             c.origin == CommitOrigin::kClient) {
-          TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, w, *current, c));
+          TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, meta_.maintenance(),
+                                                   rebase_worker_ ? &*rebase_worker_ : nullptr, w,
+                                                   *current, c));
         }
         if (!rebased) return Fail(held.error());
         for (const auto& again : rebased->requirements) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "catalog/catalog_support.h"
 #include "catalog/catalog_tokens.h"
 #include "catalog/drop_record.h"
+#include "catalog/maintenance_worker.h"
 #include "common/clock.h"
 #include "iceberg/table_metadata.h"
 #include "metastore/metastore.h"
@@ -140,6 +142,9 @@ class CatalogService {
   // maintenance's own commits), so maintenance can follow the writes. Set before serving.
   using CommitObserver = std::function<void(const metastore::Warehouse&, const TableIdent&)>;
   void SetCommitObserver(CommitObserver observer) { commit_observer_ = std::move(observer); }
+  // The maintenance worker, with which the commit rebase re-aims a client's position
+  // deletes at the files a compaction wrote (commit_rebase.h). Set before serving.
+  void SetRebaseWorker(WorkerOptions worker) { rebase_worker_ = std::move(worker); }
   Result<std::vector<LoadedTable>> Commit(const CatalogPrincipal& caller,
                                           const metastore::Warehouse& w,
                                           const std::vector<TableChange>& changes);
@@ -153,6 +158,7 @@ class CatalogService {
 
  private:
   CommitObserver commit_observer_;
+  std::optional<WorkerOptions> rebase_worker_;
   // How long after the last session for a dropped table ends its purge starts: a request
   // signed just before the expiry may still be arriving.
   static constexpr int64_t kPurgeGraceMs = 2000;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "avro/container.h"
+#include "catalog/delete_translation.h"
 #include "catalog/manifest_files.h"
 #include "catalog/snapshot_writer.h"
 #include "common/strings.h"
@@ -18,6 +19,8 @@ using iceberg::FindSnapshot;
 using iceberg::IntMember;
 
 Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
+                                          metastore::MaintenanceStore& store,
+                                          const WorkerOptions* worker,
                                           const metastore::Warehouse& w, const Json& current,
                                           const TableChange& change) {
   const std::optional<TableChange> no;
@@ -141,26 +144,51 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   // maintenance committed in between; its DELETED entries may be gone already, dropped
   // by a manifest rewrite). The client may neither remove them again nor aim a position
   // delete at them.
-  std::set<std::string> removed, live_at_head;
+  std::set<std::string> removed, removed_data, live_at_head;
   for (const auto& m : head_manifests.manifests) {
     live_entries(m, [&](const Json& e) { live_at_head.insert(path_of(e)); });
   }
   for (const auto& m : parent.manifests) {
     live_entries(m, [&](const Json& e) {
       const std::string path = path_of(e);
-      if (!live_at_head.count(path)) removed.insert(path);
+      if (live_at_head.count(path)) return;
+      removed.insert(path);
+      if (e["data_file"].value("content", 0) == 0) removed_data.insert(path);
     });
   }
   for (const auto& path : removed_by_client) {
     if (removed.count(path)) return no;
   }
-  for (const Manifest* m : added_manifests) {
-    for (const auto& e : m->container.records) {
-      Json entry = avro::ToJson(*m->container.schema.root, e);
-      const Json& file = entry["data_file"];
-      if (file.value("content", 0) == 1) {
+  // The client's position delete files that may name a replaced data file (it is their
+  // target, or their target cannot be told) are re-aimed at where the rows went.
+  std::set<std::pair<const Manifest*, size_t>> to_translate;
+  if (!removed_data.empty()) {
+    for (const Manifest* m : added_manifests) {
+      for (size_t i = 0; i < m->container.records.size(); i++) {
+        Json entry = avro::ToJson(*m->container.schema.root, m->container.records[i]);
+        const Json& file = entry["data_file"];
+        if (file.value("content", 0) != 1) continue;
         const std::string target = PositionDeleteTarget(file);
-        if (target.empty() || removed.count(target)) return no;
+        if (target.empty() || removed.count(target)) to_translate.insert({m, i});
+      }
+    }
+  }
+  // Where every replaced data file's rows went, to a file live at the head (one compaction
+  // between; a file compacted twice since is not followed).
+  Json moves = Json::object();
+  if (!to_translate.empty()) {
+    if (!worker) return no;
+    for (int64_t id : maintenance) {
+      TM_ASSIGN(std::optional<std::string> saved, store.RowMoves(w.id.str(), id));
+      if (!saved) continue;
+      Json parsed = Json::parse(*saved, nullptr, false);
+      if (!parsed.is_object()) return no;
+      for (auto& [from, move] : parsed.items()) moves[from] = move;
+    }
+    for (const auto& path : removed_data) {
+      if (!moves.contains(path) || !moves[path].contains("to") || !moves[path]["to"].is_string() ||
+          !live_at_head.count(WarehouseFiles::Canonical(moves[path]["to"].get<std::string>()))) {
+        return no;
       }
     }
   }
@@ -170,6 +198,51 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   // DELETED by the client's snapshot.
   const int64_t old_sequence = IntMember(snapshot, "sequence-number").value_or(0);
   const int64_t sequence = IntMember(current, "last-sequence-number").value_or(0) + 1;
+  std::string location = WarehouseFiles::Canonical(current.value("location", ""));
+  while (location.ends_with('/')) location.pop_back();
+  Written written(files, w);
+  // The client's new manifests holding delete files to re-aim, rewritten with the new ones
+  // (a delete file whose every row the compaction deleted already is left out).
+  std::map<const Manifest*, std::optional<Json>> rewritten_added;  // -> list record, or none
+  struct {
+    int64_t files = 0, records = 0, bytes = 0;
+  } translated_delta;
+  for (const Manifest* m : added_manifests) {
+    bool any = false;
+    for (size_t i = 0; i < m->container.records.size(); i++) any |= to_translate.count({m, i}) > 0;
+    if (!any) continue;
+    std::vector<Json> entries;
+    for (size_t i = 0; i < m->container.records.size(); i++) {
+      Json e = Materialized(avro::ToJson(*m->container.schema.root, m->container.records[i]), *m);
+      e["sequence_number"] = sequence;
+      e["file_sequence_number"] = sequence;
+      if (to_translate.count({m, i})) {
+        const Json before = e["data_file"];
+        TM_ASSIGN(
+            std::optional<Json> after,
+            TranslateDeleteFile(files, random, w, *worker, location + "/", before, moves, written));
+        const int64_t records_before = before.value("record_count", int64_t{0});
+        const int64_t bytes_before = before.value("file_size_in_bytes", int64_t{0});
+        if (!after) {
+          translated_delta.files--;
+          translated_delta.records -= records_before;
+          translated_delta.bytes -= bytes_before;
+          continue;
+        }
+        translated_delta.records += after->value("record_count", int64_t{0}) - records_before;
+        translated_delta.bytes += after->value("file_size_in_bytes", int64_t{0}) - bytes_before;
+        e["data_file"] = std::move(*after);
+      }
+      entries.push_back(std::move(e));
+    }
+    if (entries.empty()) {
+      rewritten_added[m] = std::nullopt;
+      continue;
+    }
+    TM_ASSIGN(Json record, WriteManifest(files, random, w, location + "/", *m, *m->partition_node,
+                                         entries, *client_id, sequence, written));
+    rewritten_added[m] = std::move(record);
+  }
   const avro::Container& client_list = client.list;
   avro::Container list;
   list.schema = client_list.schema;
@@ -178,6 +251,14 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   list.metadata["parent-snapshot-id"] = std::to_string(*head);
   list.metadata["sequence-number"] = std::to_string(sequence);
   for (const Manifest* added_manifest : added_manifests) {
+    auto rewritten = rewritten_added.find(added_manifest);
+    if (rewritten != rewritten_added.end()) {
+      if (!rewritten->second) continue;
+      auto v = avro::FromJson(*list.schema.root, *rewritten->second);
+      if (!v) return no;
+      list.records.push_back(std::move(*v));
+      continue;
+    }
     Json m = added_manifest->list_entry;
     if (m.value("sequence_number", int64_t{-1}) == old_sequence) m["sequence_number"] = sequence;
     if (m.value("min_sequence_number", int64_t{-1}) == old_sequence) {
@@ -187,9 +268,6 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
     if (!v) return no;
     list.records.push_back(std::move(*v));
   }
-  std::string location = WarehouseFiles::Canonical(current.value("location", ""));
-  while (location.ends_with('/')) location.pop_back();
-  Written written(files, w);
   size_t removed_found = 0;
   for (const auto& m : head_manifests.manifests) {
     bool touched = false;
@@ -255,6 +333,24 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
       if (mine && was && is) value = std::to_string(*mine + (*is - *was));
     }
   }
+  // And by what re-aiming the client's delete files changed.
+  if (rebased.contains("summary") && rebased["summary"].is_object()) {
+    Json& summary = rebased["summary"];
+    const std::pair<const char*, int64_t> deltas[] = {
+        {"added-delete-files", translated_delta.files},
+        {"added-position-delete-files", translated_delta.files},
+        {"added-position-deletes", translated_delta.records},
+        {"added-files-size", translated_delta.bytes},
+        {"total-delete-files", translated_delta.files},
+        {"total-position-deletes", translated_delta.records},
+        {"total-files-size", translated_delta.bytes}};
+    for (const auto& [key, delta] : deltas) {
+      if (delta == 0 || !summary.contains(key) || !summary[key].is_string()) continue;
+      if (auto n = ParseInt(summary[key].get<std::string>())) {
+        summary[key] = std::to_string(*n + delta);
+      }
+    }
+  }
   requirements.push_back(
       {{"type", "assert-ref-snapshot-id"}, {"ref", branch}, {"snapshot-id", *head}});
   Json updates = Json::array();
@@ -272,13 +368,15 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
 }  // namespace
 
 Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
+                                                         metastore::MaintenanceStore& store,
+                                                         const WorkerOptions* worker,
                                                          const metastore::Warehouse& w,
                                                          const Json& current,
                                                          const TableChange& change) {
   // A rebase never makes an answer worse: a file that cannot be read or written, or a
   // document of an unexpected shape, leaves the original failure standing.
   try {
-    auto rebased = Rebase(files, random, w, current, change);
+    auto rebased = Rebase(files, random, store, worker, w, current, change);
     if (rebased) return rebased;
   } catch (const std::exception&) {
   }

@@ -11,9 +11,13 @@
 //   are all ADDED, or a rewrite of some of its parent's (EXISTING and DELETED entries
 //   only: how a copy-on-write delete or overwrite removes files); what those rewrites no
 //   longer list is what the client removed;
-// - it removes no file the compactions removed, and none of its position delete files
-//   targets one (the target is read from `referenced_data_file` or equal file_path
-//   bounds; a delete file whose target cannot be told is not rebased);
+// - it removes no file the compactions removed;
+// - its position delete files that may name a file the compactions replaced (their
+//   target, from `referenced_data_file` or equal file_path bounds, is one, or cannot be
+//   told) are re-aimed by the worker (`tablemere-maint translate-deletes`) at the rows'
+//   new places, from where each compaction recorded it moved them (row_moves); rows the
+//   compaction deleted already are left out. Without a record for every replaced data
+//   file, or without a worker, such a commit is not rebased;
 // - equality deletes rebase as they are: they apply to data older than them, and the
 //   compacted files keep their inputs' starting sequence number.
 // The rebased snapshot keeps its id; it gets the next sequence number, the current head as
@@ -25,13 +29,18 @@
 #include <optional>
 
 #include "catalog/catalog_service.h"
+#include "catalog/maintenance_worker.h"
 
 namespace tablemere::catalog {
 
 // `current` is the table's metadata; `change` failed one of its requirements against it.
 // Answers the rebased change, or nullopt when it cannot be rebased (the original failure
 // stands; so it does when a manifest file cannot be read or the new list written).
+// `moves` is where compactions recorded moving rows; `worker` re-aims delete files (none:
+// commits with deletes of replaced files are not rebased).
 Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
+                                                         metastore::MaintenanceStore& moves,
+                                                         const WorkerOptions* worker,
                                                          const metastore::Warehouse& w,
                                                          const Json& current,
                                                          const TableChange& change);

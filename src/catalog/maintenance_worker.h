@@ -11,6 +11,13 @@
 
 namespace tablemere::catalog {
 
+// Where the worker is and where its runs may put files.
+struct WorkerOptions {
+  std::string worker_path;  // tablemere-maint
+  std::string scratch_dir;
+  int64_t timeout_ms = 3'600'000;
+};
+
 class WorkerRun {
  public:
   // A new directory under `scratch_dir`, named `prefix`-<uuid>.

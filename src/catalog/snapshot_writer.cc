@@ -313,4 +313,22 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
   return {};
 }
 
+Json FileMetrics(const Json& m) {
+  auto key_values = [](const Json& by_id) {
+    Json out = Json::array();
+    for (const auto& [k, v] : by_id.items()) {
+      if (auto id = ParseInt(k)) out.push_back({{"key", *id}, {"value", v}});
+    }
+    return out;
+  };
+  return Json{{"record_count", m.at("record_count")},
+              {"file_size_in_bytes", m.at("file_size_in_bytes")},
+              {"column_sizes", key_values(m.at("column_sizes"))},
+              {"value_counts", key_values(m.at("value_counts"))},
+              {"null_value_counts", key_values(m.at("null_value_counts"))},
+              {"lower_bounds", key_values(m.at("lower_bounds"))},
+              {"upper_bounds", key_values(m.at("upper_bounds"))},
+              {"split_offsets", m.at("split_offsets")}};
+}
+
 }  // namespace tablemere::catalog::snapshot_writer

@@ -72,6 +72,11 @@ bool Comparable(const avro::Node& field_type);
 // the partition record `node`).
 Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions);
 
+// A data_file's metrics (record count, size, column sizes, value and null counts, bounds,
+// split offsets) from the worker's answer for a file it wrote, where maps are keyed by
+// field id: as the manifest holds them (Iceberg's map<int, X> is an array of {key, value}).
+Json FileMetrics(const Json& worker_metrics);
+
 // Files a job wrote; deleted unless the commit published them (Keep).
 class Written {
  public:

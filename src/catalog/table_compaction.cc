@@ -37,16 +37,6 @@ struct Bin {
   std::string output;
 };
 
-// Iceberg's map<int, X> is an Avro array of {key, value} records.
-Json KeyValues(const Json& by_id) {
-  Json out = Json::array();
-  for (const auto& [k, v] : by_id.items()) {
-    auto id = ParseInt(k);
-    if (id) out.push_back({{"key", *id}, {"value", v}});
-  }
-  return out;
-}
-
 // The top-level fields of the table's current schema, as the worker takes them: [{id, name}].
 Result<Json> CurrentFields(const Json& metadata) {
   const Json current = metadata.value("current-schema-id", Json());
@@ -398,16 +388,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   const int64_t removed_delete_bytes = removed_position.bytes + removed_equality.bytes;
   result.rows_deleted = rows_deleted;
   std::vector<avro::Value> list_records;
-  auto metrics_of = [](const Json& m) {
-    return Json{{"record_count", m.at("record_count")},
-                {"file_size_in_bytes", m.at("file_size_in_bytes")},
-                {"column_sizes", KeyValues(m.at("column_sizes"))},
-                {"value_counts", KeyValues(m.at("value_counts"))},
-                {"null_value_counts", KeyValues(m.at("null_value_counts"))},
-                {"lower_bounds", KeyValues(m.at("lower_bounds"))},
-                {"upper_bounds", KeyValues(m.at("upper_bounds"))},
-                {"split_offsets", m.at("split_offsets")}};
-  };
+
   auto add_manifest = [&](const Manifest& model, int spec,
                           const std::vector<Json>& entries) -> Result<void> {
     TM_ASSIGN(Json record,
@@ -420,7 +401,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // One manifest of added data files per spec, first in the list.
   std::map<int, std::vector<Json>> added_data;
   for (const Bin* bin : done) {
-    Json file = metrics_of(bin->metrics);
+    Json file = FileMetrics(bin->metrics);
     file["content"] = 0;
     file["file_path"] = bin->output;
     file["file_format"] = "PARQUET";
@@ -441,7 +422,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   std::map<int, std::pair<size_t, std::vector<Json>>> added_deletes;  // spec -> (model, entries)
   for (const DeleteMerge* merge : merged_deletes) {
     if (merge->output.empty()) continue;
-    Json file = metrics_of(merge->metrics);
+    Json file = FileMetrics(merge->metrics);
     file["content"] = 1;
     file["file_path"] = merge->output;
     file["file_format"] = "PARQUET";

@@ -34,7 +34,8 @@ class PositionRows {
   // Writes them to `output`, sorted by file_path then pos and each once, as the spec asks
   // (no file when there is none: "record_count" 0), and answers the file's metrics with
   // exact file_path bounds (readers skip a delete file for a data file outside them, so
-  // they are never truncated) and "referenced_data_files".
+  // they are never truncated), "referenced_data_files" and, when that is one,
+  // "referenced_data_file".
   Result<Json> Write(const std::string& output) {
     std::vector<size_t> order(spellings_.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = i;
@@ -71,6 +72,7 @@ class PositionRows {
       metrics["upper_bounds"][key] = crypto::HexEncode(spellings_[order[rows_.back().first]]);
     }
     metrics["referenced_data_files"] = spellings_.size();
+    if (spellings_.size() == 1) metrics["referenced_data_file"] = spellings_.front();
     return metrics;
   }
 

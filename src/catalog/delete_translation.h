@@ -1,0 +1,26 @@
+// Re-aiming a client's position delete file at the files a compaction wrote (for the
+// commit rebase, commit_rebase.h): the worker rewrites its rows by where the compaction
+// recorded it moved them (`tablemere-maint translate-deletes`).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "catalog/maintenance_worker.h"
+#include "catalog/snapshot_writer.h"
+
+namespace tablemere::catalog {
+
+// `data_file` is the delete file's manifest entry field; `moves` maps each replaced data
+// file to {"to", "offset", "rows", "dropped"} (table_compaction.cc). Answers the new
+// data_file (uploaded under `location`/data/, recorded in `written`), or nullopt when the
+// compaction had deleted every row it names already. A file whose rows do not add up, or a
+// position beyond its data file, is an error: the commit is then not rebased.
+Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& random,
+                                                const metastore::Warehouse& w,
+                                                const WorkerOptions& worker,
+                                                const std::string& location, const Json& data_file,
+                                                const Json& moves,
+                                                snapshot_writer::Written& written);
+
+}  // namespace tablemere::catalog
