@@ -129,9 +129,14 @@ Result<Json> RewritePositionDeletes(const Json& plan) {
 }
 
 Result<Json> TranslatePositionDeletes(const Json& plan) {
-  if (!plan.contains("input") || !plan["input"].is_string() || !plan.contains("moves") ||
+  const bool has_input = plan.contains("input");
+  if ((has_input && !plan["input"].is_string()) || !plan.contains("moves") ||
       !plan["moves"].is_object() || !plan.contains("output") || !plan["output"].is_string()) {
-    return Fail(ErrorCode::kInvalidInput, "a plan needs an input, moves and an output");
+    return Fail(ErrorCode::kInvalidInput, "a plan needs moves, an output and an input");
+  }
+  const Json removed = plan.value("removed_files", Json::array());
+  if (!removed.is_array() || has_input == !removed.empty()) {
+    return Fail(ErrorCode::kInvalidInput, "a plan needs an input or removed files, not both");
   }
   struct Move {
     std::string to;
@@ -145,19 +150,11 @@ Result<Json> TranslatePositionDeletes(const Json& plan) {
     std::sort(move.dropped.begin(), move.dropped.end());
     moves.emplace(Canonical(from), std::move(move));
   }
-  const std::string input = plan["input"].get<std::string>();
-  TM_TRY(OnlyPathAndPos(input));
   PositionRows rows;
   int64_t rows_read = 0, rows_moved = 0;
   std::string out_of_range;
-  TM_TRY(ForEachPositionDelete(input, [&](std::string_view file, int64_t pos) {
-    rows_read++;
-    auto it = moves.find(Canonical(std::string(file)));
-    if (it == moves.end()) {
-      rows.Add(file, pos);
-      return;
-    }
-    const Move& m = it->second;
+  // Row `pos` of a moved file, re-aimed (or left out when the compaction deleted it).
+  auto move_row = [&](const Move& m, std::string_view file, int64_t pos) {
     if (pos < 0 || pos >= m.rows) {
       out_of_range = std::string(file) + " has no row " + std::to_string(pos);
       return;
@@ -166,12 +163,34 @@ Result<Json> TranslatePositionDeletes(const Json& plan) {
     if (below != m.dropped.end() && *below == pos) return;  // the compaction deleted it already
     rows.Add(m.to, m.offset + pos - (below - m.dropped.begin()));
     rows_moved++;
-  }));
+  };
+  if (has_input) {
+    const std::string input = plan["input"].get<std::string>();
+    TM_TRY(OnlyPathAndPos(input));
+    TM_TRY(ForEachPositionDelete(input, [&](std::string_view file, int64_t pos) {
+      rows_read++;
+      auto it = moves.find(Canonical(std::string(file)));
+      if (it == moves.end()) {
+        rows.Add(file, pos);
+      } else {
+        move_row(it->second, file, pos);
+      }
+    }));
+  }
+  // Files removed whole (copy-on-write): every row they still had, at its new place.
+  for (const auto& file : removed) {
+    const std::string path = file.get<std::string>();
+    auto it = moves.find(Canonical(path));
+    if (it == moves.end()) {
+      return Fail(ErrorCode::kInvalidInput, path + " was not moved by the compaction");
+    }
+    for (int64_t pos = 0; pos < it->second.rows; pos++) move_row(it->second, path, pos);
+  }
   if (!out_of_range.empty()) return Fail(ErrorCode::kInvalidInput, out_of_range);
   TM_ASSIGN(Json metrics, rows.Write(plan["output"].get<std::string>()));
   metrics["rows_read"] = rows_read;
   metrics["rows_moved"] = rows_moved;
-  metrics["rows_dropped"] = rows_read - metrics["record_count"].get<int64_t>();
+  metrics["rows_dropped"] = has_input ? rows_read - metrics["record_count"].get<int64_t>() : 0;
   return metrics;
 }
 

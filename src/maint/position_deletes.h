@@ -25,17 +25,20 @@ namespace tablemere::maint {
 // "referenced_data_files"}; with no row kept, no file is written and "record_count" is 0.
 Result<nlohmann::json> RewritePositionDeletes(const nlohmann::json& plan);
 
-// Re-aims a position delete file written before a compaction at the files it wrote, for
-// the commit rebase. `plan`: {"input": "<local position delete file>",
+// Re-aims position deletes written before a compaction at the files it wrote, for the
+// commit rebase. `plan`: {"input": "<local position delete file>" or
+//   "removed_files": ["<data file a copy-on-write commit removed whole>", …],
 //   "moves": {"<data file the compaction replaced>": {"to": "<the file it wrote>",
 //             "offset": <where the file's first kept row is>, "rows": <the file's rows>,
 //             "dropped": [<positions the compaction deleted>, …]}, …},
 //   "output": "<local file>"}
 // A row naming a moved file is re-aimed at position offset + pos - (dropped positions
 // below pos) of its new file, or left out when the compaction deleted that row already;
-// other rows stay as they are. A position beyond the file's rows is kInvalidInput. Answers
-// the output's metrics as RewritePositionDeletes does, plus {"rows_read", "rows_moved",
-// "rows_dropped"}.
+// other rows stay as they are. A removed file's every row is named (at its new place),
+// which turns a copy-on-write removal into position deletes. A position beyond a file's
+// rows, or a removed file that was not moved, is kInvalidInput. Answers the output's
+// metrics as RewritePositionDeletes does, plus {"rows_read", "rows_moved", "rows_dropped"}
+// (input rows left out).
 Result<nlohmann::json> TranslatePositionDeletes(const nlohmann::json& plan);
 
 }  // namespace tablemere::maint
