@@ -161,21 +161,37 @@ def ids_at(table, snapshot_id):
     return sorted(table.scan(snapshot_id=snapshot_id).to_arrow()["id"].to_pylist())
 
 
-def test_a_pyiceberg_delete_of_a_file_the_compaction_replaced_still_fails(env):
-    """A delete of a file the compaction replaced is not rebased: its 409 stands, PyIceberg
-    0.12 retries on the new head, and its own validation then refuses the retry (the file
-    it deleted is gone). The table is left as the compaction made it."""
+def test_a_pyiceberg_copy_on_write_delete_of_a_file_the_compaction_replaced_commits(env):
+    """PyIceberg deletes a row by rewriting its file without it (copy-on-write), planned
+    before a compaction rewrote that file. Removing the file again is impossible, so the
+    rebase turns the removal into position deletes of its rows where the compaction put
+    them, and keeps the client's rewritten file: the commit succeeds (before, it got its
+    409 and PyIceberg's own validation refused the retry: "Deleted data files were
+    found"), and every engine reads the table without that one row."""
     ns, t = table_with_a_crowded_partition(env)
     before = ids(t)
     before_rebases = rebases(env)
     tx = t.transaction()
     tx.delete("part = 'b' AND id = 105")
     head = compact(env, ns)["snapshot_id"]
-    with pytest.raises(Exception, match="Deleted data files were found"):
-        tx.commit_transaction()
-    assert rebases(env) == before_rebases
+    tx.commit_transaction()
+    assert rebases(env) == before_rebases + 1
     t = env["cat"].load_table(f"{ns}.t")
-    assert t.current_snapshot().snapshot_id == head and ids(t) == before
+    assert t.current_snapshot().parent_snapshot_id == head
+    expected = [i for i in before if i != 105]
+    assert ids(t) == expected
+    assert ids_at(t, head) == before
+    duck = duckdb_from_recipe(env["duck_recipe"])
+    assert [r[0] for r in duck.execute(f"SELECT id FROM lake.{ns}.t ORDER BY id").fetchall()] \
+        == expected
+    summary = t.current_snapshot().summary
+    files = t.inspect.files().to_pylist()
+    assert summary["total-data-files"] == str(sum(1 for f in files if f["content"] == 0))
+    assert summary["total-delete-files"] == str(sum(1 for f in files if f["content"] == 1))
+    assert summary["total-records"] == str(sum(f["record_count"] for f in files
+                                               if f["content"] == 0))
+    assert summary["total-position-deletes"] == str(sum(f["record_count"] for f in files
+                                                        if f["content"] == 1)) == "10"
 
 
 @pytest.mark.parametrize("manifests_rewritten", [False, True])
@@ -276,19 +292,25 @@ class CommitInterleaver:
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("part", ["a", "b"])
 @pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
-def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode):
-    """Spark plans a MERGE into partition a, then the proxy lets a compaction of partition b
+def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode, part):
+    """Spark plans a MERGE into a partition, then the proxy lets a compaction of partition b
     commit before the MERGE's commit arrives. Merge-on-read adds a data file and a position
-    delete of partition a's file; copy-on-write replaces partition a's file. The server
-    rebases either, so Spark's one commit succeeds (Iceberg Java would otherwise have to
-    retry it itself after a 409)."""
+    delete of the file holding the deleted row; copy-on-write replaces that file. Into
+    partition a, the MERGE touches nothing the compaction did; into partition b, the file it
+    deletes from is one the compaction replaced: its position delete is re-aimed at the
+    row's new place, or its removal of the file becomes position deletes of that file's rows
+    there. The server rebases each, so Spark's one commit succeeds (Iceberg Java would
+    otherwise retry after a 409, and its own validation would then refuse the retry when
+    the MERGE touched partition b: "Cannot commit, missing data files")."""
     ns, t = table_with_a_crowded_partition(env)
     with t.transaction() as tx:
         tx.set_properties({"write.merge.mode": mode, "write.delete.mode": mode,
                            "write.update.mode": mode})
     before_ids = ids(t)
-    expected = sorted([i for i in before_ids if i != 3] + [500])
+    gone = 3 if part == "a" else 105
+    expected = sorted([i for i in before_ids if i != gone] + [500])
     compaction = {}
 
     def compact_b():
@@ -301,8 +323,9 @@ def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode):
     spark = spark_from_recipe(conf)
     try:
         spark.sql(f"""MERGE INTO lake.{ns}.t AS target
-                      USING (SELECT 3L AS id, 'a' AS part UNION ALL SELECT 500L, 'a') AS source
-                      ON target.id = source.id AND target.part = 'a'
+                      USING (SELECT {gone}L AS id, '{part}' AS part
+                             UNION ALL SELECT 500L, '{part}') AS source
+                      ON target.id = source.id AND target.part = '{part}'
                       WHEN MATCHED THEN DELETE
                       WHEN NOT MATCHED THEN INSERT *""")
         assert compaction.get("files_rewritten") == 6, compaction
@@ -316,6 +339,9 @@ def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode):
         assert rebases(env) == before + 1
         got = sorted(r[0] for r in spark.sql(f"SELECT id FROM lake.{ns}.t").collect())
         assert got == expected
+        duck = duckdb_from_recipe(env["duck_recipe"])
+        assert [r[0] for r in duck.execute(
+            f"SELECT id FROM lake.{ns}.t ORDER BY id").fetchall()] == expected
         # The compaction's snapshot still reads as before the MERGE.
         then = sorted(r[0] for r in spark.sql(
             f"SELECT id FROM lake.{ns}.t VERSION AS OF {compaction['snapshot_id']}").collect())

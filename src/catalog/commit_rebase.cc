@@ -144,7 +144,13 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   // maintenance committed in between; its DELETED entries may be gone already, dropped
   // by a manifest rewrite). The client may neither remove them again nor aim a position
   // delete at them.
-  std::set<std::string> removed, removed_data, live_at_head;
+  std::set<std::string> removed, live_at_head;
+  struct RemovedData {
+    int spec = 0;
+    Json partition;
+    int64_t records = 0, bytes = 0;
+  };
+  std::map<std::string, RemovedData> removed_data;
   for (const auto& m : head_manifests.manifests) {
     live_entries(m, [&](const Json& e) { live_at_head.insert(path_of(e)); });
   }
@@ -153,11 +159,37 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
       const std::string path = path_of(e);
       if (live_at_head.count(path)) return;
       removed.insert(path);
-      if (e["data_file"].value("content", 0) == 0) removed_data.insert(path);
+      const Json& file = e["data_file"];
+      if (file.value("content", 0) == 0) {
+        removed_data[path] = {m.spec_id, file.value("partition", Json::object()),
+                              file.value("record_count", int64_t{0}),
+                              file.value("file_size_in_bytes", int64_t{0})};
+      }
     });
   }
-  for (const auto& path : removed_by_client) {
-    if (removed.count(path)) return no;
+  // A data file the client removed whole (copy-on-write) that a compaction replaced: its
+  // rows are in the compacted file, so the removal becomes position deletes of those rows
+  // there, one delete file per partition. A delete file maintenance removed is not followed.
+  std::map<std::pair<int, std::string>, std::pair<Json, std::vector<std::string>>> cow_moved;
+  struct {
+    int64_t files = 0, records = 0, bytes = 0;
+  } cow_removed;
+  for (auto it = removed_by_client.begin(); it != removed_by_client.end();) {
+    if (!removed.count(*it)) {
+      ++it;
+      continue;
+    }
+    auto data = removed_data.find(*it);
+    if (data == removed_data.end()) return no;
+    const RemovedData& d = data->second;
+    auto& group = cow_moved[{d.spec, d.partition.dump()}];
+    group.first = d.partition;
+    group.second.push_back(*it);
+    // The client's summary counted it removed; the compaction had replaced it already.
+    cow_removed.files++;
+    cow_removed.records += d.records;
+    cow_removed.bytes += d.bytes;
+    it = removed_by_client.erase(it);
   }
   // The client's position delete files that may name a replaced data file (it is their
   // target, or their target cannot be told) are re-aimed at where the rows went.
@@ -176,7 +208,7 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   // Where every replaced data file's rows went, to a file live at the head (one compaction
   // between; a file compacted twice since is not followed).
   Json moves = Json::object();
-  if (!to_translate.empty()) {
+  if (!to_translate.empty() || !cow_moved.empty()) {
     if (!worker) return no;
     for (int64_t id : maintenance) {
       TM_ASSIGN(std::optional<std::string> saved, store.RowMoves(w.id.str(), id));
@@ -185,7 +217,7 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
       if (!parsed.is_object()) return no;
       for (auto& [from, move] : parsed.items()) moves[from] = move;
     }
-    for (const auto& path : removed_data) {
+    for (const auto& [path, where] : removed_data) {
       if (!moves.contains(path) || !moves[path].contains("to") || !moves[path]["to"].is_string() ||
           !live_at_head.count(WarehouseFiles::Canonical(moves[path]["to"].get<std::string>()))) {
         return no;
@@ -243,6 +275,48 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
                                          entries, *client_id, sequence, written));
     rewritten_added[m] = std::move(record);
   }
+  // The position deletes that stand for the client's copy-on-write removals, a manifest
+  // per spec, modelled on a delete manifest of that spec (or a data manifest made one).
+  std::vector<Json> cow_records;
+  std::map<int, std::vector<Json>> cow_entries;
+  for (const auto& [key, group] : cow_moved) {
+    TM_ASSIGN(std::optional<Json> file,
+              DeletesForRemovedFiles(files, random, w, *worker, location + "/", group.second,
+                                     group.first, moves, written));
+    if (!file) continue;  // the compaction had deleted every row already
+    translated_delta.files++;
+    translated_delta.records += file->value("record_count", int64_t{0});
+    translated_delta.bytes += file->value("file_size_in_bytes", int64_t{0});
+    cow_entries[key.first].push_back({{"status", kStatusAdded},
+                                      {"snapshot_id", *client_id},
+                                      {"sequence_number", sequence},
+                                      {"file_sequence_number", sequence},
+                                      {"data_file", std::move(*file)}});
+  }
+  for (const auto& [spec, entries] : cow_entries) {
+    std::optional<Manifest> model;
+    for (const auto* loaded : {&head_manifests, &client, &parent}) {
+      for (const auto& m : loaded->manifests) {
+        if (m.spec_id != spec) continue;
+        if (m.content == 1) {
+          model = m;
+          break;
+        }
+        if (!model) model = m;
+      }
+      if (model && model->content == 1) break;
+    }
+    if (!model) return no;
+    if (model->content != 1) {
+      model->content = 1;
+      model->list_entry["content"] = 1;
+      model->container.metadata["content"] = "deletes";
+    }
+    TM_ASSIGN(Json record,
+              WriteManifest(files, random, w, location + "/", *model, *model->partition_node,
+                            entries, *client_id, sequence, written));
+    cow_records.push_back(std::move(record));
+  }
   const avro::Container& client_list = client.list;
   avro::Container list;
   list.schema = client_list.schema;
@@ -250,6 +324,11 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   list.metadata = client_list.metadata;
   list.metadata["parent-snapshot-id"] = std::to_string(*head);
   list.metadata["sequence-number"] = std::to_string(sequence);
+  for (const Json& record : cow_records) {
+    auto v = avro::FromJson(*list.schema.root, record);
+    if (!v) return no;
+    list.records.push_back(std::move(*v));
+  }
   for (const Manifest* added_manifest : added_manifests) {
     auto rewritten = rewritten_added.find(added_manifest);
     if (rewritten != rewritten_added.end()) {
@@ -343,7 +422,12 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
         {"added-files-size", translated_delta.bytes},
         {"total-delete-files", translated_delta.files},
         {"total-position-deletes", translated_delta.records},
-        {"total-files-size", translated_delta.bytes}};
+        {"total-files-size", translated_delta.bytes + cow_removed.bytes},
+        {"total-data-files", cow_removed.files},
+        {"total-records", cow_removed.records},
+        {"deleted-data-files", -cow_removed.files},
+        {"deleted-records", -cow_removed.records},
+        {"removed-files-size", -cow_removed.bytes}};
     for (const auto& [key, delta] : deltas) {
       if (delta == 0 || !summary.contains(key) || !summary[key].is_string()) continue;
       if (auto n = ParseInt(summary[key].get<std::string>())) {

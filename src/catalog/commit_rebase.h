@@ -11,7 +11,10 @@
 //   are all ADDED, or a rewrite of some of its parent's (EXISTING and DELETED entries
 //   only: how a copy-on-write delete or overwrite removes files); what those rewrites no
 //   longer list is what the client removed;
-// - it removes no file the compactions removed;
+// - a data file it removes whole (copy-on-write) that a compaction replaced is not removed
+//   again: its rows, in the compacted file now, get position deletes at their new places
+//   (and the client's rewritten file stays); a delete file maintenance removed or merged
+//   may not be removed again;
 // - its position delete files that may name a file the compactions replaced (their
 //   target, from `referenced_data_file` or equal file_path bounds, is one, or cannot be
 //   told) are re-aimed by the worker (`tablemere-maint translate-deletes`) at the rows'
@@ -21,9 +24,11 @@
 // - equality deletes rebase as they are: they apply to data older than them, and the
 //   compacted files keep their inputs' starting sequence number.
 // The rebased snapshot keeps its id; it gets the next sequence number, the current head as
-// parent, totals moved by what the compactions changed, and a new manifest list: the
-// client's new manifests (renumbered) followed by the current head's manifests, those
-// listing a file the client removed rewritten with that entry DELETED by its snapshot.
+// parent, totals moved by what the compactions changed (and by what re-aiming changed), and
+// a new manifest list: the client's new manifests (renumbered; those with re-aimed delete
+// files rewritten), the position deletes standing for its copy-on-write removals, then
+// the current head's manifests, those listing a file the client removed rewritten with
+// that entry DELETED by its snapshot.
 #pragma once
 
 #include <optional>

@@ -1,6 +1,41 @@
 #include "catalog/delete_translation.h"
 
 namespace tablemere::catalog {
+namespace {
+
+// Runs translate-deletes on `plan` (its input, if any, already in `run`'s directory) and
+// uploads what it wrote: the worker's answer and the uploaded file's path ("" when no row
+// was left to write).
+struct Translated {
+  Json metrics;
+  std::string path;
+};
+
+Result<Translated> Translate(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+                             const WorkerOptions& worker, WorkerRun& run,
+                             const std::string& location, Json plan,
+                             snapshot_writer::Written& written) {
+  const std::string output = run.Local("out.parquet");
+  plan["output"] = output;
+  Translated t;
+  TM_ASSIGN(t.metrics, run.Run(worker.worker_path, worker.timeout_ms, "translate-deletes", plan));
+  if (t.metrics.value("record_count", int64_t{-1}) <= 0) return t;
+  t.path = location + "data/rebased-deletes-" + random.Uuid() + ".parquet";
+  written.Add(t.path);
+  TM_TRY(files.PutFile(w, t.path, output));
+  return t;
+}
+
+// `file` with the metrics and path of the file the worker wrote.
+Json WithWritten(Json file, const Translated& t) {
+  const Json fields = snapshot_writer::FileMetrics(t.metrics);
+  for (const auto& [key, value] : fields.items()) file[key] = value;
+  file["file_path"] = t.path;
+  file["referenced_data_file"] = t.metrics.value("referenced_data_file", Json());
+  return file;
+}
+
+}  // namespace
 
 Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& random,
                                                 const metastore::Warehouse& w,
@@ -9,30 +44,37 @@ Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& r
                                                 const Json& moves,
                                                 snapshot_writer::Written& written) {
   TM_ASSIGN(WorkerRun run, WorkerRun::Start(worker.scratch_dir, random, "translate"));
-  const std::string input = run.Local("in.parquet"), output = run.Local("out.parquet");
+  const std::string input = run.Local("in.parquet");
   TM_TRY(files.CopyToFile(w, data_file.at("file_path").get<std::string>(), input));
-  TM_ASSIGN(Json metrics, run.Run(worker.worker_path, worker.timeout_ms, "translate-deletes",
-                                  Json{{"input", input}, {"moves", moves}, {"output", output}}));
+  TM_ASSIGN(Translated t, Translate(files, random, w, worker, run, location,
+                                    Json{{"input", input}, {"moves", moves}}, written));
   const int64_t rows_in = data_file.value("record_count", int64_t{-1});
-  const int64_t kept = metrics.value("record_count", int64_t{-1});
-  const int64_t dropped = metrics.value("rows_dropped", int64_t{-1});
-  if (metrics.value("rows_read", int64_t{-2}) != rows_in || kept < 0 || dropped < 0 ||
+  const int64_t kept = t.metrics.value("record_count", int64_t{-1});
+  const int64_t dropped = t.metrics.value("rows_dropped", int64_t{-1});
+  if (t.metrics.value("rows_read", int64_t{-2}) != rows_in || kept < 0 || dropped < 0 ||
       kept + dropped != rows_in) {
     return Fail(ErrorCode::kInternal, "the re-aimed delete file does not add up");
   }
-  if (kept == 0) return std::optional<Json>();
-  const std::string path = location + "data/rebased-deletes-" + random.Uuid() + ".parquet";
-  written.Add(path);
-  TM_TRY(files.PutFile(w, path, output));
-  Json out = data_file;
-  const Json fields = snapshot_writer::FileMetrics(metrics);
-  for (const auto& [key, value] : fields.items()) out[key] = value;
-  out["file_path"] = path;
-  // Iceberg v2's optional field, where the writer's manifests have it.
-  if (out.contains("referenced_data_file")) {
-    out["referenced_data_file"] = metrics.value("referenced_data_file", Json());
-  }
+  if (t.path.empty()) return std::optional<Json>();
+  Json out = WithWritten(data_file, t);
+  // Iceberg v2's optional field only where the writer's manifests have it.
+  if (!data_file.contains("referenced_data_file")) out.erase("referenced_data_file");
   return std::optional<Json>(std::move(out));
+}
+
+Result<std::optional<Json>> DeletesForRemovedFiles(WarehouseFiles& files, Random& random,
+                                                   const metastore::Warehouse& w,
+                                                   const WorkerOptions& worker,
+                                                   const std::string& location,
+                                                   const std::vector<std::string>& removed,
+                                                   const Json& partition, const Json& moves,
+                                                   snapshot_writer::Written& written) {
+  TM_ASSIGN(WorkerRun run, WorkerRun::Start(worker.scratch_dir, random, "translate"));
+  TM_ASSIGN(Translated t, Translate(files, random, w, worker, run, location,
+                                    Json{{"removed_files", removed}, {"moves", moves}}, written));
+  if (t.path.empty()) return std::optional<Json>();
+  return std::optional<Json>(
+      WithWritten(Json{{"content", 1}, {"file_format", "PARQUET"}, {"partition", partition}}, t));
 }
 
 }  // namespace tablemere::catalog

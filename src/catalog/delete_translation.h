@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "catalog/maintenance_worker.h"
 #include "catalog/snapshot_writer.h"
@@ -22,5 +23,18 @@ Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& r
                                                 const std::string& location, const Json& data_file,
                                                 const Json& moves,
                                                 snapshot_writer::Written& written);
+
+// A copy-on-write commit planned before a compaction removed `removed` (data files of one
+// partition, `partition`) whole; their rows are in the files the compaction wrote now.
+// Answers the data_file of a position delete file naming each of those rows at its new
+// place (uploaded, recorded in `written`), or nullopt when the compaction had deleted them
+// all already.
+Result<std::optional<Json>> DeletesForRemovedFiles(WarehouseFiles& files, Random& random,
+                                                   const metastore::Warehouse& w,
+                                                   const WorkerOptions& worker,
+                                                   const std::string& location,
+                                                   const std::vector<std::string>& removed,
+                                                   const Json& partition, const Json& moves,
+                                                   snapshot_writer::Written& written);
 
 }  // namespace tablemere::catalog
