@@ -17,75 +17,38 @@ using namespace snapshot_writer;  // NOLINT: manifests read and written as maint
 
 using iceberg::FindSnapshot;
 using iceberg::IntMember;
+// What every step of a rebase shares.
+struct Context {
+  WarehouseFiles& files;
+  Random& random;
+  metastore::MaintenanceStore& store;
+  const WorkerOptions* worker;
+  const metastore::Warehouse& w;
+  std::set<int64_t> maintenance;  // the maintenance snapshots the client did not see
+  std::string location;           // the table's, without a trailing slash
+};
 
-Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
-                                          metastore::MaintenanceStore& store,
-                                          const WorkerOptions* worker,
-                                          const metastore::Warehouse& w, const Json& current,
-                                          const TableChange& change) {
-  const std::optional<TableChange> no;
-  // Format v2 only: renumbering is about sequence numbers, which v1 has not (its clients
-  // retry on their own), and v3 adds row lineage.
-  if (current.value("format-version", 1) != 2) return no;
-  // The updates: one add-snapshot and the set-snapshot-ref pointing a branch at it.
-  const Json* added = nullptr;
-  const Json* set_ref = nullptr;
-  for (const auto& u : change.updates) {
-    const std::string action = u.value("action", "");
-    if (action == "add-snapshot" && !added) {
-      added = &u;
-    } else if (action == "set-snapshot-ref" && !set_ref) {
-      set_ref = &u;
-    } else {
-      return no;
-    }
-  }
-  if (!added || !set_ref || !added->contains("snapshot")) return no;
-  const Json& snapshot = (*added)["snapshot"];
-  const std::string branch = set_ref->value("ref-name", "");
-  if (set_ref->value("type", "") != "branch" ||
-      IntMember(*set_ref, "snapshot-id") != IntMember(snapshot, "snapshot-id")) {
+// Re-applies one client snapshot, planned on `base`, on `now` (the branch head, or the
+// client's previous snapshot already rebased) with sequence number `sequence`: answers the
+// rebased snapshot (its new manifest list written), or nullopt when it cannot be rebased.
+Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const Json& now,
+                                           const Json& snapshot, int64_t sequence) {
+  const std::optional<Json> no;
+  WarehouseFiles& files = ctx.files;
+  Random& random = ctx.random;
+  metastore::MaintenanceStore& store = ctx.store;
+  const WorkerOptions* worker = ctx.worker;
+  const metastore::Warehouse& w = ctx.w;
+  const std::set<int64_t>& maintenance = ctx.maintenance;
+  const std::string& location = ctx.location;
+  const std::optional<int64_t> head_id = IntMember(now, "snapshot-id");
+  if (!head_id || !snapshot.contains("manifest-list") || !base.contains("manifest-list") ||
+      !now.contains("manifest-list")) {
     return no;
   }
-  // The requirements: all but the branch's head hold now; that one names the parent.
-  std::optional<int64_t> asserted;
-  Json requirements = Json::array();
-  for (const auto& r : change.requirements) {
-    if (r.value("type", "") == "assert-ref-snapshot-id" && r.value("ref", "") == branch) {
-      asserted = IntMember(r, "snapshot-id");
-      if (!asserted) return no;
-      continue;
-    }
-    if (!iceberg::CheckRequirement(&current, r)) return no;
-    requirements.push_back(r);
-  }
-  if (!asserted || IntMember(snapshot, "parent-snapshot-id") != asserted) return no;
-  const Json refs = current.value("refs", Json::object());
-  if (!refs.contains(branch)) return no;
-  const std::optional<int64_t> head = IntMember(refs[branch], "snapshot-id");
-  if (!head || *head == *asserted) return no;
-  // Every snapshot from the head back to the asserted one is a compaction.
-  std::set<int64_t> maintenance;
-  for (int64_t at = *head; at != *asserted;) {
-    const Json* s = FindSnapshot(current, at);
-    if (!s || maintenance.count(at)) return no;
-    const Json summary = s->value("summary", Json::object());
-    const std::string job = summary.value("tablemere.maintenance", "");
-    if (job != "compact" && job != "rewrite-manifests") return no;
-    maintenance.insert(at);
-    auto parent = IntMember(*s, "parent-snapshot-id");
-    if (!parent) return no;
-    at = *parent;
-  }
-  const Json* base = FindSnapshot(current, *asserted);
-  const Json* now = FindSnapshot(current, *head);
-  if (!base || !now || !snapshot.contains("manifest-list") || !base->contains("manifest-list") ||
-      !now->contains("manifest-list")) {
-    return no;
-  }
-
-  TM_ASSIGN(LoadedManifests parent, LoadManifests(files, w, (*base)["manifest-list"]));
-  TM_ASSIGN(LoadedManifests head_manifests, LoadManifests(files, w, (*now)["manifest-list"]));
+  const int64_t head = *head_id;
+  TM_ASSIGN(LoadedManifests parent, LoadManifests(files, w, base["manifest-list"]));
+  TM_ASSIGN(LoadedManifests head_manifests, LoadManifests(files, w, now["manifest-list"]));
   TM_ASSIGN(LoadedManifests client, LoadManifests(files, w, snapshot["manifest-list"]));
   const std::optional<int64_t> client_id = IntMember(snapshot, "snapshot-id");
   if (!client_id) return no;
@@ -229,9 +192,6 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   // where a manifest listing a file the client removed is rewritten with that entry
   // DELETED by the client's snapshot.
   const int64_t old_sequence = IntMember(snapshot, "sequence-number").value_or(0);
-  const int64_t sequence = IntMember(current, "last-sequence-number").value_or(0) + 1;
-  std::string location = WarehouseFiles::Canonical(current.value("location", ""));
-  while (location.ends_with('/')) location.pop_back();
   Written written(files, w);
   // The client's new manifests holding delete files to re-aim, rewritten with the new ones
   // (a delete file whose every row the compaction deleted already is left out).
@@ -322,7 +282,7 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   list.schema = client_list.schema;
   list.codec = client_list.codec;
   list.metadata = client_list.metadata;
-  list.metadata["parent-snapshot-id"] = std::to_string(*head);
+  list.metadata["parent-snapshot-id"] = std::to_string(head);
   list.metadata["sequence-number"] = std::to_string(sequence);
   for (const Json& record : cow_records) {
     auto v = avro::FromJson(*list.schema.root, record);
@@ -387,18 +347,18 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
   written.Keep();
 
   Json rebased = snapshot;
-  rebased["parent-snapshot-id"] = *head;
+  rebased["parent-snapshot-id"] = head;
   rebased["sequence-number"] = sequence;
   // Never older than its new parent: readers order snapshots by time (the snapshot log
   // must be, and DuckDB reads the newest), and a client stamps its snapshot when it plans.
-  const int64_t head_ms = IntMember(*now, "timestamp-ms").value_or(0);
+  const int64_t head_ms = IntMember(now, "timestamp-ms").value_or(0);
   if (IntMember(snapshot, "timestamp-ms").value_or(0) <= head_ms) {
     rebased["timestamp-ms"] = head_ms + 1;
   }
   rebased["manifest-list"] = list_path;
   // Totals move by what the compactions changed between the two heads.
-  const Json before = base->value("summary", Json::object());
-  const Json after = now->value("summary", Json::object());
+  const Json before = base.value("summary", Json::object());
+  const Json after = now.value("summary", Json::object());
   if (rebased.contains("summary") && rebased["summary"].is_object()) {
     for (auto& [key, value] : rebased["summary"].items()) {
       if (!key.starts_with("total-") || !value.is_string()) continue;
@@ -435,12 +395,97 @@ Result<std::optional<TableChange>> Rebase(WarehouseFiles& files, Random& random,
       }
     }
   }
+  return std::optional<Json>(std::move(rebased));
+}
+
+Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
+                                          const TableChange& change) {
+  const std::optional<TableChange> no;
+  // Format v2 only: renumbering is about sequence numbers, which v1 has not (its clients
+  // retry on their own), and v3 adds row lineage.
+  if (current.value("format-version", 1) != 2) return no;
+  // The updates: one or more add-snapshots, each followed by the set-snapshot-ref that
+  // points one branch at it (PyIceberg's overwrite commits a delete and an append so).
+  std::vector<const Json*> added;
+  std::string branch;
+  for (size_t i = 0; i < change.updates.size(); i++) {
+    const Json& u = change.updates[i];
+    if (i % 2 == 0) {
+      if (u.value("action", "") != "add-snapshot" || !u.contains("snapshot")) return no;
+      added.push_back(&u);
+      continue;
+    }
+    const std::string ref = u.value("ref-name", "");
+    if (u.value("action", "") != "set-snapshot-ref" || u.value("type", "") != "branch" ||
+        ref.empty() || (!branch.empty() && ref != branch) ||
+        IntMember(u, "snapshot-id") != IntMember((*added.back())["snapshot"], "snapshot-id")) {
+      return no;
+    }
+    branch = ref;
+  }
+  if (added.empty() || change.updates.size() != 2 * added.size()) return no;
+  // The requirements: all but the branch's head hold now; that one names the parent.
+  std::optional<int64_t> asserted;
+  Json requirements = Json::array();
+  for (const auto& r : change.requirements) {
+    if (r.value("type", "") == "assert-ref-snapshot-id" && r.value("ref", "") == branch) {
+      asserted = IntMember(r, "snapshot-id");
+      if (!asserted) return no;
+      continue;
+    }
+    if (!iceberg::CheckRequirement(&current, r)) return no;
+    requirements.push_back(r);
+  }
+  if (!asserted) return no;
+  // Each snapshot's parent is the one before it, the first's the asserted head.
+  std::optional<int64_t> parent = asserted;
+  for (const Json* u : added) {
+    const Json& s = (*u)["snapshot"];
+    if (IntMember(s, "parent-snapshot-id") != parent) return no;
+    parent = IntMember(s, "snapshot-id");
+  }
+  const Json refs = current.value("refs", Json::object());
+  if (!refs.contains(branch)) return no;
+  const std::optional<int64_t> head = IntMember(refs[branch], "snapshot-id");
+  if (!head || *head == *asserted) return no;
+  // Every snapshot from the head back to the asserted one is maintenance's.
+  for (int64_t at = *head; at != *asserted;) {
+    const Json* s = FindSnapshot(current, at);
+    if (!s || ctx.maintenance.count(at)) return no;
+    const Json summary = s->value("summary", Json::object());
+    const std::string job = summary.value("tablemere.maintenance", "");
+    if (job != "compact" && job != "rewrite-manifests") return no;
+    ctx.maintenance.insert(at);
+    auto up = IntMember(*s, "parent-snapshot-id");
+    if (!up) return no;
+    at = *up;
+  }
+  const Json* base = FindSnapshot(current, *asserted);
+  const Json* now = FindSnapshot(current, *head);
+  if (!base || !now) return no;
+  ctx.location = WarehouseFiles::Canonical(current.value("location", ""));
+  while (ctx.location.ends_with('/')) ctx.location.pop_back();
+  // One snapshot after the other, each on the one rebased before it.
+  const int64_t last_sequence = IntMember(current, "last-sequence-number").value_or(0);
+  Json on_base = *base, on_head = *now;
+  std::map<const Json*, Json> rebased;  // add-snapshot update -> its rebased snapshot
+  for (size_t i = 0; i < added.size(); i++) {
+    const Json& snapshot = (*added[i])["snapshot"];
+    TM_ASSIGN(std::optional<Json> next,
+              RebaseSnapshot(ctx, on_base, on_head, snapshot,
+                             last_sequence + 1 + static_cast<int64_t>(i)));
+    if (!next) return no;
+    on_base = snapshot;
+    on_head = *next;
+    rebased[added[i]] = std::move(*next);
+  }
   requirements.push_back(
       {{"type", "assert-ref-snapshot-id"}, {"ref", branch}, {"snapshot-id", *head}});
   Json updates = Json::array();
   for (const auto& u : change.updates) {
-    if (&u == added) {
-      updates.push_back({{"action", "add-snapshot"}, {"snapshot", rebased}});
+    auto it = rebased.find(&u);
+    if (it != rebased.end()) {
+      updates.push_back({{"action", "add-snapshot"}, {"snapshot", it->second}});
     } else {
       updates.push_back(u);
     }
@@ -460,7 +505,8 @@ Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, 
   // A rebase never makes an answer worse: a file that cannot be read or written, or a
   // document of an unexpected shape, leaves the original failure standing.
   try {
-    auto rebased = Rebase(files, random, store, worker, w, current, change);
+    Context ctx{files, random, store, worker, w, {}, {}};
+    auto rebased = Rebase(ctx, current, change);
     if (rebased) return rebased;
   } catch (const std::exception&) {
   }

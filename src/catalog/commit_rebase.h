@@ -3,10 +3,11 @@
 // on the current head instead of answered 409 — so maintenance is never the reason a
 // user's commit fails (DuckDB 1.5 does not retry a failed commit at all).
 //
-// It is rebased only when that is safe without looking inside data files:
-// - the updates are one add-snapshot and the set-snapshot-ref that points the asserted
-//   branch at it (a snapshot whose parent is the asserted head);
-// - every snapshot between the asserted head and the current one is a compaction;
+// It is rebased only when that is safe (data files are never read; delete files may be):
+// - the updates are add-snapshots, each followed by the set-snapshot-ref that points the
+//   asserted branch at it, each snapshot the parent of the next (PyIceberg's overwrite
+//   commits a delete and an append so); each is rebased on the one rebased before it;
+// - every snapshot between the asserted head and the current one is maintenance's;
 // - each manifest in the client's list is one of its parent's, a new one whose entries
 //   are all ADDED, or a rewrite of some of its parent's (EXISTING and DELETED entries
 //   only: how a copy-on-write delete or overwrite removes files); what those rewrites no
