@@ -353,6 +353,19 @@ def test_spark_reads_the_compacted_table_like_the_original(env):
         spark.stop()
 
 
+def spark_table(spark, partitioned=True, properties=None):
+    """A new format v2 table lake.<ns>.t (id int, part string, v string) created by Spark,
+    partitioned by part or not, with `properties`."""
+    ns = "cmp_" + uuid.uuid4().hex[:6]
+    table = f"lake.{ns}.t"
+    props = {"format-version": "2", **(properties or {})}
+    spark.sql(f"CREATE NAMESPACE lake.{ns}")
+    spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
+              + ("PARTITIONED BY (part) " if partitioned else "")
+              + "TBLPROPERTIES (" + ", ".join(f"'{k}'='{v}'" for k, v in props.items()) + ")")
+    return ns, table
+
+
 def spark_equality_delete(spark, table, columns, rows, partition=None):
     """Commits an equality delete file on `columns` holding `rows` (tuples, None for null)
     to `table`, written the way Flink and Iceberg's own writers do it: through Iceberg
@@ -390,11 +403,7 @@ def spark_equality_delete(spark, table, columns, rows, partition=None):
 def test_spark_equality_deletes_are_applied_and_removed_so_pyiceberg_reads_the_table(env):
     spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
     try:
-        ns = "cmp_" + uuid.uuid4().hex[:6]
-        table = f"lake.{ns}.t"
-        spark.sql(f"CREATE NAMESPACE lake.{ns}")
-        spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
-                  "PARTITIONED BY (part) TBLPROPERTIES ('format-version'='2')")
+        ns, table = spark_table(spark)
         for k in range(3):
             spark.sql(f"INSERT INTO {table} VALUES " + ",".join(
                 f"({i}, '{'a' if i % 2 else 'b'}', 'v{i}')" for i in range(k * 10, k * 10 + 10)))
@@ -554,13 +563,9 @@ def test_spark_position_delete_files_are_merged_and_rows_for_rewritten_files_dro
     rewritten with only the large file's rows."""
     spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
     try:
-        ns = "cmp_" + uuid.uuid4().hex[:6]
-        table = f"lake.{ns}.t"
-        spark.sql(f"CREATE NAMESPACE lake.{ns}")
-        spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
-                  "PARTITIONED BY (part) TBLPROPERTIES ('format-version'='2', "
-                  "'write.delete.mode'='merge-on-read', 'write.delete.granularity'='partition', "
-                  "'tablemere.maintenance.target-file-size-bytes'='100')")
+        ns, table = spark_table(spark, properties={
+            "write.delete.mode": "merge-on-read", "write.delete.granularity": "partition",
+            "tablemere.maintenance.target-file-size-bytes": "100"})
         spark.sql(f"INSERT INTO {table} SELECT id, IF(id % 2 = 0, 'a', 'b'), CONCAT('v', id) "
                   "FROM range(400)")
         for k in range(4):  # 2% of each partition's one file: not worth rewriting it
@@ -591,13 +596,9 @@ def test_spark_position_delete_files_are_merged_and_rows_for_rewritten_files_dro
         assert len(rows) == 392 and not {r[0] for r in rows} & {0, 1, 10, 11, 20, 21, 30, 31}
 
         # (2) Unpartitioned, deletes scoped to the partition (one file names several).
-        ns = "cmp_" + uuid.uuid4().hex[:6]
-        table = f"lake.{ns}.t"
-        spark.sql(f"CREATE NAMESPACE lake.{ns}")
-        spark.sql(f"CREATE TABLE {table} (id int, part string, v string) USING iceberg "
-                  "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
-                  "'write.delete.granularity'='partition', "
-                  "'tablemere.maintenance.target-file-size-bytes'='20000')")
+        ns, table = spark_table(spark, partitioned=False, properties={
+            "write.delete.mode": "merge-on-read", "write.delete.granularity": "partition",
+            "tablemere.maintenance.target-file-size-bytes": "20000"})
         spark.sql(f"INSERT INTO {table} SELECT /*+ COALESCE(1) */ id, 'x', "
                   "CONCAT('value-', sha2(CAST(id AS string), 256)) FROM range(20000)")
         for k in range(5):

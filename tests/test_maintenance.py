@@ -141,6 +141,14 @@ def test_unknown_jobs_and_tables_are_refused(env):
     assert r.status_code == 404 and r.json()["error"]["code"] == "route_not_found", r.text
 
 
+def account_with_a_table(srv, ns, properties=None):
+    """A new account on `srv`, its PyIceberg catalog, and an empty table `ns`.t in it."""
+    acct = srv.signup(engine="pyiceberg")
+    cat = pyiceberg_from_recipe(acct["connection"])
+    cat.create_namespace(ns)
+    return acct, cat, cat.create_table(f"{ns}.t", schema=SCHEMA, properties=properties or {})
+
+
 def test_the_periodic_sweep_expires_every_table():
     """Maintenance is on by default; --maintenance-interval sets the sweep's period, and the
     sweep also removes orphans older than --orphan-grace-seconds."""
@@ -148,11 +156,8 @@ def test_the_periodic_sweep_expires_every_table():
     import time
     srv = Server(args=("--maintenance-interval", "1", "--orphan-grace-seconds", "1"))
     try:
-        acct = srv.signup(engine="pyiceberg")
-        cat = pyiceberg_from_recipe(acct["connection"])
-        cat.create_namespace("swept")
-        t = cat.create_table("swept.t", schema=SCHEMA,
-                             properties={"tablemere.maintenance.max-snapshots": "2"})
+        acct, cat, t = account_with_a_table(
+            srv, "swept", properties={"tablemere.maintenance.max-snapshots": "2"})
         for i in range(4):
             t.append(rows([i]))
         busy = cat.create_table("swept.busy", schema=SCHEMA)
@@ -195,10 +200,7 @@ def test_a_table_clients_write_is_visited_once_its_writes_settle():
     import time
     srv = Server(args=("--maintenance-quiet-seconds", "2"))
     try:
-        acct = srv.signup(engine="pyiceberg")
-        cat = pyiceberg_from_recipe(acct["connection"])
-        cat.create_namespace("visited")
-        t = cat.create_table("visited.t", schema=SCHEMA)
+        acct, cat, t = account_with_a_table(srv, "visited")
         untouched = cat.create_table("visited.untouched", schema=SCHEMA)
         for i in range(8):
             t.append(rows([i * 10, i * 10 + 1]))
@@ -244,10 +246,7 @@ def test_a_restarted_server_queues_no_second_visit_for_a_table():
     from conftest import Server
     srv = Server(args=("--maintenance-quiet-seconds", "3600"))
     try:
-        acct = srv.signup(engine="pyiceberg")
-        cat = pyiceberg_from_recipe(acct["connection"])
-        cat.create_namespace("v")
-        t = cat.create_table("v.t", schema=SCHEMA)
+        acct, cat, t = account_with_a_table(srv, "v")
 
         def depth():
             text = requests.get(srv.api + "/metrics").text

@@ -17,6 +17,69 @@ using namespace snapshot_writer;  // NOLINT: manifests read and written as maint
 
 using iceberg::FindSnapshot;
 using iceberg::IntMember;
+// Calls `visit` with each live entry of `m`, its inherited fields made explicit.
+template <typename Visit>
+void ForLiveEntries(const Manifest& m, const Visit& visit) {
+  for (const auto& r : m.container.records) {
+    Json e = avro::ToJson(*m.container.schema.root, r);
+    if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
+    visit(Materialized(std::move(e), m));
+  }
+}
+
+std::string PathOf(const Json& entry) {
+  return WarehouseFiles::Canonical(entry["data_file"].value("file_path", ""));
+}
+
+// Moves each count of `summary` (strings, as Iceberg writes them) that `deltas` names and
+// the summary has.
+void MoveCounts(Json& summary, std::initializer_list<std::pair<const char*, int64_t>> deltas) {
+  if (!summary.is_object()) return;
+  for (const auto& [key, delta] : deltas) {
+    if (delta == 0 || !summary.contains(key) || !summary[key].is_string()) continue;
+    if (auto n = ParseInt(summary[key].get<std::string>())) {
+      summary[key] = std::to_string(*n + delta);
+    }
+  }
+}
+
+// Moves the totals of `summary`, planned on a snapshot summarised by `before`, by what
+// changed between that and `after`.
+void MoveTotals(Json& summary, const Json& before, const Json& after) {
+  if (!summary.is_object()) return;
+  auto count = [](const Json& s, const std::string& key) -> std::optional<int64_t> {
+    if (!s.contains(key) || !s[key].is_string()) return std::nullopt;
+    return ParseInt(s[key].get<std::string>());
+  };
+  for (auto& [key, value] : summary.items()) {
+    if (!key.starts_with("total-") || !value.is_string()) continue;
+    auto mine = ParseInt(value.get<std::string>());
+    auto was = count(before, key), is = count(after, key);
+    if (mine && was && is) value = std::to_string(*mine + (*is - *was));
+  }
+}
+
+// The model of a new delete manifest of `spec`: a delete manifest of that spec in the
+// first of `loaded` that has one, or else a data manifest of it made one (the v2 entry
+// schema is the same; the content is in the list record and the file's metadata).
+std::optional<Manifest> DeleteManifestModel(int spec,
+                                            std::initializer_list<const LoadedManifests*> loaded) {
+  std::optional<Manifest> model;
+  for (const LoadedManifests* l : loaded) {
+    for (const auto& m : l->manifests) {
+      if (m.spec_id != spec) continue;
+      if (m.content == 1) return m;
+      if (!model) model = m;
+    }
+  }
+  if (model) {
+    model->content = 1;
+    model->list_entry["content"] = 1;
+    model->container.metadata["content"] = "deletes";
+  }
+  return model;
+}
+
 // What every step of a rebase shares.
 struct Context {
   WarehouseFiles& files;
@@ -52,16 +115,6 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   TM_ASSIGN(LoadedManifests client, LoadManifests(files, w, snapshot["manifest-list"]));
   const std::optional<int64_t> client_id = IntMember(snapshot, "snapshot-id");
   if (!client_id) return no;
-  auto live_entries = [](const Manifest& m, const auto& visit) {
-    for (const auto& r : m.container.records) {
-      Json e = avro::ToJson(*m.container.schema.root, r);
-      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
-      visit(Materialized(std::move(e), m));
-    }
-  };
-  auto path_of = [](const Json& entry) {
-    return WarehouseFiles::Canonical(entry["data_file"].value("file_path", ""));
-  };
 
   // The client's manifests: its parent's, carried as they are; new ones of ADDED entries
   // only; and rewrites of some of its parent's (EXISTING and DELETED entries only), which
@@ -83,7 +136,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         any_added = true;
       } else {
         any_other = true;
-        if (status == kStatusExisting) kept_by_rewrites.insert(path_of(e));
+        if (status == kStatusExisting) kept_by_rewrites.insert(PathOf(e));
       }
     }
     if (any_added && any_other) return no;
@@ -94,8 +147,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   std::set<std::string> removed_by_client, rewritten_live;
   for (const auto& m : parent.manifests) {
     if (carried.count(m.path)) continue;
-    live_entries(m, [&](const Json& e) {
-      const std::string path = path_of(e);
+    ForLiveEntries(m, [&](const Json& e) {
+      const std::string path = PathOf(e);
       rewritten_live.insert(path);
       if (!kept_by_rewrites.count(path)) removed_by_client.insert(path);
     });
@@ -115,11 +168,11 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   };
   std::map<std::string, RemovedData> removed_data;
   for (const auto& m : head_manifests.manifests) {
-    live_entries(m, [&](const Json& e) { live_at_head.insert(path_of(e)); });
+    ForLiveEntries(m, [&](const Json& e) { live_at_head.insert(PathOf(e)); });
   }
   for (const auto& m : parent.manifests) {
-    live_entries(m, [&](const Json& e) {
-      const std::string path = path_of(e);
+    ForLiveEntries(m, [&](const Json& e) {
+      const std::string path = PathOf(e);
       if (live_at_head.count(path)) return;
       removed.insert(path);
       const Json& file = e["data_file"];
@@ -254,24 +307,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
                                       {"data_file", std::move(*file)}});
   }
   for (const auto& [spec, entries] : cow_entries) {
-    std::optional<Manifest> model;
-    for (const auto* loaded : {&head_manifests, &client, &parent}) {
-      for (const auto& m : loaded->manifests) {
-        if (m.spec_id != spec) continue;
-        if (m.content == 1) {
-          model = m;
-          break;
-        }
-        if (!model) model = m;
-      }
-      if (model && model->content == 1) break;
-    }
+    std::optional<Manifest> model = DeleteManifestModel(spec, {&head_manifests, &client, &parent});
     if (!model) return no;
-    if (model->content != 1) {
-      model->content = 1;
-      model->list_entry["content"] = 1;
-      model->container.metadata["content"] = "deletes";
-    }
     TM_ASSIGN(Json record,
               WriteManifest(files, random, w, location + "/", *model, *model->partition_node,
                             entries, *client_id, sequence, written));
@@ -310,8 +347,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   size_t removed_found = 0;
   for (const auto& m : head_manifests.manifests) {
     bool touched = false;
-    live_entries(m,
-                 [&](const Json& e) { touched = touched || removed_by_client.count(path_of(e)); });
+    ForLiveEntries(m,
+                   [&](const Json& e) { touched = touched || removed_by_client.count(PathOf(e)); });
     Json record = m.list_entry;
     if (touched) {
       // Its partition summaries could not be written for decimals or uuids yet.
@@ -319,8 +356,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         if (!Comparable(*field.type)) return no;
       }
       std::vector<Json> entries;
-      live_entries(m, [&](Json e) {
-        if (removed_by_client.count(path_of(e))) {
+      ForLiveEntries(m, [&](Json e) {
+        if (removed_by_client.count(PathOf(e))) {
           e["status"] = kStatusDeleted;
           e["snapshot_id"] = *client_id;
           removed_found++;
@@ -356,44 +393,24 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     rebased["timestamp-ms"] = head_ms + 1;
   }
   rebased["manifest-list"] = list_path;
-  // Totals move by what the compactions changed between the two heads.
-  const Json before = base.value("summary", Json::object());
-  const Json after = now.value("summary", Json::object());
-  if (rebased.contains("summary") && rebased["summary"].is_object()) {
-    for (auto& [key, value] : rebased["summary"].items()) {
-      if (!key.starts_with("total-") || !value.is_string()) continue;
-      auto mine = ParseInt(value.get<std::string>());
-      auto was = before.contains(key) && before[key].is_string()
-                     ? ParseInt(before[key].get<std::string>())
-                     : std::nullopt;
-      auto is = after.contains(key) && after[key].is_string()
-                    ? ParseInt(after[key].get<std::string>())
-                    : std::nullopt;
-      if (mine && was && is) value = std::to_string(*mine + (*is - *was));
-    }
-  }
-  // And by what re-aiming the client's delete files changed.
-  if (rebased.contains("summary") && rebased["summary"].is_object()) {
+  // Totals move by what the compactions changed between the two heads, and by what
+  // re-aiming the client's deletes changed.
+  if (rebased.contains("summary")) {
     Json& summary = rebased["summary"];
-    const std::pair<const char*, int64_t> deltas[] = {
-        {"added-delete-files", translated_delta.files},
-        {"added-position-delete-files", translated_delta.files},
-        {"added-position-deletes", translated_delta.records},
-        {"added-files-size", translated_delta.bytes},
-        {"total-delete-files", translated_delta.files},
-        {"total-position-deletes", translated_delta.records},
-        {"total-files-size", translated_delta.bytes + cow_removed.bytes},
-        {"total-data-files", cow_removed.files},
-        {"total-records", cow_removed.records},
-        {"deleted-data-files", -cow_removed.files},
-        {"deleted-records", -cow_removed.records},
-        {"removed-files-size", -cow_removed.bytes}};
-    for (const auto& [key, delta] : deltas) {
-      if (delta == 0 || !summary.contains(key) || !summary[key].is_string()) continue;
-      if (auto n = ParseInt(summary[key].get<std::string>())) {
-        summary[key] = std::to_string(*n + delta);
-      }
-    }
+    MoveTotals(summary, base.value("summary", Json::object()),
+               now.value("summary", Json::object()));
+    MoveCounts(summary, {{"added-delete-files", translated_delta.files},
+                         {"added-position-delete-files", translated_delta.files},
+                         {"added-position-deletes", translated_delta.records},
+                         {"added-files-size", translated_delta.bytes},
+                         {"total-delete-files", translated_delta.files},
+                         {"total-position-deletes", translated_delta.records},
+                         {"total-files-size", translated_delta.bytes + cow_removed.bytes},
+                         {"total-data-files", cow_removed.files},
+                         {"total-records", cow_removed.records},
+                         {"deleted-data-files", -cow_removed.files},
+                         {"deleted-records", -cow_removed.records},
+                         {"removed-files-size", -cow_removed.bytes}});
   }
   return std::optional<Json>(std::move(rebased));
 }

@@ -50,41 +50,29 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
       if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
       const Json& file = e["data_file"];
       const int content = file.value("content", 0);
-      const Json partition = file.value("partition", Json::object());
-      if (content != 0) {
-        DeleteFile d;
-        d.manifest = mi;
-        d.entry = i;
-        d.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
-        d.content = content;
-        d.records = file.value("record_count", int64_t{0});
-        d.size = file.value("file_size_in_bytes", int64_t{0});
-        d.spec = spec;
-        d.partition = partition;
-        d.key = PartitionKey(spec, partition);
-        d.sequence = e.value("sequence_number", m.sequence_number);
-        d.added_ms = added_ms(e);
-        d.parquet = parquet(file);
-        if (content == 1) d.target = PositionDeleteTarget(file);
-        for (const auto& id : file.value("equality_ids", Json::array())) {
-          if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
-        }
-        in.deletes.push_back(std::move(d));
+      LiveEntry live;
+      live.manifest = mi;
+      live.entry = i;
+      live.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
+      live.size = file.value("file_size_in_bytes", int64_t{0});
+      live.records = file.value("record_count", int64_t{0});
+      live.spec = spec;
+      live.partition = file.value("partition", Json::object());
+      live.key = PartitionKey(spec, live.partition);
+      live.sequence = e.value("sequence_number", m.sequence_number);
+      live.added_ms = added_ms(e);
+      live.parquet = parquet(file);
+      if (content == 0) {
+        in.live.push_back(LiveFile{std::move(live)});
         continue;
       }
-      LiveFile f;
-      f.parquet = parquet(file);
-      f.manifest = mi;
-      f.entry = i;
-      f.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
-      f.size = file.value("file_size_in_bytes", int64_t{0});
-      f.records = file.value("record_count", int64_t{0});
-      f.spec = spec;
-      f.partition = partition;
-      f.key = PartitionKey(spec, partition);
-      f.sequence = e.value("sequence_number", m.sequence_number);
-      f.added_ms = added_ms(e);
-      in.live.push_back(std::move(f));
+      DeleteFile d{std::move(live)};
+      d.content = content;
+      if (content == 1) d.target = PositionDeleteTarget(file);
+      for (const auto& id : file.value("equality_ids", Json::array())) {
+        if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
+      }
+      in.deletes.push_back(std::move(d));
     }
     in.partition_nodes[spec] = m.partition_node;
     // The model of a new data manifest must be a data manifest: its list entry and header

@@ -17,8 +17,8 @@ namespace tablemere::catalog::compaction {
 // would compare it unequal to itself and print it as null).
 std::string PartitionKey(int spec, const Json& partition);
 
-// A live data file: where its entry is and what it holds.
-struct LiveFile {
+// A live file of a snapshot: where its manifest entry is and what it holds.
+struct LiveEntry {
   size_t manifest = 0, entry = 0;
   std::string path;  // canonical (s3a:// and s3n:// as s3://)
   int64_t size = 0, records = 0;
@@ -30,18 +30,12 @@ struct LiveFile {
   bool parquet = true;   // only Parquet files are rewritten
 };
 
+// A live data file.
+struct LiveFile : LiveEntry {};
+
 // A live delete file: position deletes (content 1) or equality deletes (2).
-struct DeleteFile {
-  size_t manifest = 0, entry = 0;
-  std::string path;
+struct DeleteFile : LiveEntry {
   int content = 1;
-  int64_t records = 0, size = 0;
-  int spec = 0;
-  Json partition;
-  std::string key;
-  int64_t sequence = 0;
-  int64_t added_ms = 0;
-  bool parquet = true;
   std::string target;             // position deletes: the one data file, "" when unknown
   std::vector<int> equality_ids;  // equality deletes: the fields they compare
 
