@@ -713,3 +713,51 @@ def test_a_server_killed_between_compaction_steps_loses_nothing_and_leaves_only_
             assert sorted(t.scan().to_arrow()["id"].to_pylist()) == list(range(50))
     finally:
         srv.cleanup()
+
+
+def test_a_server_killed_after_uploading_a_merged_delete_file_loses_nothing():
+    """The same for merging position delete files (here DuckDB's, one per DELETE): killed
+    once the merged file is uploaded, the server restarts with the table at its old
+    snapshot reading as before; the merged file is an orphan the next orphan run removes,
+    and the next compaction merges again."""
+    from conftest import Server, BOOTSTRAP_SECRET
+    srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
+                            "TABLEMERE_TEST_CRASH_AT": "compact.deletes-uploaded"})
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        duck = duckdb_from_recipe(srv.connection(acct["api_key"], "duckdb"))
+        duck.execute("CREATE SCHEMA lake.k")
+        duck.execute("CREATE TABLE lake.k.t (id BIGINT)")
+        cat = pyiceberg_from_recipe(acct["connection"])
+        with cat.load_table("k.t").transaction() as tx:
+            tx.set_properties({"tablemere.maintenance.target-file-size-bytes": "100",
+                               "tablemere.maintenance.compact.min-delete-files": "2"})
+        duck.execute("INSERT INTO lake.k.t SELECT range FROM range(100)")
+        duck.execute("DELETE FROM lake.k.t WHERE id = 1")
+        duck.execute("DELETE FROM lake.k.t WHERE id = 2")
+        t = cat.load_table("k.t")
+        before_snapshot = t.current_snapshot().snapshot_id
+        expected = [i for i in range(100) if i not in (1, 2)]
+        assert sorted(f["content"] for f in t.inspect.files().to_pylist()) == [0, 1, 1]
+        with pytest.raises(requests.exceptions.ConnectionError):
+            run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
+        assert srv.proc.wait(timeout=30) == -9
+        del srv.env["TABLEMERE_TEST_CRASH_AT"]
+        srv.restart()
+        cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+        t = cat.load_table("k.t")
+        assert t.current_snapshot().snapshot_id == before_snapshot
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == expected
+        [orphans] = run_maintenance(srv, acct["warehouse_id"], "k", "t", ["orphans"],
+                                    orphan_grace_seconds=0)
+        assert orphans["orphans_deleted"] == 1, orphans
+        [r] = run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
+        assert r["ran"] and r["delete_files_merged"] == 2 and r["delete_files_written"] == 1, r
+        t = cat.load_table("k.t")
+        assert sorted(f["content"] for f in t.inspect.files().to_pylist()) == [0, 1]
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == expected
+        fresh = duckdb_from_recipe(srv.connection(acct["api_key"], "duckdb"))
+        assert [x[0] for x in fresh.execute("SELECT id FROM lake.k.t ORDER BY id").fetchall()] \
+            == expected
+    finally:
+        srv.cleanup()
