@@ -659,6 +659,17 @@ def test_a_worker_that_dies_or_lies_changes_nothing_and_leaves_no_file(tmp_path,
         srv.cleanup()
 
 
+def compact_killed_and_restarted(srv, acct):
+    """Runs a compaction of k.t on `srv`, started with TABLEMERE_TEST_CRASH_AT, which kills
+    the server; restarts it without the crash point and answers a new PyIceberg catalog."""
+    with pytest.raises(requests.exceptions.ConnectionError):
+        run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
+    assert srv.proc.wait(timeout=30) == -9
+    del srv.env["TABLEMERE_TEST_CRASH_AT"]
+    srv.restart()
+    return pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+
+
 @pytest.mark.parametrize("point", ["compact.worker-done", "compact.uploaded",
                                    "compact.manifests-written", "compact.committed"])
 def test_a_server_killed_between_compaction_steps_loses_nothing_and_leaves_only_orphans(point):
@@ -673,12 +684,7 @@ def test_a_server_killed_between_compaction_steps_loses_nothing_and_leaves_only_
     try:
         acct, cat, t = five_small_files(srv)
         before_snapshot = t.current_snapshot().snapshot_id
-        with pytest.raises(requests.exceptions.ConnectionError):
-            run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
-        assert srv.proc.wait(timeout=30) == -9
-        del srv.env["TABLEMERE_TEST_CRASH_AT"]
-        srv.restart()
-        cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+        cat = compact_killed_and_restarted(srv, acct)
         t = cat.load_table("k.t")
         committed = point == "compact.committed"
         if committed:
@@ -739,12 +745,7 @@ def test_a_server_killed_after_uploading_a_merged_delete_file_loses_nothing():
         before_snapshot = t.current_snapshot().snapshot_id
         expected = [i for i in range(100) if i not in (1, 2)]
         assert sorted(f["content"] for f in t.inspect.files().to_pylist()) == [0, 1, 1]
-        with pytest.raises(requests.exceptions.ConnectionError):
-            run_maintenance(srv, acct["warehouse_id"], "k", "t", ["compact"])
-        assert srv.proc.wait(timeout=30) == -9
-        del srv.env["TABLEMERE_TEST_CRASH_AT"]
-        srv.restart()
-        cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+        cat = compact_killed_and_restarted(srv, acct)
         t = cat.load_table("k.t")
         assert t.current_snapshot().snapshot_id == before_snapshot
         assert sorted(t.scan().to_arrow()["id"].to_pylist()) == expected

@@ -48,13 +48,8 @@ Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& r
   TM_TRY(files.CopyToFile(w, data_file.at("file_path").get<std::string>(), input));
   TM_ASSIGN(Translated t, Translate(files, random, w, worker, run, location,
                                     Json{{"input", input}, {"moves", moves}}, written));
-  const int64_t rows_in = data_file.value("record_count", int64_t{-1});
-  const int64_t kept = t.metrics.value("record_count", int64_t{-1});
-  const int64_t dropped = t.metrics.value("rows_dropped", int64_t{-1});
-  if (t.metrics.value("rows_read", int64_t{-2}) != rows_in || kept < 0 || dropped < 0 ||
-      kept + dropped != rows_in) {
-    return Fail(ErrorCode::kInternal, "the re-aimed delete file does not add up");
-  }
+  TM_TRY(RowsAddUp(t.metrics, data_file.value("record_count", int64_t{-1}), "rows_dropped",
+                   "re-aimed delete file"));
   if (t.path.empty()) return std::optional<Json>();
   Json out = WithWritten(data_file, t);
   // Iceberg v2's optional field only where the writer's manifests have it.

@@ -49,4 +49,16 @@ Result<Json> WorkerRun::Run(const std::string& worker_path, int64_t timeout_ms,
   return answer;
 }
 
+Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_key,
+                       const std::string& what) {
+  const int64_t read = answer.value("rows_read", int64_t{-1});
+  const int64_t kept = answer.value("record_count", int64_t{-1});
+  const int64_t dropped = answer.value(dropped_key, int64_t{-1});
+  if (read == rows_in && kept >= 0 && dropped >= 0 && kept + dropped == rows_in) return {};
+  return Fail(ErrorCode::kInternal,
+              "the worker's " + what + " does not add up: " + std::to_string(rows_in) +
+                  " rows in, " + std::to_string(read) + " read, " + std::to_string(kept) +
+                  " written, " + std::to_string(dropped) + " left out");
+}
+
 }  // namespace tablemere::catalog

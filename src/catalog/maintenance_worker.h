@@ -39,4 +39,10 @@ class WorkerRun {
   std::filesystem::path dir_;
 };
 
+// Whether the worker's `answer` accounts for each of `rows_in` input rows: all read
+// ("rows_read"), each either written ("record_count") or left out (`dropped_key`). What
+// does not add up is kInternal, and is not uploaded.
+Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_key,
+                       const std::string& what);
+
 }  // namespace tablemere::catalog

@@ -87,15 +87,8 @@ Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
             run.Run(options.worker_path, options.worker_timeout_ms, "rewrite-deletes",
                     Json{{"inputs", plan_inputs}, {"live", live}, {"output", out}}));
   // Every row read, and each either kept or dropped: anything else is not uploaded.
-  const int64_t read = merge.metrics.value("rows_read", int64_t{-1});
-  const int64_t kept = merge.metrics.value("record_count", int64_t{-1});
-  const int64_t dropped = merge.metrics.value("rows_dropped", int64_t{-1});
-  if (read != rows_in || kept < 0 || dropped < 0 || kept + dropped != rows_in) {
-    return Fail(ErrorCode::kInternal,
-                "the worker's delete merge does not add up: " + std::to_string(rows_in) +
-                    " rows in, " + std::to_string(read) + " read, " + std::to_string(kept) +
-                    " kept, " + std::to_string(dropped) + " dropped");
-  }
+  TM_TRY(RowsAddUp(merge.metrics, rows_in, "rows_dropped", "delete merge"));
+  const int64_t kept = merge.metrics.value("record_count", int64_t{0});
   if (kept == 0) return true;  // the inputs go, nothing replaces them
   merge.output = location + "data/merged-deletes-" + random.Uuid() + ".parquet";
   written.Add(merge.output);

@@ -95,15 +95,7 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
   // Every row read, and each either written or deleted: anything else is not uploaded.
   int64_t rows_in = 0;
   for (const LiveFile* f : bin.inputs) rows_in += f->records;
-  const int64_t read = bin.metrics.value("rows_read", int64_t{-1});
-  const int64_t kept = bin.metrics.value("record_count", int64_t{-1});
-  const int64_t dropped = bin.metrics.value("rows_deleted", int64_t{-1});
-  if (read != rows_in || kept < 0 || dropped < 0 || kept + dropped != rows_in) {
-    return Fail(ErrorCode::kInternal,
-                "the worker's rewrite does not add up: " + std::to_string(rows_in) + " rows in, " +
-                    std::to_string(read) + " read, " + std::to_string(kept) + " written, " +
-                    std::to_string(dropped) + " deleted");
-  }
+  TM_TRY(RowsAddUp(bin.metrics, rows_in, "rows_deleted", "rewrite"));
   bin.output = location + "data/compacted-" + random.Uuid() + ".parquet";
   written.Add(bin.output);
   CrashPoint("compact.worker-done");
