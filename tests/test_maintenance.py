@@ -267,6 +267,56 @@ def test_a_restarted_server_queues_no_second_visit_for_a_table():
         srv.cleanup()
 
 
+def test_a_visit_running_when_a_restart_restores_the_queue_still_ends(tmp_path):
+    """After a restart, the queued visits are taken back into memory at the first commit.
+    A visit that is running at that moment (its worker is slow) must not stay there as a
+    pending one once it ends: the next commit to its table queues a new visit."""
+    from conftest import Server
+    import time
+    started = tmp_path / "worker-started"
+    worker = tmp_path / "worker.sh"
+    worker.write_text(f"#!/bin/sh\ntouch {started}\nsleep 4\nexit 1\n")
+    worker.chmod(0o755)
+    srv = Server(args=("--maintenance-quiet-seconds", "1", "--maintenance-worker", str(worker)))
+    try:
+        acct, cat, t = account_with_a_table(srv, "r")
+        for i in range(5):  # five small files: the visit runs the worker on them
+            t.append(rows([i]))
+        srv.restart()  # the visit is queued; nothing of it is in memory
+        cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+
+        def depth():
+            text = requests.get(srv.api + "/metrics").text
+            [line] = [x for x in text.splitlines() if x.startswith("tablemere_task_queue_depth ")]
+            return int(line.split()[1])
+
+        deadline = time.time() + 30
+        while not started.exists():
+            assert time.time() < deadline, "the visit never ran"
+            time.sleep(0.1)
+        # While it runs, a commit to another table makes the server restore the queue.
+        other = cat.create_table("r.other", schema=SCHEMA)
+        other.append(rows([100]))
+
+        def compacted_at():
+            r = requests.get(srv.api + "/v1/table",
+                             headers={"Authorization": "Bearer " + acct["api_key"]},
+                             params={"warehouse": acct["warehouse_id"], "namespace": "r",
+                                     "name": "t"})
+            assert r.status_code == 200, r.text
+            return r.json()["maintenance"]["jobs"]["compact"]["last_run_at"]
+
+        while compacted_at() is None:
+            assert time.time() < deadline, "the visit never ended"
+            time.sleep(0.1)
+        time.sleep(0.5)  # its task completes after the jobs' results are recorded
+        queued = depth()
+        cat.load_table("r.t").append(rows([6]))
+        assert depth() == queued + 1  # a new visit for r.t
+    finally:
+        srv.cleanup()
+
+
 def test_orphans_older_than_the_grace_period_are_deleted(env):
     ns, t = new_table(env)
     t.append(rows([1, 2, 3]))

@@ -507,6 +507,17 @@ Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
   return r;
 }
 
+void TableMaintenance::RestorePendingLocked(int64_t now) {
+  if (pending_restored_) return;
+  // Those visits count from now (when they were first due is not kept); if the queue
+  // cannot be read, a second visit may be queued, which is harmless.
+  if (auto queued = catalog_.metastore().tasks().ListOfKind(kMaintainTableTask)) {
+    for (const auto& task : *queued)
+      pending_.try_emplace(task.payload_json, PendingVisit{now, now});
+  }
+  pending_restored_ = true;
+}
+
 int64_t TableMaintenance::VisitDue(const PendingVisit& p) const {
   const int64_t quiet = options_.compaction.quiet_ms;
   return std::min(p.last_ms + quiet, p.first_ms + 3 * quiet);
@@ -518,16 +529,7 @@ void TableMaintenance::NoteCommit(const metastore::Warehouse& w, const TableIden
   const int64_t now = clock_.NowMillis();
   {
     std::lock_guard lock(pending_mu_);
-    if (!pending_restored_) {
-      // Those visits count from now (when they were first due is not kept); if the queue
-      // cannot be read, a second visit may be queued, which is harmless.
-      if (auto queued = catalog_.metastore().tasks().ListOfKind(kMaintainTableTask)) {
-        for (const auto& task : *queued) {
-          pending_.try_emplace(task.payload_json, PendingVisit{now, now});
-        }
-      }
-      pending_restored_ = true;
-    }
+    RestorePendingLocked(now);
     auto [it, fresh] = pending_.try_emplace(key, PendingVisit{now, now});
     it->second.last_ms = now;
     if (!fresh) return;
@@ -560,6 +562,9 @@ Result<void> TableMaintenance::RunQueued(const std::string& payload_json) {
   int64_t later = 0;
   {
     std::lock_guard lock(pending_mu_);
+    // Restored before the lookup: restored later, this visit's own task (running now)
+    // would be taken for a pending one that nothing ever clears.
+    RestorePendingLocked(now);
     auto it = pending_.find(key);
     if (it != pending_.end()) {
       const int64_t due = VisitDue(it->second);

@@ -146,6 +146,7 @@ class TableMaintenance {
   // The visits queued before a restart, taken into pending_ at the first commit seen, so
   // that a commit to such a table queues no second visit.
   bool pending_restored_ = false;
+  void RestorePendingLocked(int64_t now);  // with pending_mu_ held; once
   int64_t VisitDue(const PendingVisit& p) const;
 };
 

@@ -103,6 +103,11 @@ TEST_F(MetastoreTest, MaintenanceStateFollowsItsTable) {
   ASSERT_TRUE(c.DropEntry("w", {"ns"}, "u", "table").has_value());
   EXPECT_TRUE(m.LastRuns("w", {"ns"}, "u")->empty());
   EXPECT_TRUE(m.NoncurrentOfWarehouse("w")->empty());
+  // A job that finishes after the drop records nothing.
+  ASSERT_TRUE(m.RecordRun({"w", {"ns"}, "u", "orphans", 9, "{}"}).has_value());
+  ASSERT_TRUE(m.ReplaceNoncurrent("w", {"ns"}, "u", {{"k/y", 1, 9}}).has_value());
+  EXPECT_TRUE(m.LastRuns("w", {"ns"}, "u")->empty());
+  EXPECT_TRUE(m.NoncurrentOfWarehouse("w")->empty());
 }
 
 // Row moves are kept per warehouse and compaction snapshot, and forgotten by age.

@@ -223,7 +223,7 @@ class SqliteCatalog final : public CatalogStore {
       // Its maintenance state moves with it (the files stay where they are).
       for (const char* state : kMaintenanceState) {
         TM_TRY(Run(db,
-                   std::string("UPDATE ") + state +
+                   std::string("UPDATE OR REPLACE ") + state +
                        " SET namespace = ?, name = ? WHERE warehouse_id = ? AND namespace = ? "
                        "AND name = ?",
                    {JoinNs(to_ns), to_name, warehouse_id, JoinNs(from_ns), from_name}));

@@ -13,9 +13,10 @@ class SqliteMaintenance final : public MaintenanceStore {
     return s_.Write([&](sqlite::Db& db) {
       return Run(db,
                  "INSERT OR REPLACE INTO maintenance_runs (warehouse_id, namespace, name, job, "
-                 "at_ms, result) VALUES (?, ?, ?, ?, ?, ?)",
+                 "at_ms, result) SELECT ?, ?, ?, ?, ?, ? " +
+                     std::string(kTableExists),
                  {run.warehouse_id, JoinNs(run.namespace_levels), run.table, run.job, run.at_ms,
-                  run.result_json});
+                  run.result_json, run.warehouse_id, JoinNs(run.namespace_levels), run.table});
     });
   }
 
@@ -55,8 +56,10 @@ class SqliteMaintenance final : public MaintenanceStore {
       for (const auto& o : objects) {
         TM_TRY(Run(db,
                    "INSERT OR REPLACE INTO noncurrent_objects (warehouse_id, namespace, name, "
-                   "object_key, size, found_ms) VALUES (?, ?, ?, ?, ?, ?)",
-                   {warehouse_id, JoinNs(ns), table, o.object_key, o.size, o.found_ms}));
+                   "object_key, size, found_ms) SELECT ?, ?, ?, ?, ?, ? " +
+                       std::string(kTableExists),
+                   {warehouse_id, JoinNs(ns), table, o.object_key, o.size, o.found_ms, warehouse_id,
+                    JoinNs(ns), table}));
       }
       return {};
     });
@@ -97,6 +100,12 @@ class SqliteMaintenance final : public MaintenanceStore {
   }
 
  private:
+  // A job that finishes after its table was dropped records nothing: the drop deleted the
+  // table's maintenance state, and a table created under the name later starts without.
+  static constexpr char kTableExists[] =
+      "WHERE EXISTS (SELECT 1 FROM entries WHERE warehouse_id = ? AND namespace = ? AND "
+      "name = ? AND kind = 'table')";
+
   static NoncurrentObject ReadObject(sqlite::Statement& st) {
     return NoncurrentObject{st.Text(0), st.Int(1), st.Int(2)};
   }

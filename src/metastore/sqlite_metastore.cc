@@ -213,6 +213,16 @@ CREATE TABLE row_moves (warehouse_id TEXT NOT NULL, snapshot_id INTEGER NOT NULL
   created_ms INTEGER NOT NULL, moves TEXT NOT NULL,
   PRIMARY KEY (warehouse_id, snapshot_id)) WITHOUT ROWID;
 )sql",
+    // 18: maintenance state of tables dropped before drops deleted it
+    R"sql(
+DELETE FROM maintenance_runs WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE
+  e.warehouse_id = maintenance_runs.warehouse_id AND e.namespace = maintenance_runs.namespace
+  AND e.name = maintenance_runs.name AND e.kind = 'table');
+DELETE FROM noncurrent_objects WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE
+  e.warehouse_id = noncurrent_objects.warehouse_id AND
+  e.namespace = noncurrent_objects.namespace AND e.name = noncurrent_objects.name AND
+  e.kind = 'table');
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
