@@ -202,6 +202,13 @@ def test_a_pyiceberg_copy_on_write_delete_of_a_file_the_compaction_replaced_comm
                                                if f["content"] == 0))
     assert summary["total-position-deletes"] == str(sum(f["record_count"] for f in files
                                                         if f["content"] == 1)) == "10"
+    # What the snapshot itself did: it added its rewritten file and a delete file of the
+    # ten rows; it removed no file the head still had (the compaction had replaced it).
+    assert summary["added-data-files"] == "1"
+    assert summary["added-delete-files"] == summary["added-position-delete-files"] == "1"
+    assert summary["added-position-deletes"] == "10"
+    counts = summary.additional_properties
+    assert not {"deleted-data-files", "deleted-records", "removed-files-size"} & set(counts), counts
 
 
 @pytest.mark.parametrize("manifests_rewritten", [False, True])
@@ -251,7 +258,8 @@ def test_a_duckdb_delete_of_rows_the_compaction_moved_is_re_aimed_at_their_new_f
 
 class CommitInterleaver:
     """A pass-through HTTP proxy in front of the catalog that, on the first commit to table
-    `t` (POST .../tables/t), runs `before_commit` and only then forwards it: the client
+    `t` (POST .../tables/t, or DuckDB's .../transactions/commit), runs `before_commit` and
+    only then forwards it: the client
     planned its change before whatever `before_commit` does and commits after it. It
     counts the commits it forwards, so a client's own retries show."""
 
@@ -269,7 +277,9 @@ class CommitInterleaver:
 
             def forward(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                commit = self.command == "POST" and self.path.split("?")[0].endswith("/tables/t")
+                path = self.path.split("?")[0]
+                commit = self.command == "POST" and (path.endswith("/tables/t") or
+                                                     path.endswith("/transactions/commit"))
                 if commit and not proxy.commits:
                     proxy.before_commit()
                 upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port,
@@ -359,3 +369,146 @@ def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode, p
     finally:
         spark.stop()
         proxy.close()
+
+
+def test_a_client_snapshot_may_not_carry_the_maintenance_mark(env):
+    """The rebase follows snapshots marked as maintenance's (their summary's
+    tablemere.maintenance): a client's commit carrying the mark is refused with a 400
+    naming it, and the table is unchanged."""
+    from pyiceberg.exceptions import BadRequestError
+    ns, t = table_with_a_crowded_partition(env)
+    before = t.current_snapshot().snapshot_id
+    with pytest.raises(BadRequestError, match="tablemere.maintenance"):
+        t.append(rows([1], "a"), snapshot_properties={"tablemere.maintenance": "compact"})
+    t = env["cat"].load_table(f"{ns}.t")
+    assert t.current_snapshot().snapshot_id == before
+    t.append(rows([1], "a"), snapshot_properties={"note": "fine"})  # other keys are
+    assert env["cat"].load_table(f"{ns}.t").current_snapshot().summary["note"] == "fine"
+
+
+def test_a_duckdb_delete_planned_before_two_compactions_is_re_aimed_through_both(env):
+    """DuckDB deletes rows of both partitions; one compaction rewrites partition b, then
+    (its threshold lowered) another rewrites partition a. The rebase re-aims each delete
+    with the row moves of the compaction that moved its rows."""
+    ns, t = table_with_a_crowded_partition(env)
+    for k in range(2):  # partition a: three files, too few for the first compaction
+        t.append(rows(list(range(20 + k * 10, 30 + k * 10)), "a"))
+    t = env["cat"].load_table(f"{ns}.t")
+    before = ids(t)
+    before_rebases = rebases(env)
+    duck = duckdb_from_recipe(env["duck_recipe"])
+    duck.execute("BEGIN")
+    duck.execute(f"DELETE FROM lake.{ns}.t WHERE id IN (3, 25, 105, 131)")
+    first = compact(env, ns)
+    assert first["files_rewritten"] == 6, first
+    with env["cat"].load_table(f"{ns}.t").transaction() as tx:
+        tx.set_properties({"tablemere.maintenance.compact.min-input-files": "3"})
+    second = compact(env, ns)
+    assert second["files_rewritten"] == 3, second
+    duck.execute("COMMIT")
+    assert rebases(env) == before_rebases + 1
+    t = env["cat"].load_table(f"{ns}.t")
+    assert t.current_snapshot().parent_snapshot_id == second["snapshot_id"]
+    expected = [i for i in before if i not in (3, 25, 105, 131)]
+    assert ids(t) == expected
+    fresh = duckdb_from_recipe(env["duck_recipe"])
+    assert [r[0] for r in fresh.execute(f"SELECT id FROM lake.{ns}.t ORDER BY id").fetchall()] \
+        == expected
+    files = t.inspect.files().to_pylist()
+    compacted = {f["file_path"] for f in files if f["content"] == 0}
+    assert len(compacted) == 2 and all("compacted-" in p for p in compacted), compacted
+    import pyarrow.parquet as pq
+    named = set()
+    for f in files:
+        if f["content"] == 1:
+            with t.io.new_input(f["file_path"]).open() as stream:
+                named |= set(pq.read_table(stream)["file_path"].to_pylist())
+    assert named == compacted
+
+
+def test_a_commit_whose_row_moves_were_forgotten_keeps_its_conflict():
+    """Row moves are kept a day. A DuckDB delete planned before a compaction whose commit
+    arrives more than a day later (another compaction's save forgets the old moves; the
+    proxy runs all that once DuckDB has written its files) cannot be re-aimed: its 409
+    stands and the table is unchanged."""
+    from conftest import BOOTSTRAP_SECRET, Server, advance_clock
+    srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
+                            "TABLEMERE_TEST_CLOCK": "1"},
+                 args=("--catalog-token-seconds", "200000"))
+    proxy = None
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        local = {"srv": srv, "acct": acct, "cat": pyiceberg_from_recipe(acct["connection"])}
+        ns, t = table_with_a_crowded_partition(local)
+        other, _ = table_with_a_crowded_partition(local)
+        heads = []
+
+        def compact_then_a_day_passes():
+            heads.append(compact(local, ns)["snapshot_id"])
+            advance_clock(srv, 25 * 3600)
+            compact(local, other)  # saves its own moves, forgetting those over a day old
+
+        proxy = CommitInterleaver(srv.catalog, compact_then_a_day_passes)
+        recipe = dict(srv.connection(acct["api_key"], "duckdb"))
+        recipe["sql"] = recipe["sql"].replace(srv.catalog, proxy.url)
+        assert proxy.url in recipe["sql"]
+        duck = duckdb_from_recipe(recipe)
+        duck.execute("BEGIN")
+        duck.execute(f"DELETE FROM lake.{ns}.t WHERE id IN (105, 131)")
+        with pytest.raises(Exception, match="409|[Cc]onflict"):
+            duck.execute("COMMIT")
+        assert proxy.commits == [409], proxy.commits
+        t = local["cat"].load_table(f"{ns}.t")
+        # Nothing of DuckDB's: only maintenance committed since (the sweep may have too,
+        # once the clock moved).
+        ops = [x.summary.operation.value for x in t.metadata.snapshots]
+        assert ops[:7] == ["append"] * 7 and set(ops[7:]) == {"replace"}, ops
+        assert heads[0] in [x.snapshot_id for x in t.metadata.snapshots]
+        assert rebases(local) == 0
+        # (Its rows are not read back: S3 refuses clients' signatures a day off its clock.)
+    finally:
+        if proxy:
+            proxy.close()
+        srv.cleanup()
+
+
+@pytest.mark.parametrize("rows_in_files", [1, 3])
+def test_the_rebase_time_limit_is_for_the_whole_commit(tmp_path, rows_in_files):
+    """The rebase runs the worker inside the commit request, bounded in all by
+    --rebase-timeout-seconds (here 3 s), not per run. The worker is made to take over a
+    second per delete file it re-aims: DuckDB's delete of a row of one file is rebased; of
+    rows in three files (a delete file each) it runs out of time and keeps its 409, and the
+    table is unchanged."""
+    from conftest import BOOTSTRAP_SECRET, ROOT, Server
+    runs = tmp_path / "runs"
+    worker = tmp_path / "worker.sh"
+    real = ROOT / "build" / "bin" / "tablemere-maint"
+    worker.write_text("#!/bin/sh\n"
+                      f'if [ "$1" = translate-deletes ]; then echo run >> {runs}; sleep 1.2; fi\n'
+                      f'exec {real} "$@"\n')
+    worker.chmod(0o755)
+    srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET},
+                 args=("--maintenance-worker", str(worker), "--rebase-timeout-seconds", "3"))
+    try:
+        acct = srv.signup(engine="pyiceberg")
+        local = {"srv": srv, "acct": acct, "cat": pyiceberg_from_recipe(acct["connection"]),
+                 "duck_recipe": srv.connection(acct["api_key"], "duckdb")}
+        ns, t = table_with_a_crowded_partition(local)
+        before = ids(t)
+        gone = [105, 131, 159][:rows_in_files]  # each in a file of its own
+        duck = duckdb_from_recipe(local["duck_recipe"])
+        duck.execute("BEGIN")
+        duck.execute(f"DELETE FROM lake.{ns}.t WHERE id IN ({', '.join(map(str, gone))})")
+        head = compact(local, ns)["snapshot_id"]
+        if rows_in_files == 1:
+            duck.execute("COMMIT")
+            assert ids(local["cat"].load_table(f"{ns}.t")) == [i for i in before if i not in gone]
+            assert runs.read_text().count("run") == 1
+            return
+        with pytest.raises(Exception, match="409|[Cc]onflict"):
+            duck.execute("COMMIT")
+        assert runs.read_text().count("run") in (2, 3)  # the third, if started, was cut
+        t = local["cat"].load_table(f"{ns}.t")
+        assert t.current_snapshot().snapshot_id == head and ids(t) == before
+    finally:
+        srv.cleanup()

@@ -626,6 +626,77 @@ def test_spark_position_delete_files_are_merged_and_rows_for_rewritten_files_dro
         spark.stop()
 
 
+@pytest.mark.spark
+def test_duckdb_deletes_across_a_spec_change_are_merged_per_partition_and_misfiled_ones_kept(env):
+    """A table written before and after a partition spec change; DuckDB's DELETEs name rows
+    of both. It writes the deletes of the old, unpartitioned file with the new spec and a
+    null partition: by the spec those apply to nothing, and Spark and PyIceberg read the
+    rows, while DuckDB applies them. Compaction changes nobody's view: it merges each
+    partition's deletes of the new spec, and leaves the misfiled ones and the file they
+    name as they are (it used to drop them as applying to nothing, bringing the rows back
+    for DuckDB)."""
+    cat = env["cat"]
+    ns = "sc_" + uuid.uuid4().hex[:6]
+    cat.create_namespace(ns)
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "part", StringType(), required=False))
+    t = cat.create_table(f"{ns}.t", schema=schema, properties={
+        "tablemere.maintenance.target-file-size-bytes": "100",
+        "tablemere.maintenance.compact.min-delete-files": "2"})
+
+    def part_rows(ids):
+        return pa.table({"id": pa.array(ids, pa.int64()),
+                         "part": ["a" if i % 2 else "b" for i in ids]})
+
+    t.append(part_rows(list(range(0, 100))))
+    with t.update_spec() as u:
+        u.add_field("part", IdentityTransform(), "part")
+    cat.load_table(f"{ns}.t").append(part_rows(list(range(100, 200))))
+    for gone in [(1, 101, 102), (3, 103, 104), (5, 105, 106)]:
+        env["duck"].execute(f"DELETE FROM lake.{ns}.t WHERE id IN {gone}")
+    by_spec = [i for i in range(200) if i not in (101, 102, 103, 104, 105, 106)]
+    by_duckdb = [i for i in by_spec if i not in (1, 3, 5)]
+
+    def duckdb_ids():
+        fresh = duckdb_from_recipe(env["srv"].connection(env["acct"]["api_key"], "duckdb"))
+        return sorted(r[0] for r in fresh.execute(f"SELECT id FROM lake.{ns}.t").fetchall())
+
+    def spark_ids():
+        spark.sql(f"REFRESH TABLE lake.{ns}.t")
+        return sorted(r[0] for r in spark.sql(f"SELECT id FROM lake.{ns}.t").collect())
+
+    t = cat.load_table(f"{ns}.t")
+    before = t.current_snapshot().snapshot_id
+    assert sum(1 for f in t.inspect.files().to_pylist() if f["content"] == 1) == 9
+    assert sorted(x["id"] for x in rows_of(t)) == by_spec
+    assert duckdb_ids() == by_duckdb
+    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    try:
+        assert spark_ids() == by_spec
+        [r] = run(env, ns, "t")
+        assert r["ran"] and r["files_rewritten"] == 0 and r["bins_failed"] == 0, r
+        assert r["delete_files_misfiled"] == 3 and r["delete_files_removed"] == 0, r
+        assert r["delete_files_merged"] == 6 and r["delete_files_written"] == 2, r
+        t = cat.load_table(f"{ns}.t")
+        deletes = [f for f in t.inspect.files().to_pylist() if f["content"] == 1]
+        assert sorted(f["record_count"] for f in deletes) == [1, 1, 1, 3, 3]
+        summary = t.current_snapshot().summary
+        assert summary["changed-partition-count"] == "2", summary  # a and b of the new spec
+        assert summary["total-position-deletes"] == "9" and summary["total-delete-files"] == "5"
+        # Nobody's view changed: Spark's both ways against the snapshot before.
+        now = spark.sql(f"SELECT * FROM lake.{ns}.t")
+        then = spark.sql(f"SELECT * FROM lake.{ns}.t VERSION AS OF {before}")
+        assert now.exceptAll(then).count() == 0 and then.exceptAll(now).count() == 0
+        assert spark_ids() == by_spec
+        assert sorted(x["id"] for x in rows_of(t)) == by_spec
+        assert duckdb_ids() == by_duckdb
+        # Nothing else to do: the next run says why, naming the misfiled files.
+        [again] = run(env, ns, "t")
+        assert not again["ran"] and "another partition spec" in again["skipped_because"], again
+    finally:
+        spark.stop()
+
+
 @pytest.mark.parametrize("worker", [
     "#!/bin/sh\nkill -9 $$\n",                                   # killed mid-rewrite
     "#!/bin/sh\necho 'out of memory' >&2\nexit 3\n",             # fails

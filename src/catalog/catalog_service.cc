@@ -494,6 +494,13 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
       return Fail(BadRequest("requirements and updates must be arrays"));
     }
     if (!ValidName(c.ident.name)) return Fail(BadRequest("Invalid table name"));
+    if (c.origin == CommitOrigin::kClient) TM_TRY(RefuseMaintenanceMarks(c.updates));
+  }
+  // The rebase's worker runs share one deadline, however often the commit is retried.
+  std::optional<WorkerOptions> rebase_worker = rebase_worker_;
+  if (rebase_worker) {
+    rebase_worker->deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(rebase_worker->timeout_ms);
   }
   auto prepare = [&]() -> Result<std::vector<EntryChange>> {
     std::vector<EntryChange> prepared;
@@ -539,7 +546,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         if (current && held.error().code == ErrorCode::kConflict &&
             c.origin == CommitOrigin::kClient) {
           TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, meta_.maintenance(),
-                                                   rebase_worker_ ? &*rebase_worker_ : nullptr, w,
+                                                   rebase_worker ? &*rebase_worker : nullptr, w,
                                                    *current, c));
         }
         if (!rebased) return Fail(held.error());

@@ -2,8 +2,10 @@
 
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "avro/container.h"
+#include "catalog/compaction_inputs.h"
 #include "catalog/delete_translation.h"
 #include "catalog/manifest_files.h"
 #include "catalog/snapshot_writer.h"
@@ -31,16 +33,38 @@ std::string PathOf(const Json& entry) {
   return WarehouseFiles::Canonical(entry["data_file"].value("file_path", ""));
 }
 
-// Moves each count of `summary` (strings, as Iceberg writes them) that `deltas` names and
-// the summary has.
+// Moves each count of `summary` (strings, as Iceberg writes them) that `deltas` names. A
+// total the summary lacks stays unknown; a count of what the snapshot itself changed
+// ("added-…", "deleted-…", "removed-…") is written as Iceberg does, only when not zero.
 void MoveCounts(Json& summary, std::initializer_list<std::pair<const char*, int64_t>> deltas) {
   if (!summary.is_object()) return;
   for (const auto& [key, delta] : deltas) {
-    if (delta == 0 || !summary.contains(key) || !summary[key].is_string()) continue;
-    if (auto n = ParseInt(summary[key].get<std::string>())) {
-      summary[key] = std::to_string(*n + delta);
+    if (delta == 0) continue;
+    const bool total = std::string_view(key).starts_with("total-");
+    std::optional<int64_t> n;
+    if (summary.contains(key)) {
+      if (!summary[key].is_string()) continue;
+      n = ParseInt(summary[key].get<std::string>());
+      if (!n) continue;
+    } else if (total) {
+      continue;
+    }
+    const int64_t moved = n.value_or(0) + delta;
+    if (!total && moved == 0) {
+      summary.erase(key);
+    } else {
+      summary[key] = std::to_string(moved);
     }
   }
+}
+
+// The moves of `paths` only: what one worker run needs of them.
+Json MovesOf(const Json& moves, const std::vector<std::string>& paths) {
+  Json out = Json::object();
+  for (const auto& path : paths) {
+    if (moves.contains(path)) out[path] = moves[path];
+  }
+  return out;
 }
 
 // Moves the totals of `summary`, planned on a snapshot summarised by `before`, by what
@@ -89,6 +113,7 @@ struct Context {
   const metastore::Warehouse& w;
   std::set<int64_t> maintenance;  // the maintenance snapshots the client did not see
   std::string location;           // the table's, without a trailing slash
+  std::string table_uuid;
 };
 
 // Re-applies one client snapshot, planned on `base`, on `now` (the branch head, or the
@@ -186,6 +211,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   // A data file the client removed whole (copy-on-write) that a compaction replaced: its
   // rows are in the compacted file, so the removal becomes position deletes of those rows
   // there, one delete file per partition. A delete file maintenance removed is not followed.
+  // (spec, partition key) -> (partition, the files)
   std::map<std::pair<int, std::string>, std::pair<Json, std::vector<std::string>>> cow_moved;
   struct {
     int64_t files = 0, records = 0, bytes = 0;
@@ -198,7 +224,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     auto data = removed_data.find(*it);
     if (data == removed_data.end()) return no;
     const RemovedData& d = data->second;
-    auto& group = cow_moved[{d.spec, d.partition.dump()}];
+    auto& group = cow_moved[{d.spec, compaction::PartitionKey(d.spec, d.partition)}];
     group.first = d.partition;
     group.second.push_back(*it);
     // The client's summary counted it removed; the compaction had replaced it already.
@@ -224,10 +250,12 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   // Where every replaced data file's rows went, to a file live at the head (one compaction
   // between; a file compacted twice since is not followed).
   Json moves = Json::object();
+  std::vector<std::string> replaced_paths;  // the data files maintenance replaced
+  for (const auto& [path, where] : removed_data) replaced_paths.push_back(path);
   if (!to_translate.empty() || !cow_moved.empty()) {
     if (!worker) return no;
     for (int64_t id : maintenance) {
-      TM_ASSIGN(std::optional<std::string> saved, store.RowMoves(w.id.str(), id));
+      TM_ASSIGN(std::optional<std::string> saved, store.RowMoves(w.id.str(), ctx.table_uuid, id));
       if (!saved) continue;
       Json parsed = Json::parse(*saved, nullptr, false);
       if (!parsed.is_object()) return no;
@@ -239,6 +267,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         return no;
       }
     }
+    moves = MovesOf(moves, replaced_paths);  // nothing of other files, nor other tables
   }
 
   // The rebased manifest list: the client's new manifests, renumbered, then the head's,
@@ -263,9 +292,12 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       e["file_sequence_number"] = sequence;
       if (to_translate.count({m, i})) {
         const Json before = e["data_file"];
-        TM_ASSIGN(
-            std::optional<Json> after,
-            TranslateDeleteFile(files, random, w, *worker, location + "/", before, moves, written));
+        // Only its target's moves, when it has one.
+        const std::string target = PositionDeleteTarget(before);
+        const Json& needed = target.empty() ? moves : MovesOf(moves, {target});
+        TM_ASSIGN(std::optional<Json> after,
+                  TranslateDeleteFile(files, random, w, *worker, location + "/", before, needed,
+                                      written));
         const int64_t records_before = before.value("record_count", int64_t{0});
         const int64_t bytes_before = before.value("file_size_in_bytes", int64_t{0});
         if (!after) {
@@ -295,7 +327,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   for (const auto& [key, group] : cow_moved) {
     TM_ASSIGN(std::optional<Json> file,
               DeletesForRemovedFiles(files, random, w, *worker, location + "/", group.second,
-                                     group.first, moves, written));
+                                     group.first, MovesOf(moves, group.second), written));
     if (!file) continue;  // the compaction had deleted every row already
     translated_delta.files++;
     translated_delta.records += file->value("record_count", int64_t{0});
@@ -470,7 +502,7 @@ Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
     const Json* s = FindSnapshot(current, at);
     if (!s || ctx.maintenance.count(at)) return no;
     const Json summary = s->value("summary", Json::object());
-    const std::string job = summary.value("tablemere.maintenance", "");
+    const std::string job = summary.value(kMaintenanceSummaryKey, "");
     if (job != "compact" && job != "rewrite-manifests") return no;
     ctx.maintenance.insert(at);
     auto up = IntMember(*s, "parent-snapshot-id");
@@ -481,6 +513,7 @@ Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
   const Json* now = FindSnapshot(current, *head);
   if (!base || !now) return no;
   ctx.location = WarehouseFiles::Canonical(current.value("location", ""));
+  ctx.table_uuid = current.value("table-uuid", "");
   while (ctx.location.ends_with('/')) ctx.location.pop_back();
   // One snapshot after the other, each on the one rebased before it.
   const int64_t last_sequence = IntMember(current, "last-sequence-number").value_or(0);
@@ -513,6 +546,21 @@ Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
 
 }  // namespace
 
+Result<void> RefuseMaintenanceMarks(const Json& updates) {
+  if (!updates.is_array()) return {};
+  for (const auto& u : updates) {
+    if (!u.is_object() || !u.contains("snapshot") || !u["snapshot"].is_object()) continue;
+    const Json& snapshot = u["snapshot"];
+    if (snapshot.contains("summary") && snapshot["summary"].is_object() &&
+        snapshot["summary"].contains(kMaintenanceSummaryKey)) {
+      return Fail(BadRequest(std::string("The snapshot summary key '") + kMaintenanceSummaryKey +
+                             "' is reserved for the catalog's own maintenance commits; commit "
+                             "the snapshot without it"));
+    }
+  }
+  return {};
+}
+
 Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
                                                          metastore::MaintenanceStore& store,
                                                          const WorkerOptions* worker,
@@ -522,7 +570,7 @@ Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, 
   // A rebase never makes an answer worse: a file that cannot be read or written, or a
   // document of an unexpected shape, leaves the original failure standing.
   try {
-    Context ctx{files, random, store, worker, w, {}, {}};
+    Context ctx{files, random, store, worker, w, {}, {}, {}};
     auto rebased = Rebase(ctx, current, change);
     if (rebased) return rebased;
   } catch (const std::exception&) {

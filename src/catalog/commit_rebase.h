@@ -43,12 +43,18 @@ namespace tablemere::catalog {
 // Answers the rebased change, or nullopt when it cannot be rebased (the original failure
 // stands; so it does when a manifest file cannot be read or the new list written).
 // `moves` is where compactions recorded moving rows; `worker` re-aims delete files (none:
-// commits with deletes of replaced files are not rebased).
+// commits with deletes of replaced files are not rebased); its deadline bounds all of its
+// runs, however often the commit is retried.
 Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
                                                          metastore::MaintenanceStore& moves,
                                                          const WorkerOptions* worker,
                                                          const metastore::Warehouse& w,
                                                          const Json& current,
                                                          const TableChange& change);
+
+// A client's commit may not mark its snapshots as maintenance's (the summary key
+// snapshot_writer::kMaintenanceSummaryKey): the rebase would take them for maintenance's
+// own. kInvalidInput when one of `updates` does.
+Result<void> RefuseMaintenanceMarks(const Json& updates);
 
 }  // namespace tablemere::catalog

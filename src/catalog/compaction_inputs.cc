@@ -83,15 +83,33 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
   return in;
 }
 
+Inputs Inputs::Of(std::vector<LiveFile> live, std::vector<DeleteFile> deletes) {
+  Inputs in;
+  in.live = std::move(live);
+  in.deletes = std::move(deletes);
+  in.Index();
+  return in;
+}
+
 void Inputs::Index() {
-  for (const auto& f : live) files_by_key_[f.key].push_back(&f);
+  for (const auto& f : live) {
+    files_by_key_[f.key].push_back(&f);
+    file_by_path_.emplace(f.path, &f);
+  }
   for (const auto& d : deletes) {
     if (d.Global()) {
       global_deletes_.push_back(&d);
     } else {
       deletes_by_key_[d.key].push_back(&d);
     }
+    if (Misfiled(d)) misfiled_targets_.insert(d.target);
   }
+}
+
+bool Inputs::Misfiled(const DeleteFile& d) const {
+  if (d.content != 1 || d.target.empty()) return false;
+  auto named = file_by_path_.find(d.target);
+  return named != file_by_path_.end() && named->second->key != d.key;
 }
 
 std::vector<const DeleteFile*> Inputs::DeletesOf(const LiveFile& f) const {
@@ -110,16 +128,19 @@ std::vector<const DeleteFile*> Inputs::DeletesOf(const LiveFile& f) const {
 
 bool Inputs::AppliesToAny(const DeleteFile& d,
                           const std::function<bool(const LiveFile&)>& counts) const {
-  auto accept = [&](const LiveFile& f) { return d.AppliesTo(f) && (!counts || counts(f)); };
-  if (d.Global()) return std::any_of(live.begin(), live.end(), accept);
-  auto scoped = files_by_key_.find(d.key);
-  if (scoped == files_by_key_.end()) return false;
-  return std::any_of(scoped->second.begin(), scoped->second.end(),
-                     [&](const LiveFile* f) { return accept(*f); });
+  for (const LiveFile* f : FilesOf(d)) {
+    if (!counts || counts(*f)) return true;
+  }
+  return false;
 }
 
 std::vector<const LiveFile*> Inputs::FilesOf(const DeleteFile& d) const {
   std::vector<const LiveFile*> out;
+  if (d.content == 1 && !d.target.empty()) {
+    auto named = file_by_path_.find(d.target);
+    if (named != file_by_path_.end() && d.AppliesTo(*named->second)) out.push_back(named->second);
+    return out;
+  }
   if (d.Global()) {
     for (const auto& f : live) {
       if (d.AppliesTo(f)) out.push_back(&f);

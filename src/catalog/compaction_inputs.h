@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,11 @@ struct DeleteFile : LiveEntry {
   std::string target;             // position deletes: the one data file, "" when unknown
   std::vector<int> equality_ids;  // equality deletes: the fields they compare
 
-  bool Global() const { return partition.empty(); }  // from an unpartitioned spec
-  // The spec's rules: a delete applies within its spec and partition, or everywhere
-  // from an unpartitioned spec; position deletes to data no newer than them, equality
-  // deletes to data older than them.
+  // Equality deletes of an unpartitioned spec apply to every partition of every spec
+  // (position deletes of one apply within that spec only, as Iceberg Java reads them).
+  bool Global() const { return content == 2 && partition.empty(); }
+  // The spec's rules: a delete applies within its spec and partition, or as above;
+  // position deletes to data no newer than them, equality deletes to data older than them.
   bool AppliesTo(const LiveFile& f) const {
     if (!Global() && key != f.key) return false;
     if (content == 1) return sequence >= f.sequence && (target.empty() || target == f.path);
@@ -69,6 +71,18 @@ class Inputs {
   static Inputs Read(const std::vector<snapshot_writer::Manifest>& manifests,
                      const Json& snapshots);
 
+  // Whether `d` is position deletes of a single live data file of another spec or partition
+  // (DuckDB 1.5 writes those of a file written before a partition spec change with the
+  // current spec and a null partition). By the spec they apply to nothing, and Iceberg
+  // Java and PyIceberg ignore them, but DuckDB applies them: readers disagree, so neither
+  // they nor the file they name are rewritten.
+  bool Misfiled(const DeleteFile& d) const;
+  // Whether a misfiled delete file names `f`.
+  bool NamedByMisfiled(const LiveFile& f) const { return misfiled_targets_.count(f.path) > 0; }
+
+  // Inputs of files already read (their `key`s set), indexed.
+  static Inputs Of(std::vector<LiveFile> live, std::vector<DeleteFile> deletes);
+
   // The delete files that apply to `f`.
   std::vector<const DeleteFile*> DeletesOf(const LiveFile& f) const;
   // Whether `d` applies to a live file that `counts` accepts.
@@ -81,6 +95,8 @@ class Inputs {
   void Index();
   std::map<std::string, std::vector<const LiveFile*>> files_by_key_;
   std::map<std::string, std::vector<const DeleteFile*>> deletes_by_key_;
+  std::map<std::string, const LiveFile*> file_by_path_;
+  std::set<std::string> misfiled_targets_;
   std::vector<const DeleteFile*> global_deletes_;
 };
 

@@ -18,7 +18,7 @@ Result<Translated> Translate(WarehouseFiles& files, Random& random, const metast
   const std::string output = run.Local("out.parquet");
   plan["output"] = output;
   Translated t;
-  TM_ASSIGN(t.metrics, run.Run(worker.worker_path, worker.timeout_ms, "translate-deletes", plan));
+  TM_ASSIGN(t.metrics, run.Run(worker, "translate-deletes", plan));
   if (t.metrics.value("record_count", int64_t{-1}) <= 0) return t;
   t.path = location + "data/rebased-deletes-" + random.Uuid() + ".parquet";
   written.Add(t.path);

@@ -1,5 +1,7 @@
 #include "catalog/maintenance_worker.h"
 
+#include <algorithm>
+
 #include "common/files.h"
 #include "common/subprocess.h"
 
@@ -47,6 +49,22 @@ Result<Json> WorkerRun::Run(const std::string& worker_path, int64_t timeout_ms,
   Json answer = Json::parse(text, nullptr, false);
   if (!answer.is_object()) return Fail(ErrorCode::kInternal, "the worker's result is not JSON");
   return answer;
+}
+
+int64_t WorkerOptions::TimeoutAt(std::chrono::steady_clock::time_point now) const {
+  if (deadline == std::chrono::steady_clock::time_point::max()) return timeout_ms;
+  if (now >= deadline) return 0;
+  const int64_t left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+  return std::min(timeout_ms, left);
+}
+
+Result<Json> WorkerRun::Run(const WorkerOptions& worker, const std::string& job, const Json& plan) {
+  const int64_t timeout = worker.TimeoutAt(std::chrono::steady_clock::now());
+  if (timeout <= 0) {
+    return Fail(ErrorCode::kUnavailable, "no time is left for the worker's " + job);
+  }
+  return Run(worker.worker_path, timeout, job, plan);
 }
 
 Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_key,

@@ -2,6 +2,7 @@
 // a scratch directory of its own, removed with it, so nothing a run leaves outlives it.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -15,7 +16,13 @@ namespace tablemere::catalog {
 struct WorkerOptions {
   std::string worker_path;  // tablemere-maint
   std::string scratch_dir;
-  int64_t timeout_ms = 3'600'000;
+  int64_t timeout_ms = 3'600'000;  // each run's
+  // When every run together must end (the rebase's runs inside one commit request).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+
+  // The timeout of a run started at `now`: the shorter of a run's and what is left before
+  // the deadline (0: none is left).
+  int64_t TimeoutAt(std::chrono::steady_clock::time_point now) const;
 };
 
 class WorkerRun {
@@ -33,6 +40,8 @@ class WorkerRun {
   // with the end of what it printed when it failed (or its timeout).
   Result<Json> Run(const std::string& worker_path, int64_t timeout_ms, const std::string& job,
                    const Json& plan);
+  // The same, bounded by `worker`'s timeout and deadline (kUnavailable once it has passed).
+  Result<Json> Run(const WorkerOptions& worker, const std::string& job, const Json& plan);
 
  private:
   explicit WorkerRun(std::filesystem::path dir) : dir_(std::move(dir)) {}

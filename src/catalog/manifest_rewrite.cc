@@ -98,7 +98,7 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
                   {"manifests-replaced", std::to_string(replaced)},
                   {"manifests-kept", std::to_string(result.manifests_after - created)},
                   {"entries-processed", std::to_string(result.entries_kept)},
-                  {"tablemere.maintenance", "rewrite-manifests"}};
+                  {kMaintenanceSummaryKey, "rewrite-manifests"}};
   const Json previous = snapshot->value("summary", Json::object());
   for (const auto& [key, value] : previous.items()) {
     if (key.starts_with("total-")) summary[key] = value;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "catalog/maintenance_worker.h"
 #include "common/crash_point.h"
@@ -12,11 +13,11 @@ std::vector<DeleteMerge> PlanDeleteMerges(const Inputs& in, const std::set<std::
                                           const DeleteMergePolicy& policy, int64_t& allowance) {
   struct Group {
     std::vector<const DeleteFile*> files;
-    bool partly_rewritten = false;
+    std::set<const DeleteFile*> to_rewritten;  // those that also apply to a file rewritten
   };
   std::map<std::string, Group> groups;
   for (const auto& d : in.deletes) {
-    if (d.content != 1 || !d.parquet) continue;
+    if (d.content != 1 || !d.parquet || in.Misfiled(d)) continue;
     if (policy.quiet_ms > 0 && policy.now_ms - d.added_ms < policy.quiet_ms) continue;
     bool applies = false, to_rewritten = false;
     for (const LiveFile* f : in.FilesOf(d)) {
@@ -25,26 +26,35 @@ std::vector<DeleteMerge> PlanDeleteMerges(const Inputs& in, const std::set<std::
     if (!applies) continue;  // dropped outright (dangling, or all its data is rewritten)
     Group& g = groups[d.key];
     g.files.push_back(&d);
-    g.partly_rewritten = g.partly_rewritten || to_rewritten;
+    if (to_rewritten) g.to_rewritten.insert(&d);
   }
   std::vector<DeleteMerge> merges;
   for (auto& [key, g] : groups) {
-    if (static_cast<int64_t>(g.files.size()) < policy.min_files && !g.partly_rewritten) continue;
-    if (g.files.size() < 2 && !g.partly_rewritten) continue;
-    std::sort(g.files.begin(), g.files.end(),
-              [](const DeleteFile* a, const DeleteFile* b) { return a->size < b->size; });
+    if (static_cast<int64_t>(g.files.size()) < policy.min_files && g.to_rewritten.empty()) {
+      continue;
+    }
+    // Those partly rewritten first (each is worth rewriting alone), then the smallest.
+    std::sort(g.files.begin(), g.files.end(), [&](const DeleteFile* a, const DeleteFile* b) {
+      const bool ra = g.to_rewritten.count(a) > 0, rb = g.to_rewritten.count(b) > 0;
+      return ra != rb ? ra : a->size < b->size;
+    });
     DeleteMerge merge;
     merge.spec = g.files.front()->spec;
     merge.partition = g.files.front()->partition;
     for (const DeleteFile* d : g.files) {
       if (!merge.inputs.empty() && merge.bytes + d->size > policy.target) break;
-      if (d->size > allowance) break;
-      allowance -= d->size;
+      if (merge.bytes + d->size > allowance) break;
       merge.inputs.push_back(d);
       merge.bytes += d->size;
       merge.sequence = std::max(merge.sequence, d->sequence);
     }
-    if (!merge.inputs.empty()) merges.push_back(std::move(merge));
+    // A merge of one file is only worth its rewrite when rows of it go; one cut short
+    // to a single file by the target or the budget is not run, nor charged.
+    const bool worth = merge.inputs.size() >= 2 ||
+                       (merge.inputs.size() == 1 && g.to_rewritten.count(merge.inputs.front()));
+    if (!worth) continue;
+    allowance -= merge.bytes;
+    merges.push_back(std::move(merge));
   }
   return merges;
 }

@@ -36,10 +36,12 @@ struct DeleteMergePolicy {
 };
 
 // Groups, per spec and partition, the Parquet position delete files older than the quiet
-// period that still apply to a data file. A group is merged when it holds `min_files`, or
-// when one of its files also applies to a data file in `rewriting` (that file's rows are
-// dead weight once the commit lands). `allowance` is the rest of the byte budget; what a
-// plan takes is subtracted.
+// period that still apply to a data file (misfiled ones are left alone, Inputs::Misfiled). A group
+// is merged when it holds `min_files`, or when one of its files also applies to a data file in
+// `rewriting` (that file's rows are dead weight once the commit lands). Only plans that merge two
+// files or more, or rewrite one of those partly rewritten files, are answered (a group cut short by
+// the target or the budget may be left with one file). `allowance` is the rest of the byte budget;
+// what an answered plan takes is subtracted.
 std::vector<DeleteMerge> PlanDeleteMerges(const Inputs& in, const std::set<std::string>& rewriting,
                                           const DeleteMergePolicy& policy, int64_t& allowance);
 

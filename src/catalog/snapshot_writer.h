@@ -15,6 +15,9 @@
 namespace tablemere::catalog::snapshot_writer {
 
 inline constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted = 2;
+// The summary key that marks a snapshot maintenance committed, naming the job (the commit
+// rebase trusts it: client commits may not carry it).
+inline constexpr char kMaintenanceSummaryKey[] = "tablemere.maintenance";
 
 // A reason not to run a job: answered as a skipped run, not an error.
 Error Skip(const std::string& why);

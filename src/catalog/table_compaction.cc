@@ -104,6 +104,15 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
   return {};
 }
 
+// Said of delete files left alone because readers disagree on them (Inputs::Misfiled).
+std::string MisfiledNote(int misfiled) {
+  if (misfiled == 0) return "";
+  return "; " + std::to_string(misfiled) +
+         " position delete file(s) name a data file of another partition spec or partition "
+         "(DuckDB writes them after a spec change): readers disagree on them, so they and "
+         "the files they name are left as they are";
+}
+
 Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Random& random,
                               const CompactionOptions& options, const metastore::Warehouse& w,
                               const TableIdent& ident, int64_t byte_allowance, int64_t quiet_ms) {
@@ -160,7 +169,11 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       IntProperty(metadata, "tablemere.maintenance.compact.delete-percent", 10);
   std::map<std::string, int64_t> positions_deleted;  // data file -> rows its deletes name
   for (const auto& d : deletes) {
-    if (d.content == 1 && !d.target.empty()) positions_deleted[d.target] += d.records;
+    if (in.Misfiled(d)) {
+      result.delete_files_misfiled++;
+    } else if (d.content == 1 && !d.target.empty()) {
+      positions_deleted[d.target] += d.records;
+    }
   }
   auto needs_rewrite = [&](const LiveFile& f) {
     auto named = positions_deleted.find(f.path);
@@ -187,7 +200,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     Group& g = by_partition[f.key];
     g.spec = f.spec;
     g.newest_ms = std::max(g.newest_ms, f.added_ms);
-    if (!f.parquet) continue;
+    if (!f.parquet || in.NamedByMisfiled(f)) continue;
     const bool small = f.size < target * 3 / 4, reached = needs_rewrite(f);
     if (!small && !reached) continue;
     if (quiet_ms > 0 && now_ms - f.added_ms < quiet_ms) {
@@ -243,8 +256,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
   // Delete files that apply to no data file at all (their targets were removed, or all
   // the data they could reach is newer): dropped even when nothing is rewritten.
-  const auto dangling = std::count_if(deletes.begin(), deletes.end(),
-                                      [&](const DeleteFile& d) { return !in.AppliesToAny(d); });
+  const auto dangling = std::count_if(deletes.begin(), deletes.end(), [&](const DeleteFile& d) {
+    return !in.Misfiled(d) && !in.AppliesToAny(d);
+  });
   // A partition's position delete files, merged.
   std::set<std::string> rewriting;
   for (const auto& bin : bins) {
@@ -266,7 +280,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     return Fail(Skip("no partition has " + std::to_string(min_files) +
                      " files smaller than 3/4 of the target size, nor a file deletes make "
-                     "worth rewriting, nor position delete files to merge"));
+                     "worth rewriting, nor position delete files to merge" +
+                     MisfiledNote(result.delete_files_misfiled)));
   }
 
   // The rows, rewritten by the worker, one bin at a time, into the table's current schema.
@@ -294,6 +309,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // as dead weight every reader would open).
   std::set<const DeleteFile*> removed_deletes;
   for (const auto& d : deletes) {
+    if (in.Misfiled(d)) continue;
     if (!in.AppliesToAny(d, [&](const LiveFile& f) { return !rewritten_paths.count(f.path); })) {
       removed_deletes.insert(&d);
     }
@@ -307,7 +323,11 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       failure = ran.error().message;
       continue;
     }
-    if (*ran) merged_deletes.push_back(&merge);
+    if (*ran) {
+      merged_deletes.push_back(&merge);
+    } else {
+      allowance += merge.bytes;  // the worker never read it
+    }
   }
   // What the worker read is charged to the byte budget, whether or not its bins succeed (a
   // bin that keeps failing is retried, but not more often than the budget allows).
@@ -460,6 +480,13 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   for (const auto& [group, entries] : merged) {
     TM_TRY(add_manifest(manifests[model_of.at(group)], group.first, entries));
   }
+  // Each partition (of each spec) counted once, whatever changed in it.
+  std::set<std::string> changed_partitions;
+  for (const Bin* bin : done) changed_partitions.insert(PartitionKey(bin->spec_id, bin->partition));
+  for (const DeleteFile* d : removed_deletes) changed_partitions.insert(d->key);
+  for (const DeleteMerge* merge : merged_deletes) {
+    for (const DeleteFile* d : merge->inputs) changed_partitions.insert(d->key);
+  }
   // The snapshot: a replace, its totals carried from the one it starts from.
   const Json previous = snapshot->value("summary", Json::object());
   auto total = [&](const char* name, int64_t delta) -> Json {
@@ -475,8 +502,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
                   {"deleted-records", std::to_string(removed_records)},
                   {"added-files-size", std::to_string(added_bytes + added_position.bytes)},
                   {"removed-files-size", std::to_string(removed_bytes + removed_delete_bytes)},
-                  {"changed-partition-count", std::to_string(done.size() + merged_deletes.size())},
-                  {"tablemere.maintenance", "compact"}};
+                  {"changed-partition-count", std::to_string(changed_partitions.size())},
+                  {kMaintenanceSummaryKey, "compact"}};
   auto count = [&](const char* name, int64_t n) {
     if (n > 0) summary[name] = std::to_string(n);
   };
@@ -513,8 +540,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
   }
   if (!moves.empty()) {
-    TM_TRY(catalog.metastore().maintenance().SaveRowMoves(w.id.str(), snapshot_id, moves.dump(),
-                                                          now_ms, now_ms - kRowMovesKeptMs));
+    TM_TRY(catalog.metastore().maintenance().SaveRowMoves(
+        w.id.str(), metadata.value("table-uuid", ""), snapshot_id, moves.dump(), now_ms,
+        now_ms - kRowMovesKeptMs));
   }
   CrashPoint("compact.manifests-written");
   TM_TRY(CommitReplace(catalog, clock, random, principal, w, ident, metadata, current, list,

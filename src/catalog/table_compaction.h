@@ -49,8 +49,9 @@ struct CompactResult {
   int delete_files_merged = 0;           // position delete files merged into fewer
   int delete_files_written = 0;          // the merged files
   int64_t position_deletes_dropped = 0;  // merged rows naming files gone or rewritten
-  int64_t rows_deleted = 0;  // rows position and equality deletes dropped while rewriting
-  int64_t bytes_read = 0;    // what the worker read, failed or not: charged to the byte budget
+  int delete_files_misfiled = 0;  // left alone with their data (compaction_inputs.h Misfiled)
+  int64_t rows_deleted = 0;       // rows position and equality deletes dropped while rewriting
+  int64_t bytes_read = 0;         // what the worker read, failed or not: charged to the byte budget
   int64_t snapshot_id = -1;
 };
 

@@ -396,6 +396,7 @@ Json ToJson(const CompactResult& r) {
           {"bins_failed", r.bins_failed},
           {"delete_files_removed", r.delete_files_removed},
           {"delete_files_merged", r.delete_files_merged},
+          {"delete_files_misfiled", r.delete_files_misfiled},
           {"delete_files_written", r.delete_files_written},
           {"position_deletes_dropped", r.position_deletes_dropped},
           {"rows_deleted", r.rows_deleted},

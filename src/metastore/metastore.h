@@ -208,13 +208,14 @@ class MaintenanceStore {
   // are still there with that size).
   virtual Result<std::vector<NoncurrentObject>> NoncurrentOfWarehouse(
       const std::string& warehouse_id) = 0;
-  // Where compaction snapshot `snapshot_id` moved the rows of the files it replaced (JSON,
-  // see table_compaction.h), for the commit rebase. Saving also forgets the moves of every
-  // warehouse saved before `forget_before_ms`.
-  virtual Result<void> SaveRowMoves(const std::string& warehouse_id, int64_t snapshot_id,
-                                    const std::string& moves_json, int64_t now_ms,
-                                    int64_t forget_before_ms) = 0;
+  // Where compaction snapshot `snapshot_id` of table `table_uuid` moved the rows of the
+  // files it replaced (JSON, see table_compaction.h), for the commit rebase. Saving also
+  // forgets the moves of every table saved before `forget_before_ms`.
+  virtual Result<void> SaveRowMoves(const std::string& warehouse_id, const std::string& table_uuid,
+                                    int64_t snapshot_id, const std::string& moves_json,
+                                    int64_t now_ms, int64_t forget_before_ms) = 0;
   virtual Result<std::optional<std::string>> RowMoves(const std::string& warehouse_id,
+                                                      const std::string& table_uuid,
                                                       int64_t snapshot_id) = 0;
 };
 

@@ -111,16 +111,21 @@ TEST_F(MetastoreTest, MaintenanceStateFollowsItsTable) {
 }
 
 // Row moves are kept per warehouse and compaction snapshot, and forgotten by age.
-TEST_F(MetastoreTest, RowMovesAreKeptUntilForgotten) {
+TEST_F(MetastoreTest, RowMovesAreKeptPerTableUntilForgotten) {
   auto& m = store_->maintenance();
-  ASSERT_TRUE(m.SaveRowMoves("w", 7, "{\"a\":1}", 100, 0).has_value());
-  ASSERT_TRUE(m.SaveRowMoves("v", 7, "{\"b\":2}", 200, 0).has_value());
-  EXPECT_EQ(m.RowMoves("w", 7).value(), std::optional<std::string>("{\"a\":1}"));
-  EXPECT_FALSE(m.RowMoves("w", 8).value().has_value());
-  ASSERT_TRUE(m.SaveRowMoves("w", 9, "{}", 300, 150).has_value());  // forgets w/7 (at 100)
-  EXPECT_FALSE(m.RowMoves("w", 7).value().has_value());
-  EXPECT_TRUE(m.RowMoves("v", 7).value().has_value());
-  EXPECT_TRUE(m.RowMoves("w", 9).value().has_value());
+  ASSERT_TRUE(m.SaveRowMoves("w", "t1", 7, "{\"a\":1}", 100, 0).has_value());
+  ASSERT_TRUE(m.SaveRowMoves("v", "t1", 7, "{\"b\":2}", 200, 0).has_value());
+  // Another table of the same warehouse with a snapshot of the same id: its own record.
+  ASSERT_TRUE(m.SaveRowMoves("w", "t2", 7, "{\"c\":3}", 200, 0).has_value());
+  EXPECT_EQ(m.RowMoves("w", "t1", 7).value(), std::optional<std::string>("{\"a\":1}"));
+  EXPECT_EQ(m.RowMoves("w", "t2", 7).value(), std::optional<std::string>("{\"c\":3}"));
+  EXPECT_FALSE(m.RowMoves("w", "t3", 7).value().has_value());
+  EXPECT_FALSE(m.RowMoves("w", "t1", 8).value().has_value());
+  ASSERT_TRUE(m.SaveRowMoves("w", "t1", 9, "{}", 300, 150).has_value());  // forgets w/t1/7
+  EXPECT_FALSE(m.RowMoves("w", "t1", 7).value().has_value());
+  EXPECT_TRUE(m.RowMoves("v", "t1", 7).value().has_value());
+  EXPECT_TRUE(m.RowMoves("w", "t2", 7).value().has_value());
+  EXPECT_TRUE(m.RowMoves("w", "t1", 9).value().has_value());
 }
 
 TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {

@@ -74,25 +74,26 @@ class SqliteMaintenance final : public MaintenanceStore {
     });
   }
 
-  Result<void> SaveRowMoves(const std::string& warehouse_id, int64_t snapshot_id,
-                            const std::string& moves_json, int64_t now_ms,
+  Result<void> SaveRowMoves(const std::string& warehouse_id, const std::string& table_uuid,
+                            int64_t snapshot_id, const std::string& moves_json, int64_t now_ms,
                             int64_t forget_before_ms) override {
     return s_.Write([&](sqlite::Db& db) -> Result<void> {
       TM_TRY(Run(db, "DELETE FROM row_moves WHERE created_ms < ?", {forget_before_ms}));
       return Run(db,
-                 "INSERT OR REPLACE INTO row_moves (warehouse_id, snapshot_id, created_ms, moves) "
-                 "VALUES (?, ?, ?, ?)",
-                 {warehouse_id, snapshot_id, now_ms, moves_json});
+                 "INSERT OR REPLACE INTO row_moves (warehouse_id, table_uuid, snapshot_id, "
+                 "created_ms, moves) VALUES (?, ?, ?, ?, ?)",
+                 {warehouse_id, table_uuid, snapshot_id, now_ms, moves_json});
     });
   }
 
   Result<std::optional<std::string>> RowMoves(const std::string& warehouse_id,
+                                              const std::string& table_uuid,
                                               int64_t snapshot_id) override {
     return s_.Read([&](sqlite::Db& db) -> Result<std::optional<std::string>> {
       TM_ASSIGN(auto rows, sqlite::Query(db,
                                          "SELECT moves FROM row_moves WHERE warehouse_id = ? AND "
-                                         "snapshot_id = ?",
-                                         {warehouse_id, snapshot_id},
+                                         "table_uuid = ? AND snapshot_id = ?",
+                                         {warehouse_id, table_uuid, snapshot_id},
                                          [](sqlite::Statement& st) { return st.Text(0); }));
       if (rows.empty()) return std::optional<std::string>();
       return std::optional<std::string>(rows.front());

@@ -223,6 +223,14 @@ DELETE FROM noncurrent_objects WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE
   e.namespace = noncurrent_objects.namespace AND e.name = noncurrent_objects.name AND
   e.kind = 'table');
 )sql",
+    // 19: row moves tied to their table too (snapshot ids are only unique within one); the
+    // moves kept so far are dropped: they only let a commit in flight be rebased
+    R"sql(
+DROP TABLE row_moves;
+CREATE TABLE row_moves (warehouse_id TEXT NOT NULL, table_uuid TEXT NOT NULL,
+  snapshot_id INTEGER NOT NULL, created_ms INTEGER NOT NULL, moves TEXT NOT NULL,
+  PRIMARY KEY (warehouse_id, table_uuid, snapshot_id)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

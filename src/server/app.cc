@@ -154,11 +154,11 @@ class AppImpl final : public App {
                        .quiet_ms = config.maintenance_quiet_seconds * 1000},
         .compaction_bytes_per_hour = config.maintenance_bytes_per_hour,
         .sweep_interval_ms = config.maintenance_interval_seconds * 1000};
-    // The rebase runs the worker inside a client's commit request: a delete file that
-    // takes longer than this to re-aim leaves the commit's 409 standing instead.
-    constexpr int64_t kRebaseWorkerTimeoutMs = 60'000;
+    // The rebase runs the worker inside a client's commit request: a commit whose delete
+    // files take longer than this to re-aim, in all, keeps its 409 instead.
+    const int64_t rebase_timeout_ms = config.rebase_timeout_seconds * 1000;
     catalog_->SetRebaseWorker(
-        {maintenance_options.compaction.worker_path, scratch, kRebaseWorkerTimeoutMs});
+        {maintenance_options.compaction.worker_path, scratch, rebase_timeout_ms});
     maintenance_ = std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, random_,
                                                                std::move(maintenance_options));
     if (!config.smtp.host.empty()) {

@@ -97,6 +97,12 @@ std::vector<Flag> Flags(Config& c) {
       {"maintenance-worker", "TABLEMERE_MAINTENANCE_WORKER",
        "the maintenance worker program (default: tablemere-maint beside the server)",
        str(c.maintenance_worker)},
+      {"rebase-timeout-seconds", "TABLEMERE_REBASE_TIMEOUT_SECONDS",
+       "how long a commit's rebase over maintenance may run the worker, in all; past it the "
+       "commit's conflict stands (default 60)",
+       [&c](const std::string& v) {
+         return SetNonNegative(c.rebase_timeout_seconds, v, "rebase-timeout-seconds");
+       }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
       {"cors-origins", "TABLEMERE_CORS_ORIGINS",
