@@ -60,29 +60,29 @@ TEST(DeleteMergePlanTest, APartitionWithEnoughDeleteFilesIsMergedAndCharged) {
   EXPECT_EQ(allowance, 10'000 - 600);
 }
 
+// Plans nothing, and charges nothing, for deletes of `sizes` bytes each.
+void ExpectNoPlan(const std::vector<int64_t>& sizes, const DeleteMergePolicy& policy,
+                  int64_t allowance) {
+  std::vector<DeleteFile> deletes;
+  for (int64_t size : sizes) deletes.push_back(Deletes("f1", kA, size));
+  Inputs in = Inputs::Of({Data("f1", kA)}, std::move(deletes));
+  const int64_t before = allowance;
+  EXPECT_TRUE(PlanDeleteMerges(in, {}, policy, allowance).empty());
+  EXPECT_EQ(allowance, before);
+}
+
 TEST(DeleteMergePlanTest, TooFewDeleteFilesAreLeftAlone) {
-  Inputs in = Inputs::Of({Data("f1", kA)}, {Deletes("f1", kA, 100), Deletes("f1", kA, 200)});
-  int64_t allowance = 10'000;
-  EXPECT_TRUE(PlanDeleteMerges(in, {}, kPolicy, allowance).empty());
-  EXPECT_EQ(allowance, 10'000);
+  ExpectNoPlan({100, 200}, kPolicy, 10'000);
 }
 
 TEST(DeleteMergePlanTest, AGroupCutToOneFileByTheTargetIsNeitherPlannedNorCharged) {
-  Inputs in = Inputs::Of({Data("f1", kA)},
-                         {Deletes("f1", kA, 700), Deletes("f1", kA, 800), Deletes("f1", kA, 900)});
   DeleteMergePolicy policy = kPolicy;
   policy.target = 1000;  // 700 + 800 is over it: only the first would be taken
-  int64_t allowance = 10'000;
-  EXPECT_TRUE(PlanDeleteMerges(in, {}, policy, allowance).empty());
-  EXPECT_EQ(allowance, 10'000);
+  ExpectNoPlan({700, 800, 900}, policy, 10'000);
 }
 
 TEST(DeleteMergePlanTest, AGroupCutToOneFileByTheBudgetIsNeitherPlannedNorCharged) {
-  Inputs in = Inputs::Of({Data("f1", kA)},
-                         {Deletes("f1", kA, 100), Deletes("f1", kA, 200), Deletes("f1", kA, 300)});
-  int64_t allowance = 250;  // room for the first only
-  EXPECT_TRUE(PlanDeleteMerges(in, {}, kPolicy, allowance).empty());
-  EXPECT_EQ(allowance, 250);
+  ExpectNoPlan({100, 200, 300}, kPolicy, 250);  // room for the first only
 }
 
 TEST(DeleteMergePlanTest, OneFileIsRewrittenAloneOnlyWhenPartOfItsDataIsRewritten) {
