@@ -46,8 +46,8 @@ void MoveCounts(Json& summary, std::initializer_list<std::pair<const char*, int6
       if (!summary[key].is_string()) continue;
       n = ParseInt(summary[key].get<std::string>());
       if (!n) continue;
-    } else if (total) {
-      continue;
+    } else if (total || delta < 0) {
+      continue;  // an unknown total stays unknown; a count the client did not make, unmade
     }
     const int64_t moved = n.value_or(0) + delta;
     if (!total && moved == 0) {
@@ -504,6 +504,7 @@ Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
     const Json summary = s->value("summary", Json::object());
     const std::string job = summary.value(kMaintenanceSummaryKey, "");
     if (job != "compact" && job != "rewrite-manifests") return no;
+    if (summary.value("operation", "") != "replace") return no;  // never a data change
     ctx.maintenance.insert(at);
     auto up = IntMember(*s, "parent-snapshot-id");
     if (!up) return no;

@@ -68,7 +68,10 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
       }
       DeleteFile d{std::move(live)};
       d.content = content;
-      if (content == 1) d.target = PositionDeleteTarget(file);
+      if (content == 1) {
+        d.target = PositionDeleteTarget(file);
+        d.paths = PositionDeletePaths(file);
+      }
       for (const auto& id : file.value("equality_ids", Json::array())) {
         if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
       }
@@ -102,14 +105,24 @@ void Inputs::Index() {
     } else {
       deletes_by_key_[d.key].push_back(&d);
     }
-    if (Misfiled(d)) misfiled_targets_.insert(d.target);
+    // The live files of another spec or partition it may name.
+    if (d.content != 1) continue;
+    std::vector<const LiveFile*> elsewhere;
+    if (!d.target.empty()) {
+      auto named = file_by_path_.find(d.target);
+      if (named != file_by_path_.end() && named->second->key != d.key) {
+        elsewhere.push_back(named->second);
+      }
+    } else if (d.paths) {
+      for (auto it = file_by_path_.lower_bound(d.paths->first);
+           it != file_by_path_.end() && it->first <= d.paths->last; ++it) {
+        if (it->second->key != d.key) elsewhere.push_back(it->second);
+      }
+    }
+    if (elsewhere.empty()) continue;
+    misfiled_.insert(&d);
+    for (const LiveFile* f : elsewhere) misfiled_targets_.insert(f->path);
   }
-}
-
-bool Inputs::Misfiled(const DeleteFile& d) const {
-  if (d.content != 1 || d.target.empty()) return false;
-  auto named = file_by_path_.find(d.target);
-  return named != file_by_path_.end() && named->second->key != d.key;
 }
 
 std::vector<const DeleteFile*> Inputs::DeletesOf(const LiveFile& f) const {

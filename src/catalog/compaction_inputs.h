@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "catalog/manifest_files.h"
 #include "catalog/snapshot_writer.h"
 
 namespace tablemere::catalog::compaction {
@@ -37,8 +39,9 @@ struct LiveFile : LiveEntry {};
 // A live delete file: position deletes (content 1) or equality deletes (2).
 struct DeleteFile : LiveEntry {
   int content = 1;
-  std::string target;             // position deletes: the one data file, "" when unknown
-  std::vector<int> equality_ids;  // equality deletes: the fields they compare
+  std::string target;              // position deletes: the one data file, "" when unknown
+  std::optional<PathRange> paths;  // position deletes: the bounds of the files they name
+  std::vector<int> equality_ids;   // equality deletes: the fields they compare
 
   // Equality deletes of an unpartitioned spec apply to every partition of every spec
   // (position deletes of one apply within that spec only, as Iceberg Java reads them).
@@ -71,12 +74,14 @@ class Inputs {
   static Inputs Read(const std::vector<snapshot_writer::Manifest>& manifests,
                      const Json& snapshots);
 
-  // Whether `d` is position deletes of a single live data file of another spec or partition
-  // (DuckDB 1.5 writes those of a file written before a partition spec change with the
-  // current spec and a null partition). By the spec they apply to nothing, and Iceberg
-  // Java and PyIceberg ignore them, but DuckDB applies them: readers disagree, so neither
-  // they nor the file they name are rewritten.
-  bool Misfiled(const DeleteFile& d) const;
+  // Whether `d` is position deletes that may name a live data file of another spec or
+  // partition: its target is one, or one is within its file_path bounds (DuckDB 1.5 files
+  // the deletes of a file written before a partition spec change under the current spec
+  // with a null partition). By the spec they do not apply to that file; PyIceberg 0.12 and
+  // Iceberg Java 1.11 ignore them, other versions match them by path or refuse the scan,
+  // and DuckDB applies them. Readers disagree, so neither they nor the files they may name
+  // are rewritten, merged or removed.
+  bool Misfiled(const DeleteFile& d) const { return misfiled_.count(&d) > 0; }
   // Whether a misfiled delete file names `f`.
   bool NamedByMisfiled(const LiveFile& f) const { return misfiled_targets_.count(f.path) > 0; }
 
@@ -96,6 +101,7 @@ class Inputs {
   std::map<std::string, std::vector<const LiveFile*>> files_by_key_;
   std::map<std::string, std::vector<const DeleteFile*>> deletes_by_key_;
   std::map<std::string, const LiveFile*> file_by_path_;
+  std::set<const DeleteFile*> misfiled_;
   std::set<std::string> misfiled_targets_;
   std::vector<const DeleteFile*> global_deletes_;
 };

@@ -106,12 +106,12 @@ TEST(DeleteMergePlanTest, EachSpecAndPartitionIsItsOwnGroupAndNaNIsOnePartition)
   std::vector<DeleteFile> deletes;
   for (int i = 0; i < 3; i++) deletes.push_back(Deletes("fn", n1, 100 + i));
   for (int i = 0; i < 2; i++) deletes.push_back(Deletes("fz", null, 100 + i));
-  deletes.push_back(Deletes("fz", n2, 50));  // NaN again: the NaN partition's fourth
+  deletes.push_back(Deletes("fn", n2, 50));  // another NaN: the same partition, a fourth
   Inputs in = Inputs::Of({Data("fn", n1), Data("fz", null)}, std::move(deletes));
   int64_t allowance = 10'000;
   auto merges = PlanDeleteMerges(in, {}, kPolicy, allowance);
   ASSERT_EQ(merges.size(), 1u);  // the null partition has two only
-  EXPECT_EQ(merges[0].inputs.size(), 3u);
+  EXPECT_EQ(merges[0].inputs.size(), 4u);
   for (const DeleteFile* d : merges[0].inputs) EXPECT_EQ(d->key, PartitionKey(1, n1));
 }
 
@@ -132,6 +132,22 @@ TEST(DeleteMatchingTest, DeletesOfAFileOfAnotherSpecAreMisfiledAndApplyToNothing
   EXPECT_EQ(in.FilesOf(in.deletes[1]).size(), 1u);
   EXPECT_FALSE(in.NamedByMisfiled(in.live[1]));
   EXPECT_FALSE(in.Misfiled(in.deletes[2]));  // its file is gone: dangling, not misfiled
+}
+
+TEST(DeleteMatchingTest, DeletesWhoseBoundsReachAFileOfAnotherPartitionAreMisfiled) {
+  LiveFile old_spec = Data("f0", Json::object());
+  old_spec.spec = 0;
+  old_spec.key = PartitionKey(0, Json::object());
+  const Json null = {{"part", nullptr}};
+  DeleteFile wide = Deletes("", null, 100), narrow = Deletes("", null, 101);
+  wide.paths = PathRange{"f0", "f1"};  // may name f0, of the old spec
+  narrow.paths = PathRange{"f1", "f2"};
+  Inputs in = Inputs::Of({old_spec, Data("f1", null), Data("f9", kA)}, {wide, narrow});
+  EXPECT_TRUE(in.Misfiled(in.deletes[0]));
+  EXPECT_FALSE(in.Misfiled(in.deletes[1]));
+  EXPECT_TRUE(in.NamedByMisfiled(in.live[0]));
+  EXPECT_FALSE(in.NamedByMisfiled(in.live[1]));  // its own partition's: it applies there
+  EXPECT_FALSE(in.NamedByMisfiled(in.live[2]));
 }
 
 TEST(DeleteMatchingTest, OnlyEqualityDeletesOfAnUnpartitionedSpecApplyEverywhere) {

@@ -32,18 +32,23 @@ Result<avro::Container> ReadManifestFile(WarehouseFiles& files, const metastore:
   return avro::ReadContainer(bytes);
 }
 
-std::string PositionDeleteTarget(const Json& file) {
-  auto ref = file.find("referenced_data_file");
-  if (ref != file.end() && ref->is_string()) return WarehouseFiles::Canonical(*ref);
+std::optional<PathRange> PositionDeletePaths(const Json& file) {
   auto lower = Bounds(file, "lower_bounds"), upper = Bounds(file, "upper_bounds");
   for (const char* id : kDeleteFilePathIds) {
     auto lo = lower.find(id), hi = upper.find(id);
     if (lo == lower.end() || hi == upper.end()) continue;
-    if (lo->second != hi->second) return "";
-    auto path = crypto::HexDecode(lo->second);
-    return path ? WarehouseFiles::Canonical(*path) : "";
+    auto first = crypto::HexDecode(lo->second), last = crypto::HexDecode(hi->second);
+    if (!first || !last) return std::nullopt;
+    return PathRange{WarehouseFiles::Canonical(*first), WarehouseFiles::Canonical(*last)};
   }
-  return "";
+  return std::nullopt;
+}
+
+std::string PositionDeleteTarget(const Json& file) {
+  auto ref = file.find("referenced_data_file");
+  if (ref != file.end() && ref->is_string()) return WarehouseFiles::Canonical(*ref);
+  auto range = PositionDeletePaths(file);
+  return range && range->first == range->last ? range->first : "";
 }
 
 }  // namespace tablemere::catalog

@@ -3,6 +3,7 @@
 // telling which data file a position delete file targets.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "avro/container.h"
@@ -15,6 +16,13 @@ inline constexpr size_t kMaxManifestBytes = 256u << 20;
 
 Result<avro::Container> ReadManifestFile(WarehouseFiles& files, const metastore::Warehouse& w,
                                          const std::string& location);
+
+// The bounds of a position delete file's file_path column (canonical paths), when known:
+// every data file it names is within them.
+struct PathRange {
+  std::string first, last;
+};
+std::optional<PathRange> PositionDeletePaths(const Json& data_file);
 
 // The one data file a position delete file (a manifest entry's data_file, as JSON) targets:
 // its referenced_data_file, or its file_path column's bounds when they are equal; "" when

@@ -73,6 +73,8 @@ Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
     for (const LiveFile* f : in.FilesOf(*d)) partly_rewritten |= rewritten.count(f->path) > 0;
   }
   merge.inputs = inputs;
+  merge.bytes = 0;  // what the worker reads: the caller charges no more
+  for (const DeleteFile* d : inputs) merge.bytes += d->size;
   if (inputs.size() < 2 && !(inputs.size() == 1 && partly_rewritten)) return false;
   merge.sequence = 0;
   for (const DeleteFile* d : inputs) merge.sequence = std::max(merge.sequence, d->sequence);

@@ -48,7 +48,8 @@ std::vector<DeleteMerge> PlanDeleteMerges(const Inputs& in, const std::set<std::
 // Runs a planned merge once the data bins ran: `rewritten` are the data files the commit
 // replaces and `removed` the delete files it drops outright (both leave the merge). False
 // when nothing is left worth merging; otherwise the merged file is uploaded (recorded in
-// `written`) unless no row was left, and `merge.inputs` are what the commit replaces.
+// `written`) unless no row was left, and `merge.inputs` are what the commit replaces
+// (`merge.bytes` their size: what the worker read).
 Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
                             const CompactionOptions& options, const metastore::Warehouse& w,
                             const std::string& location, const Inputs& in,

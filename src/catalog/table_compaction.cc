@@ -316,6 +316,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
   std::vector<DeleteMerge*> merged_deletes;
   for (auto& merge : merges) {
+    const int64_t planned_bytes = merge.bytes;
     auto ran = RunDeleteMerge(catalog, random, options, w, location, in, rewritten_paths,
                               removed_deletes, merge, written);
     if (!ran) {
@@ -325,8 +326,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     }
     if (*ran) {
       merged_deletes.push_back(&merge);
+      allowance += planned_bytes - merge.bytes;  // inputs the commit removes outright
     } else {
-      allowance += merge.bytes;  // the worker never read it
+      allowance += planned_bytes;  // the worker never read it
     }
   }
   // What the worker read is charged to the byte budget, whether or not its bins succeed (a

@@ -99,9 +99,15 @@ std::vector<Flag> Flags(Config& c) {
        str(c.maintenance_worker)},
       {"rebase-timeout-seconds", "TABLEMERE_REBASE_TIMEOUT_SECONDS",
        "how long a commit's rebase over maintenance may run the worker, in all; past it the "
-       "commit's conflict stands (default 60)",
-       [&c](const std::string& v) {
-         return SetNonNegative(c.rebase_timeout_seconds, v, "rebase-timeout-seconds");
+       "commit's conflict stands (default 60, at most 3600; 0: commits whose deletes need "
+       "re-aiming are not rebased)",
+       [&c](const std::string& v) -> Result<void> {
+         TM_TRY(SetNonNegative(c.rebase_timeout_seconds, v, "rebase-timeout-seconds"));
+         if (c.rebase_timeout_seconds > 3600) {
+           return Fail(ErrorCode::kInvalidInput,
+                       "rebase-timeout-seconds is at most 3600 (it holds a commit request)");
+         }
+         return {};
        }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
