@@ -497,11 +497,9 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     if (c.origin == CommitOrigin::kClient) TM_TRY(RefuseMaintenanceMarks(c.updates));
   }
   // The rebase's worker runs share one deadline, however often the commit is retried.
-  std::optional<WorkerOptions> rebase_worker = rebase_worker_;
-  if (rebase_worker) {
-    rebase_worker->deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(rebase_worker->timeout_ms);
-  }
+  const auto rebase_deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::milliseconds(rebase_worker_ ? rebase_worker_->timeout_ms : 0);
   auto prepare = [&]() -> Result<std::vector<EntryChange>> {
     std::vector<EntryChange> prepared;
     for (const TableChange& c : changes) {
@@ -545,9 +543,10 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         if (held) continue;
         if (current && held.error().code == ErrorCode::kConflict &&
             c.origin == CommitOrigin::kClient) {
+          std::optional<WorkerOptions> worker = rebase_worker_;
+          if (worker) worker->deadline = rebase_deadline;
           TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, meta_.maintenance(),
-                                                   rebase_worker ? &*rebase_worker : nullptr, w,
-                                                   *current, c));
+                                                   worker ? &*worker : nullptr, w, *current, c));
         }
         if (!rebased) return Fail(held.error());
         for (const auto& again : rebased->requirements) {

@@ -41,11 +41,9 @@ void MoveCounts(Json& summary, std::initializer_list<std::pair<const char*, int6
   for (const auto& [key, delta] : deltas) {
     if (delta == 0) continue;
     const bool total = std::string_view(key).starts_with("total-");
-    std::optional<int64_t> n;
+    const std::optional<int64_t> n = iceberg::SummaryCount(summary, key);
     if (summary.contains(key)) {
-      if (!summary[key].is_string()) continue;
-      n = ParseInt(summary[key].get<std::string>());
-      if (!n) continue;
+      if (!n) continue;  // not a count: left as the client wrote it
     } else if (total || delta < 0) {
       continue;  // an unknown total stays unknown; a count the client did not make, unmade
     }
@@ -71,14 +69,10 @@ Json MovesOf(const Json& moves, const std::vector<std::string>& paths) {
 // changed between that and `after`.
 void MoveTotals(Json& summary, const Json& before, const Json& after) {
   if (!summary.is_object()) return;
-  auto count = [](const Json& s, const std::string& key) -> std::optional<int64_t> {
-    if (!s.contains(key) || !s[key].is_string()) return std::nullopt;
-    return ParseInt(s[key].get<std::string>());
-  };
   for (auto& [key, value] : summary.items()) {
     if (!key.starts_with("total-") || !value.is_string()) continue;
     auto mine = ParseInt(value.get<std::string>());
-    auto was = count(before, key), is = count(after, key);
+    auto was = iceberg::SummaryCount(before, key), is = iceberg::SummaryCount(after, key);
     if (mine && was && is) value = std::to_string(*mine + (*is - *was));
   }
 }

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "common/strings.h"
+#include "iceberg/table_metadata.h"
 
 namespace tablemere::catalog {
 namespace {
@@ -193,14 +194,10 @@ Result<TableSummary> ControlTables::Describe(const accounts::WarehouseAccess& ac
         snap.value("snapshot-id", int64_t{-1}) != *s.current_snapshot_id) {
       continue;
     }
-    Json summary = snap.value("summary", Json::object());
-    auto count = [&](const char* key) -> std::optional<int64_t> {
-      if (!summary.contains(key) || !summary[key].is_string()) return std::nullopt;
-      return ParseInt(summary[key].get<std::string>());
-    };
-    s.rows = count("total-records");
-    s.data_files = count("total-data-files");
-    s.delete_files = count("total-delete-files");
+    const Json summary = snap.value("summary", Json::object());
+    s.rows = iceberg::SummaryCount(summary, "total-records");
+    s.data_files = iceberg::SummaryCount(summary, "total-data-files");
+    s.delete_files = iceberg::SummaryCount(summary, "total-delete-files");
     if (s.rows) s.rows_source = "snapshot_summary";
   }
   return s;

@@ -15,6 +15,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "iceberg/table_metadata.h"
 
 namespace tablemere::catalog {
 namespace {
@@ -492,9 +493,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // The snapshot: a replace, its totals carried from the one it starts from.
   const Json previous = snapshot->value("summary", Json::object());
   auto total = [&](const char* name, int64_t delta) -> Json {
-    auto it = previous.find(name);
-    if (it == previous.end() || !it->is_string()) return nullptr;
-    auto n = ParseInt(it->get<std::string>());
+    auto n = iceberg::SummaryCount(previous, name);
     return n ? Json(std::to_string(*n + delta)) : Json();
   };
   Json summary = {{"operation", "replace"},

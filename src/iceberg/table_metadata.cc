@@ -1201,6 +1201,13 @@ std::optional<int64_t> IntMember(const Json& object, const std::string& key) {
   return AsInt(*v);
 }
 
+std::optional<int64_t> SummaryCount(const Json& summary, const std::string& key) {
+  if (!summary.is_object()) return std::nullopt;
+  auto it = summary.find(key);
+  if (it == summary.end() || !it->is_string()) return std::nullopt;
+  return ParseInt(it->get<std::string>());
+}
+
 Result<Json> NewTableMetadata(const Json& create_request, const std::string& location,
                               const std::string& table_uuid, int64_t now_millis) {
   if (!create_request.is_object()) {

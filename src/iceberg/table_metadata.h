@@ -43,6 +43,8 @@ Result<Json> ApplyUpdates(Json base, const Json& updates, int64_t now_millis);
 const Json* FindSnapshot(const Json& metadata, int64_t id);
 // A member of a stored document that is an integer, or nullopt.
 std::optional<int64_t> IntMember(const Json& object, const std::string& key);
+// A count of a snapshot summary (Iceberg writes them as strings of digits), or nullopt.
+std::optional<int64_t> SummaryCount(const Json& summary, const std::string& key);
 
 // Appends {timestamp-ms, metadata-file} for the previous metadata file and trims the
 // log to write.metadata.previous-versions-max (default 100).
