@@ -437,12 +437,12 @@ def err_body(code, **extra):
     (401, "invalid_code", 1),
     (409, "already_exists", 2),
     (409, "limit_exceeded", 2),
-    (429, "rate_limited", 2),
+    (429, "rate_limited", 5),
     (403, "quota_exceeded", 2),
     (403, "limit_exceeded", 2),
     (401, "invalid_api_key", 3),
     (401, "api_key_revoked", 3),
-    (403, "forbidden", 3),
+    (403, "forbidden", 2),
     (403, "principal_suspended", 3),
     (404, "warehouse_not_found", 4),
     (500, "internal", 5),
@@ -649,7 +649,7 @@ def test_exit_2_conflicts_and_limits(srv, home):
     email = new_email()
     signup_env = base_env(home, TABLEMERE_URL=srv.api)
     ok("signup", "--email", email, env=signup_env)
-    err = fails(2, "signup", "--email", email, env=signup_env, code="rate_limited")
+    err = fails(5, "signup", "--email", email, env=signup_env, code="rate_limited")
     assert err["retry_after_seconds"] >= 1
 
 
@@ -803,12 +803,12 @@ def test_exit_3_auth(srv, home):
     agent = ok("agent", "create", "--name", uid("ro"), "--grant", "lake:read", env=env)
     assert agent["api_key"].startswith("al_live_")
     agent_env = {**env, "TABLEMERE_API_KEY": agent["api_key"]}
-    fails(3, "org", "invite", "--email", new_email(), env=agent_env, code="insufficient_role")
+    fails(2, "org", "invite", "--email", new_email(), env=agent_env, code="insufficient_role")
     api(srv, "POST", "/v1/tables", account["api_key"],
         json={"warehouse_id": "lake", "namespace": "demo", "name": "t3", "schema": {
             "type": "struct", "schema-id": 0, "fields": [
                 {"id": 1, "name": "id", "type": "long", "required": True}]}})
-    fails(3, "credentials", "--catalog", "lake", "--namespace", "demo", "--table", "t3",
+    fails(2, "credentials", "--catalog", "lake", "--namespace", "demo", "--table", "t3",
           env=agent_env, code="forbidden")
 
 
@@ -1329,7 +1329,7 @@ def test_org_commands(srv, home):
     assert invite["token"] and invite["org_id"] == org
     # Someone else cannot redeem it; the invited person can.
     stranger = srv.signup()
-    fails(3, "org", "accept", "--token", invite["token"],
+    fails(2, "org", "accept", "--token", invite["token"],
           env={**env, "TABLEMERE_API_KEY": stranger["api_key"]},
           code="invitation_for_someone_else")
     joined = ok("org", "accept", "--token", invite["token"],
@@ -1348,7 +1348,7 @@ def test_org_commands(srv, home):
     assert ok("org", "set", "--org", org, "--domain-join", "on", env=env)["domain_join"] is True
     removed = ok("org", "domain", "--org", org, "--domain", domain, "--remove", env=env)
     assert removed["removed"] == domain and removed["domain_join"] is False
-    fails(3, "org", "domain", "--org", org, "--domain", "elsewhere-corp.test", env=env,
+    fails(2, "org", "domain", "--org", org, "--domain", "elsewhere-corp.test", env=env,
           code="domain_not_yours")
 
 

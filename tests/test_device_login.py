@@ -37,7 +37,7 @@ def test_approved_login_hands_the_cli_a_new_agents_key_once(srv):
     assert_api_error(poll(srv, d["device_code"]), 400, "authorization_pending")
     # Polling faster than the interval: slow_down, and the interval grows by 5 s.
     err = assert_api_error(poll(srv, d["device_code"]), 400, "slow_down")
-    assert err["interval"] == "10"
+    assert err["interval"] == 10
     # The consent screen, typed in lower case without the dash.
     typed = d["user_code"].replace("-", "").lower()
     r = requests.get(srv.api + "/v1/auth/device/pending", headers=auth(person["api_key"]),

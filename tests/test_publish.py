@@ -38,8 +38,11 @@ def anonymous_catalog(server, warehouse_id):
     return RestCatalog("anon", uri=server.catalog, warehouse=f"w-{warehouse_id}")
 
 
-def publish(server, key, wid, confirm):
-    return requests.post(server.api + f"/v1/warehouses/{wid}/public", json={"confirm": confirm},
+def publish(server, key, wid, confirm, anonymous_catalog=None):
+    body = {"confirm": confirm}
+    if anonymous_catalog is not None:
+        body["anonymous_catalog"] = anonymous_catalog
+    return requests.post(server.api + f"/v1/warehouses/{wid}/public", json=body,
                          headers=auth(key))
 
 
@@ -79,6 +82,19 @@ def test_publish_reads_anonymously_and_unpublish_stops_it(server, owner):
     # The blob bucket stays private.
     with pytest.raises(Exception):
         s3.list_objects_v2(Bucket=f"b-{wid}")
+
+    # Publishing is storage-level: the REST catalog still wants a token.
+    assert body["anonymous_catalog"] is False
+    r = requests.get(server.catalog + f"/v1/w-{wid}/namespaces")
+    assert r.status_code == 401, r.text
+    # Opening the catalog is its own opt-in, with its own audit event and listing field.
+    r = publish(server, key, wid, "lake", anonymous_catalog=True)
+    assert r.status_code == 200 and r.json()["anonymous_catalog"] is True, r.text
+    listed = requests.get(server.api + "/v1/warehouses", headers=auth(key)).json()
+    assert [w["anonymous_catalog"] for w in listed["warehouses"]] == [True]
+    events = requests.get(server.api + "/v1/audit", params={"action": "warehouse.catalog_open"},
+                          headers=auth(key)).json()["events"]
+    assert len(events) == 1 and "127.0.0.1" in (events[0]["ip"] or "")
 
     # The catalog with no token: PyIceberg lists and reads the table end to end.
     anon = anonymous_catalog(server, wid)

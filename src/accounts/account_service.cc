@@ -265,7 +265,9 @@ Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::
     return Fail(Coded(ErrorCode::kConflict, "ambiguous_name",
                       "More than one warehouse is named '" + warehouse + "'; use its warehouse_id.")
                     .With("candidates", Join(ids, ","))
-                    .With("remedy", "Pass the warehouse_id instead of the name."));
+                    .With("remedy",
+                          "Pass the warehouse_id instead of the name (--catalog "
+                          "<warehouse_id> with the CLI)."));
   }
   return matches.front();
 }
@@ -382,11 +384,13 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
 
 Result<void> AccountService::Record(metastore::AuditEvent event) {
   if (event.at_ms == 0) event.at_ms = clock_.NowMillis();
+  if (event.ip.empty()) event.ip = request_origins_.AddressOf(event.request_id);
   return meta_.audit().Record(event);
 }
 
 Result<void> AccountService::RecordIn(metastore::Stores& stores, metastore::AuditEvent event) {
   if (event.at_ms == 0) event.at_ms = clock_.NowMillis();
+  if (event.ip.empty()) event.ip = request_origins_.AddressOf(event.request_id);
   return stores.audit().Record(event);
 }
 

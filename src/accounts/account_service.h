@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accounts/credentials.h"
+#include "accounts/request_origins.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "metastore/metastore.h"
@@ -143,6 +144,7 @@ struct CreateProjectRequest {
   std::string region;
   std::string org_id;           // "" when the caller belongs to one organisation
   std::string idempotency_key;  // "" for none
+  std::string request_hash;     // the body's fingerprint, checked on a replay
   std::string request_id;
 };
 
@@ -155,6 +157,7 @@ struct CreateWarehouseRequest {
   std::string project;  // id or name
   std::string name;
   std::string idempotency_key;
+  std::string request_hash;  // the body's fingerprint, checked on a replay
   std::string request_id;
 };
 
@@ -532,12 +535,15 @@ class AccountService {
   Result<DeletedWarehouse> DeleteWarehouse(const Caller& caller, const std::string& warehouse,
                                            const std::string& confirm,
                                            const std::string& request_id);
-  // ---- publishing (publish.cc). Errors: kPermissionDenied (insufficient_role: admins
-  // only), kInvalidInput (confirmation_required, confirm_with; publishing only),
-  // kQuotaExceeded (quota_exceeded, tier public), kNotFound (warehouse_not_found).
+  // ---- publishing (publish.cc): storage-level (anyone reads the table bucket); with
+  // `anonymous_catalog` the REST catalog also answers list and load without a token. Each
+  // publish states both; unpublishing closes both. Errors: kPermissionDenied
+  // (insufficient_role: admins only), kInvalidInput (confirmation_required, confirm_with;
+  // publishing only), kQuotaExceeded (quota_exceeded, tier public), kNotFound
+  // (warehouse_not_found).
   Result<PublishedWarehouse> SetPublic(const Caller& caller, const std::string& warehouse,
-                                       bool publish, const std::string& confirm,
-                                       const std::string& request_id);
+                                       bool publish, bool anonymous_catalog,
+                                       const std::string& confirm, const std::string& request_id);
   // ---- grants (warehouses.cc)
   Result<std::vector<GrantView>> Grants(const Caller& caller, const std::string& warehouse);
   // Errors: kInvalidInput (invalid_value level), kPermissionDenied (forbidden), kNotFound
@@ -552,14 +558,18 @@ class AccountService {
   const Limits& limits() const { return limits_; }
   // Idempotency keys of routes served outside this service (POST /v1/tables): what the
   // first call with `key` on `endpoint` recorded (nullopt when new or empty); kConflict
-  // (idempotency_key_reused) for another endpoint's key.
+  // (idempotency_key_reused, 409) for another endpoint's key, kInvalidInput
+  // (idempotency_key_reused, 422) for the same endpoint with another body
+  // (`request_hash`).
   Result<std::optional<std::string>> Replay(const Caller& caller, const std::string& key,
-                                            const std::string& endpoint) {
-    return ReplayOf(caller, key, endpoint);
+                                            const std::string& endpoint,
+                                            const std::string& request_hash) {
+    return ReplayOf(caller, key, endpoint, request_hash);
   }
   // Records `resource` (there: the first answer) under `key`; nothing for an empty key.
   Result<void> RememberIdempotency(const Caller& caller, const std::string& key,
-                                   const std::string& endpoint, const std::string& resource);
+                                   const std::string& endpoint, const std::string& resource,
+                                   const std::string& request_hash);
   // ---- organisations, domains, members, invitations (orgs.cc). Errors: kNotFound
   // (org_not_found), kPermissionDenied (insufficient_role) on admin-only calls.
   Result<MyOrg> ResolveOrg(const Caller& caller, const std::string& org);
@@ -632,6 +642,10 @@ class AccountService {
   // check may look up many candidate handles). Errors: kRateLimited (rate_limited).
   Result<HandleAvailability> CheckHandleFrom(const std::string& handle, const std::string& address);
 
+  // The addresses of the requests being served, which audit events record (the control
+  // API notes each request's while serving it).
+  RequestOrigins& request_origins() { return request_origins_; }
+
  private:
   // The person an external issuer's token names (external.cc), created on first sight.
   Result<Caller> ExternalCaller(const std::string& token);
@@ -657,10 +671,14 @@ class AccountService {
   Result<std::optional<metastore::Role>> RoleIn(const Caller& caller, const std::string& org);
   // A project by id or name among those the caller reaches ("" when it reaches one).
   Result<ReachableProject> ResolveProject(const Caller& caller, const std::string& project);
+  // The organisation's members with their principals, without revoked agents.
+  Result<std::vector<MemberView>> ActiveMembers(const OrgId& org);
   // The resource an earlier call with this Idempotency-Key created on `endpoint`; nullopt
-  // for a new (or no) key; kConflict (idempotency_key_reused) for another endpoint's key.
+  // for a new (or no) key; idempotency_key_reused for another endpoint's key (409) or
+  // another body (422, the IETF Idempotency-Key draft's answer).
   Result<std::optional<std::string>> ReplayOf(const Caller& caller, const std::string& key,
-                                              const std::string& endpoint);
+                                              const std::string& endpoint,
+                                              const std::string& request_hash);
   // The caller's access to one warehouse of an organisation where it holds `role`;
   // nullopt when it holds nothing there.
   // What `p` (holding `role` in the warehouse's organisation) holds on it given the
@@ -682,6 +700,7 @@ class AccountService {
   identity::SigningKeys* signing_keys_;
   identity::ExternalIssuers* external_ = nullptr;
   TrafficCounters traffic_;
+  RequestOrigins request_origins_;
 };
 
 }  // namespace tablemere::accounts

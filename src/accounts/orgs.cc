@@ -43,9 +43,21 @@ Result<MyOrg> AccountService::ResolveOrg(const Caller& caller, const std::string
 Result<OrgView> AccountService::ViewOf(MyOrg mine) {
   OrgView v{std::move(mine.org), mine.role, {}, 0};
   TM_ASSIGN(v.domains, meta_.memberships().DomainsOf(v.org.id));
-  TM_ASSIGN(auto members, meta_.orgs().MembersOf(v.org.id));
+  TM_ASSIGN(auto members, ActiveMembers(v.org.id));
   v.members = static_cast<int>(members.size());
   return v;
+}
+
+Result<std::vector<MemberView>> AccountService::ActiveMembers(const OrgId& org) {
+  TM_ASSIGN(auto members, meta_.orgs().MembersOf(org));
+  std::vector<MemberView> out;
+  for (auto& m : members) {
+    TM_ASSIGN(auto p, meta_.principals().FindPrincipal(m.principal_id));
+    // A revoked agent (suspended, its keys revoked) can no longer act: it is no member.
+    if (p.kind == PrincipalKind::kAgent && p.suspended) continue;
+    out.push_back(MemberView{std::move(m), std::move(p)});
+  }
+  return out;
 }
 
 Result<std::vector<OrgView>> AccountService::OrgViews(const Caller& caller) {
@@ -160,13 +172,7 @@ Result<OrgView> AccountService::ReleaseDomain(const Caller& caller, const std::s
 Result<std::vector<MemberView>> AccountService::Members(const Caller& caller,
                                                         const std::string& org) {
   TM_ASSIGN(auto mine, ResolveOrg(caller, org));
-  TM_ASSIGN(auto members, meta_.orgs().MembersOf(mine.org.id));
-  std::vector<MemberView> out;
-  for (auto& m : members) {
-    TM_ASSIGN(auto p, meta_.principals().FindPrincipal(m.principal_id));
-    out.push_back(MemberView{std::move(m), std::move(p)});
-  }
-  return out;
+  return ActiveMembers(mine.org.id);
 }
 
 Result<int> AccountService::HumanAdmins(metastore::Stores& stores, const OrgId& org) {

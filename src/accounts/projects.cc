@@ -1,6 +1,7 @@
 // AccountService: the caller's projects (GET /v1/projects) and the warehouses of one
 // project with the caller's level on each (GET /v1/warehouses).
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "accounts/account_service.h"
 #include "common/crypto.h"
@@ -32,7 +33,8 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
                                                      const CreateProjectRequest& request) {
   // ---- a replay answers with the first call's project
   auto replay = [&]() -> Result<std::optional<CreatedProject>> {
-    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateProjectEndpoint));
+    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateProjectEndpoint,
+                                  request.request_hash));
     if (!seen) return std::optional<CreatedProject>();
     TM_ASSIGN(auto project, meta_.warehouses().FindProject(ProjectId(*seen)));
     return std::optional<CreatedProject>(
@@ -77,7 +79,7 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
         if (!request.idempotency_key.empty()) {
           TM_TRY(txn.idempotency().PutIdempotency({caller.principal.id, request.idempotency_key,
                                                    kCreateProjectEndpoint, project.id,
-                                                   project.created_ms}));
+                                                   project.created_ms, request.request_hash}));
         }
         TM_TRY(txn.warehouses().CreateProject(project));
         return RecordIn(
@@ -128,19 +130,34 @@ Result<ReachableProject> AccountService::ResolveProject(const Caller& caller,
     }
   }
   std::vector<const ReachableProject*> matches;
-  for (const auto& r : reachable) {
-    if (project.empty() || r.view.project.id.str() == project || r.view.project.name == project) {
-      matches.push_back(&r);
+  if (project.empty()) {
+    // No project named: the organisation's default project, its first (the one signup
+    // made). Only a caller in several organisations must say which.
+    std::set<std::string> orgs_seen;
+    for (const auto& r : reachable) {
+      if (orgs_seen.insert(r.view.project.org_id.str()).second) matches.push_back(&r);
     }
-  }
-  if (project.empty() && matches.size() > 1) {
-    std::vector<std::string> names;
-    for (const auto* m : matches) names.push_back(m->view.project.name);
-    return Fail(Error{ErrorCode::kInvalidInput, "You reach several projects; name one", {}}
-                    .With("code", "missing_field")
-                    .With("field", "project")
-                    .With("available", Join(names, ","))
-                    .With("remedy", "Add ?project=<project_id or name>."));
+    if (matches.size() > 1) {
+      std::vector<std::string> names;
+      for (const auto* m : matches) names.push_back(m->view.project.name);
+      return Fail(Error{ErrorCode::kInvalidInput,
+                        "You belong to several organisations, each with its default project; "
+                        "name one",
+                        {}}
+                      .With("code", "missing_field")
+                      .With("field", "project")
+                      .With("available", Join(names, ","))
+                      .With("remedy",
+                            "Name the project: --project <project_id or name> with the CLI, "
+                            "the project field (or ?project=) with the API; tablemere project "
+                            "list shows them."));
+    }
+  } else {
+    for (const auto& r : reachable) {
+      if (r.view.project.id.str() == project || r.view.project.name == project) {
+        matches.push_back(&r);
+      }
+    }
   }
   if (matches.empty()) return Fail(ProjectNotFound(project));
   // An id matches one project; a name may match one per organisation.
@@ -151,14 +168,17 @@ Result<ReachableProject> AccountService::ResolveProject(const Caller& caller,
         Error{ErrorCode::kConflict, "More than one of your projects is named '" + project + "'", {}}
             .With("code", "ambiguous_name")
             .With("candidates", Join(ids, ","))
-            .With("remedy", "Pass the project_id instead of the name."));
+            .With("remedy",
+                  "Pass the project_id instead of the name (--project <project_id> with "
+                  "the CLI)."));
   }
   return *matches.front();
 }
 
 Result<std::optional<std::string>> AccountService::ReplayOf(const Caller& caller,
                                                             const std::string& key,
-                                                            const std::string& endpoint) {
+                                                            const std::string& endpoint,
+                                                            const std::string& request_hash) {
   if (key.empty()) return std::optional<std::string>();
   TM_ASSIGN(auto seen, meta_.idempotency().FindIdempotency(caller.principal.id, key));
   if (!seen) return std::optional<std::string>();
@@ -167,6 +187,17 @@ Result<std::optional<std::string>> AccountService::ReplayOf(const Caller& caller
         Error{ErrorCode::kConflict, "This Idempotency-Key was used on " + seen->endpoint, {}}
             .With("code", "idempotency_key_reused")
             .With("remedy", "Send a new Idempotency-Key for a different call."));
+  }
+  if (!seen->request_hash.empty() && seen->request_hash != request_hash) {
+    return Fail(Error{ErrorCode::kInvalidInput,
+                      "This Idempotency-Key was used with a different request body; nothing "
+                      "was changed",
+                      {}}
+                    .With("code", "idempotency_key_reused")
+                    .With("http_status", "422")
+                    .With("remedy",
+                          "Send a new Idempotency-Key for a different request, or repeat the "
+                          "first request unchanged to get its answer."));
   }
   return std::optional<std::string>(seen->resource_id);
 }
@@ -187,10 +218,11 @@ Result<std::string> CheckName(const std::string& raw) {
 
 Result<void> AccountService::RememberIdempotency(const Caller& caller, const std::string& key,
                                                  const std::string& endpoint,
-                                                 const std::string& resource) {
+                                                 const std::string& resource,
+                                                 const std::string& request_hash) {
   if (key.empty()) return {};
   auto put = meta_.idempotency().PutIdempotency(
-      {caller.principal.id, key, endpoint, resource, clock_.NowMillis()});
+      {caller.principal.id, key, endpoint, resource, clock_.NowMillis(), request_hash});
   // A concurrent call with the same key recorded its answer first: it stands.
   if (!put && put.error().Detail("conflict") == "idempotency_key") return {};
   return put;

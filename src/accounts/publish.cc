@@ -1,7 +1,8 @@
 // AccountService: publishing a warehouse (POST/DELETE /v1/warehouses/{id}/public). A
 // public warehouse's table bucket is readable by anyone, unsigned (the S3 layer asks
-// S3Identities::PublicBucket), and its catalog answers reads without a token (the catalog's
-// AuthenticateAnonymous); writes stay refused.
+// S3Identities::PublicBucket); writes stay refused and the REST catalog stays private. Only
+// on the separate opt-in (anonymous_catalog) does the catalog also answer list and load
+// without a token (the catalog's AuthenticateAnonymous).
 #include <nlohmann/json.hpp>
 
 #include "accounts/account_service.h"
@@ -9,6 +10,7 @@
 namespace tablemere::accounts {
 Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
                                                      const std::string& warehouse, bool publish,
+                                                     bool anonymous_catalog,
                                                      const std::string& confirm,
                                                      const std::string& request_id) {
   TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
@@ -44,14 +46,25 @@ Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
                       .With("remedy", "Unpublish another catalog, or delete data first."));
     }
   }
-  const int64_t at = publish ? (w.published_ms ? w.published_ms : clock_.NowMillis()) : 0;
+  const int64_t now = clock_.NowMillis();
+  const int64_t at = publish ? (w.published_ms ? w.published_ms : now) : 0;
+  const bool open = publish && anonymous_catalog;
+  const int64_t catalog_at = open ? (w.catalog_public_ms ? w.catalog_public_ms : now) : 0;
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
-    TM_ASSIGN(out.warehouse, txn.warehouses().SetWarehousePublic(w.id, at));
-    return RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
+    TM_ASSIGN(out.warehouse, txn.warehouses().SetWarehousePublic(w.id, at, catalog_at));
+    const std::string details = nlohmann::json{{"name", w.name}}.dump();
+    TM_TRY(RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
                           publish ? "warehouse.publish" : "warehouse.unpublish", "warehouse", w.id,
-                          request_id, nlohmann::json{{"name", w.name}}.dump()});
+                          request_id, details}));
+    // Opening or closing the anonymous catalog is its own event.
+    if ((w.catalog_public_ms != 0) != open) {
+      TM_TRY(RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
+                            open ? "warehouse.catalog_open" : "warehouse.catalog_close",
+                            "warehouse", w.id, request_id, details}));
+    }
+    return {};
   }));
-  out.changed = (w.published_ms != 0) != publish;
+  out.changed = (w.published_ms != 0) != publish || (w.catalog_public_ms != 0) != open;
   return out;
 }
 

@@ -75,7 +75,7 @@ Result<void> Verification::IssueCode(const std::string& purpose, const std::stri
   const int64_t now = accounts_.clock().NowMillis();
   metastore::PendingCode pending{
       purpose, email, HashCode(purpose, email, code), "", payload_json, now, now + kCodeTtlMs, 0};
-  if (!options_.mailer) {
+  if (delivery() == "log") {
     pending.sealed_code = crypto::Base64Encode(
         crypto::Seal(options_.seal_key, accounts_.random().Bytes(12), code, purpose + ":" + email));
   }

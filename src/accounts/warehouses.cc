@@ -36,7 +36,8 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
                                                          const CreateWarehouseRequest& request) {
   // ---- a replay answers with the first call's warehouse
   auto replay = [&]() -> Result<std::optional<CreatedWarehouse>> {
-    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateWarehouseEndpoint));
+    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateWarehouseEndpoint,
+                                  request.request_hash));
     if (!seen) return std::optional<CreatedWarehouse>();
     TM_ASSIGN(auto w, meta_.warehouses().FindWarehouse(WarehouseId(*seen)));
     TM_ASSIGN(auto p, meta_.warehouses().FindProject(w.project_id));
@@ -96,8 +97,9 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         if (!request.idempotency_key.empty()) {
-          TM_TRY(txn.idempotency().PutIdempotency(
-              {caller.principal.id, request.idempotency_key, kCreateWarehouseEndpoint, w.id, now}));
+          TM_TRY(txn.idempotency().PutIdempotency({caller.principal.id, request.idempotency_key,
+                                                   kCreateWarehouseEndpoint, w.id, now,
+                                                   request.request_hash}));
         }
         TM_TRY(txn.warehouses().CreateWarehouse(w));
         // The creator holds write (listed "via creator").
@@ -184,12 +186,11 @@ Result<std::vector<GrantView>> AccountService::Grants(const Caller& caller,
                                                       const std::string& warehouse) {
   TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
-  TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
+  TM_ASSIGN(auto members, ActiveMembers(w.org_id));
   TM_ASSIGN(auto explicit_grants, meta_.warehouses().GrantsOn(w.id));
   std::vector<GrantView> out;
   for (const auto& m : members) {
-    TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(m.principal_id));
-    auto view = GrantFor(principal, m.role, explicit_grants);
+    auto view = GrantFor(m.principal, m.membership.role, explicit_grants);
     if (!view) continue;
     view->warehouse_id = w.id;
     out.push_back(std::move(*view));

@@ -152,7 +152,7 @@ Result<AuthenticatedCaller> CatalogService::AuthenticateAnonymous(const std::str
     if (w.error().code == ErrorCode::kNotFound) return Fail(refused);
     return Fail(w.error());
   }
-  if (w->published_ms == 0) return Fail(refused);
+  if (w->published_ms == 0 || w->catalog_public_ms == 0) return Fail(refused);
   CatalogPrincipal p{"anonymous", w->id, /*read_only=*/true, w->credential_generation, 0, true};
   return AuthenticatedCaller{std::move(p), std::move(*w)};
 }
@@ -345,6 +345,12 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
   result.metadata_json = metadata.dump();
   bool staged = request.contains("stage-create") && request["stage-create"].is_boolean() &&
                 request["stage-create"].get<bool>();
+  if (staged && !metadata["properties"].contains("created-at")) {
+    // The reference catalog stamps a staged create (CatalogHandlers.stageTableCreate); the
+    // client sends its properties back with the commit that creates the table.
+    metadata["properties"]["created-at"] = FormatIso8601(clock_.NowMillis());
+    result.metadata_json = metadata.dump();
+  }
   if (!staged) {
     // ---- apply
     TM_ASSIGN(result.metadata_location, files_.WriteMetadata(w, location, 0, metadata));
@@ -360,6 +366,7 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
                                 clock_.NowMillis()};
     TM_TRY(
         meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}}));
+    KeepVersionHint(w, ns, ident.name);
   }
   AttachCredentials(result, caller, w, ident, metadata.value("location", location), vend);
   return result;
@@ -479,6 +486,7 @@ Result<LoadedTable> CatalogService::RegisterTable(const CatalogPrincipal& caller
     expected = existing->metadata_location;
   }
   TM_TRY(meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, name, expected, entry}}));
+  KeepVersionHint(w, ns, name);
   LoadedTable result{metadata_location, std::move(entry.metadata_json), {}, {}};
   AttachCredentials(result, caller, w, TableIdent{ns, name}, location, true);
   return result;
@@ -602,6 +610,7 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     results.push_back(
         LoadedTable{std::move(p.metadata_location), std::move(p.metadata_json), {}, {}});
   }
+  for (const TableChange& c : changes) KeepVersionHint(w, c.ident.ns, c.ident.name);
   if (commit_observer_) {
     for (const TableChange& c : changes) {
       if (c.origin == CommitOrigin::kClient) commit_observer_(w, c.ident);

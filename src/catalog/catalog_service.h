@@ -156,7 +156,25 @@ class CatalogService {
                                                           const metastore::Warehouse& w,
                                                           const TableIdent& ident);
 
+  // ---- version hints (version_hints.cc). A published warehouse's tables are read without
+  // a catalog (DuckDB's iceberg_scan of the table's directory, PyIceberg's StaticTable), and
+  // those readers find the current metadata file through
+  // <location>/metadata/version-hint.text, which holds its name without ".metadata.json".
+  // Kept current after every commit, create and register while the warehouse is
+  // published; orphan cleanup leaves it. Writes every table's hint (at publishing) and
+  // returns how many were written; a table whose metadata lies outside its location's
+  // metadata/ folder gets none.
+  Result<int> WriteVersionHints(const metastore::Warehouse& w);
+  // The hint's location for a table, or "" when it can have none.
+  static std::string VersionHintLocation(const std::string& location,
+                                         const std::string& metadata_location);
+
  private:
+  // Brings one table's hint up to date when `w` is published; a failure is logged (the
+  // commit stands) and the next commit or publish writes it again.
+  void KeepVersionHint(const metastore::Warehouse& w, const Namespace& ns, const std::string& name);
+  Result<bool> WriteVersionHint(const metastore::Warehouse& w, const Namespace& ns,
+                                const std::string& name);
   CommitObserver commit_observer_;
   std::optional<WorkerOptions> rebase_worker_;
   // How long after the last session for a dropped table ends its purge starts: a request

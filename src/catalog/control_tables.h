@@ -76,6 +76,12 @@ class ControlTables {
   Result<VendedCredentials> Credentials(const accounts::WarehouseAccess& access,
                                         const TableIdent& ident);
 
+  // Writes the version hint of every table of a warehouse just published (catalog
+  // readers without a catalog need it); returns how many were written.
+  Result<int> WriteVersionHints(const metastore::Warehouse& w) {
+    return catalog_.WriteVersionHints(w);
+  }
+
   // The warehouse identity the access level picks (read-only below write); the control
   // plane and maintenance act on the catalog as it.
   static CatalogPrincipal PrincipalFor(const accounts::WarehouseAccess& access);

@@ -68,6 +68,14 @@ int CodeFlow(const Cli& cli, const std::string& email, const Call& start, std::s
   if (code.empty()) {
     auto started = Request(api, start);
     if (!started) return cli.Fail(started.error());
+    if (client::StringOf(*started, "delivery") == "log") {
+      // A stack without mail (scripts/start.sh): the message is in the server's output.
+      cli.Say("No mail server is configured on " + cli.Url() +
+              ": the code was written to the server's output (the terminal running "
+              "tablemere-server or scripts/start.sh), in a block headed 'mail (log "
+              "delivery…)' with To: " +
+              email + ".");
+    }
     code = PromptCode(email);
     if (code.empty()) {
       cli.Print(*started);
@@ -80,7 +88,10 @@ int CodeFlow(const Cli& cli, const std::string& email, const Call& start, std::s
 
 void AddSignup(CLI::App& app, Cli& cli) {
   auto* cmd =
-      app.add_subcommand("signup", "create your account and catalog: email -> code -> API key");
+      app.add_subcommand("signup",
+                         "create your account and catalog: email -> code -> API key. The code "
+                         "is mailed; a server without a mail server (scripts/start.sh) writes "
+                         "the message to its own output instead");
   auto start = std::make_shared<SignupStart>();
   auto verify = std::make_shared<SignupVerify>();
   auto keys = std::make_shared<KeyOptions>();
@@ -125,8 +136,10 @@ void AddSignup(CLI::App& app, Cli& cli) {
 }
 
 void AddRecover(CLI::App& app, Cli& cli) {
-  auto* cmd =
-      app.add_subcommand("recover", "lost API key: a code to your email gives you a new one");
+  auto* cmd = app.add_subcommand(
+      "recover",
+      "lost API key: a code to your email gives you a new one (a server without a mail "
+      "server writes the message to its own output)");
   auto r = std::make_shared<Recover>();
   auto keys = std::make_shared<KeyOptions>();
   cmd->add_option("--email", r->email)->required();

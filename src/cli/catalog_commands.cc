@@ -7,6 +7,7 @@
 #include "api/wire/control.h"
 #include "cli/cli.h"
 #include "client/operations.h"
+#include "client/settings.h"
 
 namespace tablemere::cli {
 namespace {
@@ -22,28 +23,8 @@ using client::Call;
 using client::Outcome;
 using client::Request;
 
-const char* kCatalogHelp =
-    "the catalog's warehouse_id (UUID) or its name; list both with: tablemere catalog list";
 const char* kProjectHelp =
     "project_id (UUID) or project name; list both with: tablemere project list";
-
-CLI::Option* AddCatalogOption(CLI::App* cmd, std::string& value) {
-  return cmd->add_option("--catalog,--warehouse", value, kCatalogHelp)->required();
-}
-
-// Runs `fn` with the catalog resolved to its warehouse JSON ({warehouse_id, name, …}).
-int WithCatalog(const Cli& cli, const std::string& catalog,
-                const std::function<Outcome(const ApiClient&, const Json&)>& fn,
-                const Table& table = {}) {
-  auto api = cli.Api();
-  auto w = client::ResolveWarehouse(api, catalog);
-  if (!w) return cli.Fail(w.error());
-  return cli.Show(fn(api, *w), table);
-}
-
-std::string WarehousePath(const Json& w, const std::string& tail = "") {
-  return "/v1/warehouses/" + ApiClient::Escape(w.value("warehouse_id", "")) + tail;
-}
 
 const Table kCatalogTable{"warehouses",
                           {{"NAME", "name"},
@@ -237,86 +218,7 @@ void AddCatalogGroup(CLI::App& app, Cli& cli) {
   AddIdempotencyKey(remove, del->key);
   remove->callback([&cli, del, confirmed] { cli.action = confirmed(del, "DELETE", ""); });
 
-  auto pub = std::make_shared<ConfirmOpts>();
-  auto* publish = group->add_subcommand(
-      "publish",
-      "make a catalog PUBLIC (admin, the name typed out): every data file and every "
-      "retained metadata.json becomes readable by anyone without credentials");
-  AddCatalogOption(publish, pub->catalog);
-  publish->add_option("--confirm", pub->body.confirm, "the catalog's name, exactly")->required();
-  AddIdempotencyKey(publish, pub->key);
-  publish->callback([&cli, pub, confirmed] { cli.action = confirmed(pub, "POST", "/public"); });
-
-  auto unpub = std::make_shared<Opts>();
-  auto* unpublish = group->add_subcommand(
-      "unpublish",
-      "make a public catalog private again (admin): anonymous reads are refused at once");
-  AddCatalogOption(unpublish, unpub->catalog);
-  AddIdempotencyKey(unpublish, unpub->key);
-  unpublish->callback([&cli, unpub] {
-    cli.action = [&cli, unpub] {
-      return WithCatalog(cli, unpub->catalog, [&](const ApiClient& api, const Json& w) {
-        return Request(api, Call{.method = "DELETE",
-                                 .path = WarehousePath(w, "/public"),
-                                 .idempotency_key = unpub->key});
-      });
-    };
-  });
-
-  struct UrlOpts {
-    std::string catalog, table;
-  };
-  auto pu = std::make_shared<UrlOpts>();
-  auto* public_url = group->add_subcommand(
-      "public-url",
-      "the public URL of a catalog and the no-credentials DuckDB recipe; with "
-      "--table, that table's current metadata URL");
-  AddCatalogOption(public_url, pu->catalog);
-  public_url->add_option("--table", pu->table,
-                         "NAMESPACE.TABLE: also print its current metadata_url");
-  public_url->callback([&cli, pu] {
-    cli.action = [&cli, pu] {
-      return WithCatalog(cli, pu->catalog, [&](const ApiClient& api, const Json& w) -> Outcome {
-        const std::string id = w.value("warehouse_id", "");
-        auto conn = Request(api, Call{.path = "/v1/connection", .query = {{"warehouse_id", id}}});
-        if (!conn) return conn;
-        std::string bucket = (*conn).value("warehouse_name", "");
-        std::string base = (*conn).value("storage_endpoint", "") + "/" + bucket;
-        Json out = {{"warehouse_id", id},
-                    {"name", w.value("name", "")},
-                    {"public", w.value("public", false)},
-                    {"public_url", base + "/"}};
-        if (!w.value("public", false)) {
-          out["note"] =
-              "Not public: anonymous reads are refused. Publish with: tablemere catalog "
-              "publish --catalog " +
-              w.value("name", "") + " --confirm " + w.value("name", "");
-        }
-        if (!pu->table.empty()) {
-          size_t dot = pu->table.rfind('.');
-          if (dot == std::string::npos || dot == 0 || dot + 1 == pu->table.size()) {
-            return std::unexpected(client::LocalFailure(
-                "invalid_value", "--table takes NAMESPACE.TABLE", "e.g. --table analytics.events"));
-          }
-          auto t = Request(api, Call{.path = "/v1/table",
-                                     .query = {{"warehouse_id", id},
-                                               {"namespace", pu->table.substr(0, dot)},
-                                               {"name", pu->table.substr(dot + 1)}}});
-          if (!t) return t;
-          std::string loc = (*t).value("metadata_location", "");
-          std::string prefix = "s3://" + bucket + "/";
-          if (loc.starts_with(prefix)) {
-            out["metadata_url"] = base + "/" + loc.substr(prefix.size());
-            out["duckdb"] =
-                "INSTALL iceberg; LOAD iceberg; INSTALL httpfs; LOAD httpfs;\n"
-                "SELECT * FROM iceberg_scan('" +
-                out["metadata_url"].get<std::string>() + "') LIMIT 10;";
-          }
-        }
-        return out;
-      });
-    };
-  });
+  AddPublishCommands(group, cli);
 }
 
 void AddNamespace(CLI::App& app, Cli& cli) {
@@ -488,6 +390,20 @@ void AddCredentials(CLI::App& app, Cli& cli) {
   });
 }
 
+// The warehouse ids the saved login connected, when the key in use is that login's.
+std::vector<std::string> ConnectedIds(const Cli& cli) {
+  const std::string url = cli.Url();
+  auto saved = client::SavedEntry(url);
+  if (!saved || client::StringOf(*saved, "api_key") != client::ResolveKey(cli.key_flag, url)) {
+    return {};
+  }
+  std::vector<std::string> ids;
+  for (const auto& id : client::ListOf(*saved, "warehouse_ids")) {
+    if (id.is_string()) ids.push_back(id.get<std::string>());
+  }
+  return ids;
+}
+
 void AddConnect(CLI::App& app, Cli& cli) {
   auto* cmd = app.add_subcommand(
       "connect",
@@ -497,13 +413,17 @@ void AddConnect(CLI::App& app, Cli& cli) {
     std::string catalog, engine = "duckdb";
   };
   auto o = std::make_shared<Opts>();
-  AddCatalogOption(cmd, o->catalog);
+  cmd->add_option("--catalog,--warehouse", o->catalog,
+                  std::string(kCatalogHelp) +
+                      " (default: the connected catalog: the one `tablemere login` approved, "
+                      "or the only one you hold)");
   cmd->add_option("--engine", o->engine)
       ->check(CLI::IsMember({"duckdb", "pyiceberg", "spark", "snowflake"}));
   cmd->callback([&cli, o] {
     cli.action = [&cli, o] {
       auto api = cli.Api();
-      auto w = client::ResolveWarehouse(api, o->catalog);
+      auto w = o->catalog.empty() ? client::ConnectedCatalog(api, ConnectedIds(cli))
+                                  : client::ResolveWarehouse(api, o->catalog);
       if (!w) return cli.Fail(w.error());
       auto conn = Request(api, Call{.path = "/v1/connection",
                                     .query = {{"warehouse_id", (*w).value("warehouse_id", "")},

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "client/operations.h"
 #include "client/settings.h"
 
 namespace tablemere::cli {
@@ -133,6 +134,26 @@ int Cli::Fail(const client::Failure& failure) const {
 }
 
 void Cli::Say(const std::string& line) const { (Human() ? std::cout : std::cerr) << line << "\n"; }
+
+const char* const kCatalogHelp =
+    "the catalog's warehouse_id (UUID) or its name; list both with: tablemere catalog list";
+
+CLI::Option* AddCatalogOption(CLI::App* cmd, std::string& value) {
+  return cmd->add_option("--catalog,--warehouse", value, kCatalogHelp)->required();
+}
+
+int WithCatalog(const Cli& cli, const std::string& catalog,
+                const std::function<client::Outcome(const client::ApiClient&, const Json&)>& fn,
+                const Table& table) {
+  auto api = cli.Api();
+  auto w = client::ResolveWarehouse(api, catalog);
+  if (!w) return cli.Fail(w.error());
+  return cli.Show(fn(api, *w), table);
+}
+
+std::string WarehousePath(const Json& w, const std::string& tail) {
+  return "/v1/warehouses/" + client::ApiClient::Escape(w.value("warehouse_id", "")) + tail;
+}
 
 CLI::Option* AddIdempotencyKey(CLI::App* cmd, std::string& key) {
   return cmd->add_option("--idempotency-key", key,

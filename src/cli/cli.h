@@ -62,4 +62,18 @@ void AddMcpCommands(CLI::App& app, Cli& cli);
 // Adds --idempotency-key to a mutating command.
 CLI::Option* AddIdempotencyKey(CLI::App* cmd, std::string& key);
 
+// ---- the catalog commands' shared arguments (catalog_commands.cc, publish_commands.cc)
+extern const char* const kCatalogHelp;
+// Adds the required --catalog (alias --warehouse): an id or a name.
+CLI::Option* AddCatalogOption(CLI::App* cmd, std::string& value);
+// Runs `fn` with the catalog resolved to its warehouse JSON ({warehouse_id, name, …}) and
+// shows its outcome.
+int WithCatalog(const Cli& cli, const std::string& catalog,
+                const std::function<client::Outcome(const client::ApiClient&, const Json&)>& fn,
+                const Table& table = {});
+// "/v1/warehouses/{warehouse_id}" + tail.
+std::string WarehousePath(const Json& w, const std::string& tail = "");
+// catalog publish, unpublish and public-url, under the catalog group.
+void AddPublishCommands(CLI::App* group, Cli& cli);
+
 }  // namespace tablemere::cli

@@ -24,9 +24,10 @@ using client::Call;
 using client::Request;
 
 struct LoginOptions {
-  std::string issuer, label, name, level = "write", engine;
+  std::string issuer, label, name, level = "write", engine, key_file;
   std::vector<std::string> catalogs;
-  bool issuer_given = false, fresh = false, save = false, show_key = false, accept_terms = false;
+  bool issuer_given = false, fresh = false, save = false, show_key = false, accept_terms = false,
+       with_key = false;
 };
 
 std::string Hostname() {
@@ -65,6 +66,12 @@ int Finish(const Cli& cli, const LoginOptions& o, Json answer, const std::string
       {"key_id", client::StringOf(answer, "key_id")},
       {"kind", client::StringOf(answer, "kind").empty() ? std::string("agent")
                                                         : client::StringOf(answer, "kind")}};
+  // The catalogs the approval connected: `connect` without --catalog uses them.
+  Json connected = Json::array();
+  for (const auto& w : client::ListOf(client::FieldOf(answer, "connection"), "warehouses")) {
+    if (!client::StringOf(w, "warehouse_id").empty()) connected.push_back(w["warehouse_id"]);
+  }
+  if (!connected.empty()) entry["warehouse_ids"] = connected;
   auto path = client::SaveEntry(cli.Url(), entry);
   if (!path) return cli.Fail(client::LocalFailure(path.error(), "credentials_file"));
   // --engine: the recipe for that engine on the connected catalog, fetched with the new key.
@@ -218,6 +225,54 @@ int IssuerLogin(const Cli& cli, const LoginOptions& o) {
   return Finish(cli, o, *issued, chosen.value("issuer", ""));
 }
 
+// --with-key / --key-file: an API key the person already holds (the answer of the
+// one-call signup, a key made in the account page) is checked against the server and
+// saved like a login's, without ever being on a command line or in shell history.
+int AdoptKey(const Cli& cli, const LoginOptions& o) {
+  std::string key;
+  if (!o.key_file.empty()) {
+    auto read = client::ReadKeyFile(o.key_file);
+    if (!read) return cli.Fail(client::LocalFailure(read.error(), "key_file"));
+    key = *read;
+  } else {
+    std::string line;
+    while (key.empty() && std::getline(std::cin, line)) {
+      const size_t start = line.find_first_not_of(" \t\r");
+      if (start != std::string::npos) {
+        key = line.substr(start, line.find_last_not_of(" \t\r") - start + 1);
+      }
+    }
+  }
+  if (key.empty()) {
+    return cli.Fail(client::LocalFailure(
+        "missing_credential", "No API key on standard input; nothing was saved",
+        "Pipe the key in: tablemere login --with-key < file-holding-the-key (or --key-file "
+        "FILE)"));
+  }
+  ApiClient api(cli.Url(), key, std::string("tablemere-cli/") + TABLEMERE_VERSION);
+  auto me = Request(api, Call{.path = "/v1/usage"});
+  if (!me) return cli.Fail(me.error());
+  const std::string principal = client::StringOf(*me, "principal_id");
+  const std::string kind = client::StringOf(*me, "kind");
+  Json entry = {{"api_key", key}, {"principal_id", principal}, {"kind", kind}};
+  if (key.starts_with("al_live_")) {
+    const size_t end = key.find('_', 8);
+    if (end != std::string::npos) entry["key_id"] = key.substr(8, end - 8);
+  }
+  auto path = client::SaveEntry(cli.Url(), entry);
+  if (!path) return cli.Fail(client::LocalFailure(path.error(), "credentials_file"));
+  cli.Say("Saved the key of " + principal + " for " + cli.Url() + " in " + *path +
+          "; every tablemere command now uses it.");
+  if (!cli.Human()) {
+    cli.Print(Json{{"saved", true},
+                   {"url", cli.Url()},
+                   {"principal_id", principal},
+                   {"kind", kind},
+                   {"api_key_saved_to", *path}});
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AddLoginCommand(CLI::App& app, Cli& cli) {
@@ -246,9 +301,17 @@ void AddLoginCommand(CLI::App& app, Cli& cli) {
   cmd->add_flag("--show-key", o->show_key, "print the API key as well");
   cmd->add_flag("--accept-terms", o->accept_terms,
                 "accept the Terms of Service on first login (--issuer path)");
+  auto* with_key = cmd->add_flag(
+      "--with-key", o->with_key,
+      "save an API key you already hold (e.g. from the one-call POST /v1/signup), read from "
+      "standard input: tablemere login --with-key < key.txt; checked with the server first");
+  auto* key_file =
+      cmd->add_option("--key-file", o->key_file, "as --with-key, the key read from this file");
+  with_key->excludes(key_file);
   cmd->callback([&cli, o, issuer] {
     o->issuer_given = issuer->count() > 0;
     cli.action = [&cli, o] {
+      if (o->with_key || !o->key_file.empty()) return AdoptKey(cli, *o);
       // A saved key that still works needs no new login (a saved api_key that is not a
       // string is no key).
       if (!o->fresh) {

@@ -20,11 +20,14 @@ int main(int argc, char** argv) {
   app.footer(
       "Output is JSON when piped and a table on a terminal. Anywhere a project_id or a "
       "catalog's warehouse_id is accepted, the name works too.\nExit codes, one meaning "
-      "each: 0 ok; 1 invalid input (fix the values, do not retry; also a name matching "
-      "several catalogs, and a call this server does not have); 2 limit/conflict (a real "
-      "quota or a real 409; change the plan); 3 auth (key missing, wrong or revoked); 4 not "
-      "found; 5 server or unreachable (safe to retry); 6 usage error (the command line is "
-      "malformed).");
+      "each:\n  0 ok\n  1 invalid input: fix the values, do not retry (also a name matching "
+      "several catalogs, and a call this server does not have)\n  2 limit, conflict or "
+      "permission: a real quota, a real 409, or a 403 (your key may not do this: ask for "
+      "access, or change the plan)\n  3 auth: key missing, wrong, revoked or suspended\n  4 "
+      "not found\n  5 retry: the server, the network, or a 429 (wait retry_after_seconds "
+      "from the error, then retry)\n  6 usage error: the command line is malformed\nThe "
+      "server's error body goes to stderr verbatim. Without a mail server (scripts/start.sh), "
+      "codes and links are written to the server's output.");
   tablemere::cli::AddAccountCommands(app, cli);
   tablemere::cli::AddLoginCommand(app, cli);
   tablemere::cli::AddOrgCommands(app, cli);

@@ -267,9 +267,11 @@ void AddMcpCommands(CLI::App& app, Cli& cli) {
         std::cerr << "Unknown server argument " << a << " (known: --list-tools, --version)\n";
         return kUsageExit;
       }
-      // The key comes from the global --api-key a host passes, else the environment:
-      // TABLEMERE_API_KEY, else the file TABLEMERE_API_KEY_FILE names (what `mcp install`
-      // configures for Claude Code). Never the credentials file.
+      // The key, with the precedence of every other command (whoami's): the global
+      // --api-key a host passes, TABLEMERE_API_KEY, the file TABLEMERE_API_KEY_FILE names
+      // (what `mcp install` configures for Claude Code), then the credentials file's key
+      // for this URL (what signup, recover and login --save wrote).
+      const std::string url = client::ResolveUrl(r->url.empty() ? cli.url_flag : r->url);
       std::string key = cli.key_flag;
       if (const char* env_key = std::getenv(kKeyEnv); key.empty() && env_key) key = env_key;
       if (const char* file = std::getenv(kKeyFileEnv); key.empty() && file && *file) {
@@ -281,7 +283,8 @@ void AddMcpCommands(CLI::App& app, Cli& cli) {
                     << "; every tool will answer missing_credential\n";
         }
       }
-      mcp::McpOptions options{r->url.empty() ? cli.url_flag : r->url, key};
+      if (key.empty()) key = client::ResolveKey("", url);
+      mcp::McpOptions options{url, key};
       return mcp::Serve(options, std::cin, std::cout);
     };
   });

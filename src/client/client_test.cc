@@ -23,11 +23,17 @@ TEST(ExitClass, FollowsStatusAndCode) {
   EXPECT_EQ(ClassOf(Http(410, "code_expired")), ExitClass::kInvalidInput);
   EXPECT_EQ(ClassOf(Http(401, "invalid_code")), ExitClass::kInvalidInput);
   EXPECT_EQ(ClassOf(Http(401, "invalid_api_key")), ExitClass::kAuth);
-  EXPECT_EQ(ClassOf(Http(403, "forbidden")), ExitClass::kAuth);
+  // A 403 is a permission the key lacks: ask for access (2), not re-authenticate (3);
+  // only a suspended principal or a revoked key is an auth problem.
+  EXPECT_EQ(ClassOf(Http(403, "forbidden")), ExitClass::kLimitOrConflict);
+  EXPECT_EQ(ClassOf(Http(403, "insufficient_role")), ExitClass::kLimitOrConflict);
+  EXPECT_EQ(ClassOf(Http(403, "principal_suspended")), ExitClass::kAuth);
+  EXPECT_EQ(ClassOf(Http(403, "terms_required")), ExitClass::kInvalidInput);
   EXPECT_EQ(ClassOf(Http(403, "quota_exceeded")), ExitClass::kLimitOrConflict);
   EXPECT_EQ(ClassOf(Http(404, "warehouse_not_found")), ExitClass::kNotFound);
   EXPECT_EQ(ClassOf(Http(409, "already_exists")), ExitClass::kLimitOrConflict);
-  EXPECT_EQ(ClassOf(Http(429, "rate_limited")), ExitClass::kLimitOrConflict);
+  // Throttled: safe to retry after retry_after_seconds.
+  EXPECT_EQ(ClassOf(Http(429, "rate_limited")), ExitClass::kRetry);
   EXPECT_EQ(ClassOf(Http(500, "internal")), ExitClass::kRetry);
   EXPECT_EQ(ClassOf(Http(503, "unavailable")), ExitClass::kRetry);
   EXPECT_EQ(ClassOf(LocalFailure("unreachable", "m")), ExitClass::kRetry);

@@ -2,6 +2,8 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
+
 namespace tablemere::client {
 
 Outcome ListCatalogs(const ApiClient& api, const std::string& project) {
@@ -27,6 +29,40 @@ Outcome ListCatalogs(const ApiClient& api, const std::string& project) {
     }
   }
   return Json{{"warehouses", all}};
+}
+
+Outcome ConnectedCatalog(const ApiClient& api, const std::vector<std::string>& connected) {
+  auto listing = ListCatalogs(api, "");
+  if (!listing) return listing;
+  Json held = Json::array(), approved = Json::array();
+  for (const auto& w : ListOf(*listing, "warehouses")) {
+    const std::string level = StringOf(w, "my_level");
+    if (level != "read" && level != "write") continue;
+    held.push_back(w);
+    if (std::find(connected.begin(), connected.end(), StringOf(w, "warehouse_id")) !=
+        connected.end()) {
+      approved.push_back(w);
+    }
+  }
+  const Json& candidates = approved.empty() ? held : approved;
+  if (candidates.size() == 1) return candidates[0];
+  Failure f = LocalFailure(
+      "catalog_required",
+      candidates.empty() ? "You hold read or write on no catalog; nothing to connect to"
+                         : "You hold several catalogs; name the one to connect to",
+      candidates.empty() ? "Create one (tablemere catalog create --name lake) or ask an admin "
+                           "for a grant (tablemere catalog grant)"
+                         : "Pass --catalog <name or warehouse_id> with one of the candidates");
+  f.envelope["error"]["field"] = "catalog";
+  Json list = Json::array();
+  for (const auto& w : candidates) {
+    list.push_back({{"name", FieldOf(w, "name")},
+                    {"warehouse_id", FieldOf(w, "warehouse_id")},
+                    {"project", FieldOf(w, "project")},
+                    {"my_level", FieldOf(w, "my_level")}});
+  }
+  f.envelope["error"]["candidates"] = list;
+  return std::unexpected(f);
 }
 
 Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {

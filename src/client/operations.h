@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "client/outcome.h"
 
@@ -19,6 +20,13 @@ Outcome ListCatalogs(const ApiClient& api, const std::string& project);
 // {"warehouse_id": value, "unresolved": true} for the API to judge; two warehouses of one
 // name are ambiguous_name with the candidates, never a guess.
 Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name);
+// The catalog a command means when none is named: among `connected` (the warehouse ids a
+// device login approved, saved with its key) those the caller still holds, else every
+// catalog it holds read or write on; exactly one is the answer. None or several is
+// catalog_required (class 1) with the candidates [{name, warehouse_id, project,
+// my_level}].
+Outcome ConnectedCatalog(const ApiClient& api, const std::vector<std::string>& connected);
+
 // The organisation a value names (org_id or handle), or the caller's only one when the
 // value is empty (org_required with candidates when there are several).
 Outcome ResolveOrg(const ApiClient& api, const std::string& id_or_handle);

@@ -1,5 +1,7 @@
 #include "client/outcome.h"
 
+#include <cstdlib>
+
 namespace tablemere::client {
 
 std::string Failure::code() const {
@@ -56,6 +58,17 @@ Outcome Request(const ApiClient& api, const Call& call) {
          {{"code", answer->status >= 500 ? "server_error" : "unexpected_answer"},
           {"message", "HTTP " + std::to_string(answer->status) + " without an error body"}}}};
   }
+  // A throttled or unavailable answer says when to come back: in the body's
+  // retry_after_seconds, or else in the Retry-After header, copied into the envelope so
+  // the caller (an agent reading stderr) finds it in one place.
+  if (!f.retry_after.empty() && f.envelope["error"].is_object() &&
+      !f.envelope["error"].contains("retry_after_seconds")) {
+    char* end = nullptr;
+    long seconds = std::strtol(f.retry_after.c_str(), &end, 10);
+    if (end != f.retry_after.c_str() && *end == '\0' && seconds >= 0) {
+      f.envelope["error"]["retry_after_seconds"] = seconds;
+    }
+  }
   if (answer->status == 404 && f.code() == "route_not_found") {
     f = LocalFailure(
         "route_missing",
@@ -109,11 +122,15 @@ ExitClass ClassOf(const Failure& f) {
     case 401:
       return code == "invalid_code" ? ExitClass::kInvalidInput : ExitClass::kAuth;
     case 403:
-      if (code == "quota_exceeded" || code == "limit_exceeded") return ExitClass::kLimitOrConflict;
+      // The key is fine but does not allow this (forbidden, insufficient_role, a level
+      // too low): re-authenticating cannot help; ask for access or change the plan. Only a
+      // suspended principal or a revoked key is an auth problem, and a missing Terms
+      // acceptance or verification is the caller's to fix.
+      if (code == "principal_suspended" || code == "api_key_revoked") return ExitClass::kAuth;
       if (code == "verification_required" || code == "terms_required") {
         return ExitClass::kInvalidInput;
       }
-      return ExitClass::kAuth;
+      return ExitClass::kLimitOrConflict;
     case 404:
       return ExitClass::kNotFound;
     case 409:
@@ -122,7 +139,8 @@ ExitClass ClassOf(const Failure& f) {
       if (code == "ambiguous_name") return ExitClass::kInvalidInput;
       return ExitClass::kLimitOrConflict;
     case 429:
-      return ExitClass::kLimitOrConflict;
+      // Throttled: safe to retry once retry_after_seconds (in the envelope) have passed.
+      return ExitClass::kRetry;
     default:
       return f.http_status >= 500 ? ExitClass::kRetry : ExitClass::kInvalidInput;
   }

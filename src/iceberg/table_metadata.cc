@@ -1216,9 +1216,11 @@ Result<Json> NewTableMetadata(const Json& create_request, const std::string& loc
   if (table_uuid.empty()) return Invalid("Invalid create table request: table-uuid is required");
 
   // Properties; format-version selects the version and, like the other reserved
-  // properties, is not persisted.
+  // properties, is not persisted. As Iceberg Java's TableMetadata does for every new table
+  // (persistedProperties), Parquet files are zstd unless the client says otherwise: its
+  // writers (Spark, Flink) would otherwise default to gzip. No other default is written.
   int64_t format_version = kDefaultFormatVersion;
-  Json properties = Json::object();
+  Json properties = {{"write.parquet.compression-codec", "zstd"}};
   if (const Json* props = Member(create_request, "properties")) {
     if (!props->is_object())
       return Invalid(FieldError("create table request", "properties", "an object"));

@@ -179,7 +179,7 @@ TEST(NewTableMetadataTest, AssignsFreshIdsAndInitialisesEveryField) {
   EXPECT_EQ(m["last-partition-id"], 1000);
   EXPECT_EQ(m["default-sort-order-id"], 1);
   EXPECT_EQ(m["sort-orders"][0]["order-id"], 1);
-  EXPECT_EQ(m["properties"], Json({{"owner", "bob"}}));
+  EXPECT_EQ(m["properties"], Json({{"owner", "bob"}, {"write.parquet.compression-codec", "zstd"}}));
   EXPECT_TRUE(m["current-snapshot-id"].is_null());
   EXPECT_EQ(m["snapshots"], Json::array());
   EXPECT_EQ(m["snapshot-log"], Json::array());
@@ -205,7 +205,20 @@ TEST(NewTableMetadataTest, DefaultsToV2UnpartitionedUnsorted) {
   EXPECT_EQ((*r)["last-partition-id"], 999);
   EXPECT_EQ((*r)["sort-orders"], Json::parse(R"([{"order-id":0,"fields":[]}])"));
   EXPECT_EQ((*r)["default-sort-order-id"], 0);
-  EXPECT_EQ((*r)["properties"], Json::object());
+  // Iceberg Java's one persisted default (TableMetadata.persistedProperties).
+  EXPECT_EQ((*r)["properties"], Json::parse(R"({"write.parquet.compression-codec":"zstd"})"));
+}
+
+TEST(NewTableMetadataTest, TheClientsCompressionCodecWinsOverTheDefault) {
+  Json req = {{"name", "t"},
+              {"properties", {{"write.parquet.compression-codec", "snappy"}, {"owner", "ann"}}},
+              {"schema",
+               {{"type", "struct"},
+                {"fields", {{{"id", 1}, {"name", "a"}, {"required", false}, {"type", "int"}}}}}}};
+  Result<Json> r = NewTableMetadata(req, "s3://b/t", kUuid, kNow);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ((*r)["properties"],
+            Json::parse(R"({"write.parquet.compression-codec":"snappy","owner":"ann"})"));
 }
 
 TEST(NewTableMetadataTest, V3AddsNextRowIdAndV1AddsLegacyFields) {

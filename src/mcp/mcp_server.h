@@ -13,8 +13,9 @@ namespace tablemere::mcp {
 
 struct McpOptions {
   std::string url;      // the API; "" = TABLEMERE_URL or the default
-  std::string api_key;  // from the environment or the file it names, never the credentials
-                        // file ("" = every tool answers missing_credential)
+  std::string api_key;  // as `tablemere mcp run` resolved it: the flag, the environment,
+                        // the key file, or the credentials file's key for the URL
+                        // ("" = every tool answers missing_credential)
 };
 
 // Serves requests from `in` until it closes; returns the process exit code.

@@ -249,8 +249,11 @@ class WarehouseStore {
   virtual Result<std::vector<Warehouse>> AllWarehouses() = 0;
   // Bumps the generation; returns the new warehouse record.
   virtual Result<Warehouse> RotateWarehouse(const WarehouseId& id) = 0;
-  // Publishes (published_ms > 0) or unpublishes (0) a warehouse; kNotFound when unknown.
-  virtual Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms) = 0;
+  // Publishes (published_ms > 0) or unpublishes (0) a warehouse's storage, and opens
+  // (catalog_public_ms > 0) or closes (0) its catalog to anonymous reads, in one update;
+  // kNotFound when unknown.
+  virtual Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms,
+                                               int64_t catalog_public_ms) = 0;
   // Makes a warehouse's buckets read-only (read_only_ms > 0) or writable again (0).
   virtual Result<Warehouse> SetWarehouseReadOnly(const WarehouseId& id, int64_t read_only_ms) = 0;
   // Removes the warehouse with its grants; the caller removes its entries and files.

@@ -429,8 +429,15 @@ class SqliteWarehouses final : public WarehouseStore {
     });
   }
 
-  Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms) override {
-    return SetColumn(id, "published_ms", published_ms);
+  Result<Warehouse> SetWarehousePublic(const WarehouseId& id, int64_t published_ms,
+                                       int64_t catalog_public_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<Warehouse> {
+      TM_TRY(Run(db, "UPDATE warehouses SET published_ms = ?, catalog_public_ms = ? WHERE id = ?",
+                 {published_ms, catalog_public_ms, id.str()}));
+      if (db.Changes() == 0) return Fail(NotFound("warehouse not found"));
+      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
+                 Row);
+    });
   }
 
   Result<Warehouse> SetWarehouseReadOnly(const WarehouseId& id, int64_t read_only_ms) override {
@@ -499,8 +506,8 @@ class SqliteWarehouses final : public WarehouseStore {
     });
   }
   static constexpr char kSelect[] =
-      "SELECT id, project_id, org_id, name, generation, created_ms, published_ms, read_only_ms "
-      "FROM warehouses";
+      "SELECT id, project_id, org_id, name, generation, created_ms, published_ms, read_only_ms, "
+      "catalog_public_ms FROM warehouses";
   static Warehouse Row(sqlite::Statement& st) {
     return Warehouse{WarehouseId(st.Text(0)),
                      ProjectId(st.Text(1)),
@@ -509,7 +516,8 @@ class SqliteWarehouses final : public WarehouseStore {
                      st.Int(4),
                      st.Int(5),
                      st.Int(6),
-                     st.Int(7)};
+                     st.Int(7),
+                     st.Int(8)};
   }
   static constexpr char kProjectSelect[] = "SELECT id, org_id, name, created_ms FROM projects";
   static Project ProjectRow(sqlite::Statement& st) {
@@ -531,25 +539,27 @@ class SqliteIdempotency final : public IdempotencyStore {
 
   Result<void> PutIdempotency(const IdempotencyRecord& r) override {
     return s_.Write([&](sqlite::Db& db) {
-      return RunUnique(db, "INSERT INTO idempotency_keys VALUES(?, ?, ?, ?, ?)",
-                       {r.principal_id.str(), r.key, r.endpoint, r.resource_id, r.created_ms},
-                       Error{ErrorCode::kConflict, "idempotency key used before", {}}.With(
-                           "conflict", "idempotency_key"));
+      return RunUnique(
+          db,
+          "INSERT INTO idempotency_keys (principal_id, key, endpoint, resource_id, "
+          "created_ms, request_hash) VALUES(?, ?, ?, ?, ?, ?)",
+          {r.principal_id.str(), r.key, r.endpoint, r.resource_id, r.created_ms, r.request_hash},
+          Error{ErrorCode::kConflict, "idempotency key used before", {}}.With("conflict",
+                                                                              "idempotency_key"));
     });
   }
 
   Result<std::optional<IdempotencyRecord>> FindIdempotency(const PrincipalId& principal_id,
                                                            const std::string& key) override {
     return s_.Read([&](sqlite::Db& db) -> Result<std::optional<IdempotencyRecord>> {
-      TM_ASSIGN(
-          auto rows,
-          sqlite::Query(
-              db,
-              "SELECT endpoint, resource_id, created_ms FROM "
-              "idempotency_keys WHERE principal_id = ? AND key = ?",
-              {principal_id.str(), key}, [&](sqlite::Statement& st) {
-                return IdempotencyRecord{principal_id, key, st.Text(0), st.Text(1), st.Int(2)};
-              }));
+      TM_ASSIGN(auto rows,
+                sqlite::Query(db,
+                              "SELECT endpoint, resource_id, created_ms, request_hash FROM "
+                              "idempotency_keys WHERE principal_id = ? AND key = ?",
+                              {principal_id.str(), key}, [&](sqlite::Statement& st) {
+                                return IdempotencyRecord{principal_id, key,       st.Text(0),
+                                                         st.Text(1),   st.Int(2), st.Text(3)};
+                              }));
       if (rows.empty()) return std::optional<IdempotencyRecord>();
       return std::optional<IdempotencyRecord>(rows.front());
     });

@@ -231,6 +231,20 @@ CREATE TABLE row_moves (warehouse_id TEXT NOT NULL, table_uuid TEXT NOT NULL,
   snapshot_id INTEGER NOT NULL, created_ms INTEGER NOT NULL, moves TEXT NOT NULL,
   PRIMARY KEY (warehouse_id, table_uuid, snapshot_id)) WITHOUT ROWID;
 )sql",
+    // 20: a published warehouse's REST catalog opens to anonymous reads only on its own
+    // opt-in (publishing is storage-level); catalogs opened before stay closed until asked
+    R"sql(
+ALTER TABLE warehouses ADD COLUMN catalog_public_ms INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // 21: the body an Idempotency-Key was first used with (its reuse with another body is
+    // refused)
+    R"sql(
+ALTER TABLE idempotency_keys ADD COLUMN request_hash TEXT NOT NULL DEFAULT '';
+)sql",
+    // 22: the caller's address of each audit event
+    R"sql(
+ALTER TABLE audit_events ADD COLUMN ip TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

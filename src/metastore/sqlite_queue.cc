@@ -74,9 +74,9 @@ class SqliteAudit final : public AuditStore {
     return s_.Write([&](sqlite::Db& db) {
       return Run(db,
                  "INSERT INTO audit_events(at_ms, principal_id, org_id, action, target_type, "
-                 "target_id, request_id, detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                 "target_id, request_id, detail, ip) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  {e.at_ms, e.principal_id, e.org_id, e.action, e.target_type, e.target_id,
-                  e.request_id, e.detail_json});
+                  e.request_id, e.detail_json, e.ip});
     });
   }
 
@@ -86,7 +86,7 @@ class SqliteAudit final : public AuditStore {
     return s_.Read([&](sqlite::Db& db) -> Result<std::vector<AuditEvent>> {
       std::string sql =
           "SELECT id, at_ms, principal_id, org_id, action, target_type, target_id, request_id, "
-          "detail FROM audit_events WHERE ";
+          "detail, ip FROM audit_events WHERE ";
       sql += org_id.empty() ? "principal_id = ?" : "org_id = ?";
       sql += " AND at_ms >= ? AND substr(action, 1, ?) = ? ORDER BY at_ms DESC, id DESC LIMIT ?";
       return sqlite::Query(
@@ -95,7 +95,7 @@ class SqliteAudit final : public AuditStore {
            static_cast<int64_t>(action_prefix.size()), action_prefix, int64_t{limit}},
           [&](sqlite::Statement& st) {
             return AuditEvent{st.Int(0),  st.Int(1),  st.Text(2), st.Text(3), st.Text(4),
-                              st.Text(5), st.Text(6), st.Text(7), st.Text(8)};
+                              st.Text(5), st.Text(6), st.Text(7), st.Text(8), st.Text(9)};
           });
     });
   }

@@ -209,6 +209,9 @@ struct IdempotencyRecord {
   std::string endpoint;  // "POST /v1/projects"
   std::string resource_id;
   int64_t created_ms = 0;
+  // SHA-256 (hex) of the first request's canonical body: the same key with another body
+  // is refused, not replayed. "" for records kept before it was recorded (replayed).
+  std::string request_hash;
 };
 
 struct Warehouse {
@@ -222,6 +225,9 @@ struct Warehouse {
   // When the quota enforcement pass made its buckets read-only (the organisation is over
   // its storage limit); 0: writable. Deletes stay allowed, so space can be freed.
   int64_t read_only_ms = 0;
+  // When its REST catalog was opened for anonymous list and load (an opt-in beyond the
+  // storage-level publishing); 0: the catalog needs a token. Only while published.
+  int64_t catalog_public_ms = 0;
 };
 
 // An explicit grant. Level kNone records a membership read an admin revoked.
@@ -273,6 +279,7 @@ struct AuditEvent {
   std::string target_id;
   std::string request_id;
   std::string detail_json = "{}";
+  std::string ip;  // the caller's address; "" when the event has no request behind it
 };
 
 // A task to enqueue together with another write (in the same transaction).

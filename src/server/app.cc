@@ -22,6 +22,7 @@
 #include "common/key_ring.h"
 #include "http/server.h"
 #include "identity/signing_keys.h"
+#include "mail/log_mailer.h"
 #include "maintenance/task_runner.h"
 #include "metastore/metastore.h"
 #include "metrics/metrics.h"
@@ -163,6 +164,10 @@ class AppImpl final : public App {
                                                                std::move(maintenance_options));
     if (!config.smtp.host.empty()) {
       TM_ASSIGN(mailer_, mail::NewSmtpMailer(config.smtp));
+    } else {
+      // A stack without mail logs each message to the server's output: the person who
+      // started it reads codes and links there.
+      mailer_ = mail::NewLogMailer(stderr);
     }
     const accounts::VerificationOptions mail{mailer_.get(), keys_->Derive("signup-code"),
                                              keys_->Derive("code-seal")};
@@ -355,7 +360,7 @@ class AppImpl final : public App {
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;
   std::unique_ptr<catalog::TableMaintenance> maintenance_;
-  std::unique_ptr<mail::Mailer> mailer_;  // null: "log" delivery
+  std::unique_ptr<mail::Mailer> mailer_;  // SMTP, or "log" delivery to stderr
   std::unique_ptr<accounts::Verification> verification_;
   std::unique_ptr<accounts::DeviceFlow> devices_;
   std::unique_ptr<accounts::Sessions> sessions_;

@@ -21,6 +21,14 @@ Json AgentJson(const accounts::AgentView& v) {
           {"warehouses", legacy}};
 }
 
+// The note answering a body that used the pre-contract warehouse list.
+std::string Deprecation(const std::string& field) {
+  return "'" + field +
+         "' is deprecated and was read as write grants on those warehouses; send "
+         "grants: [{warehouse_id, level: read|write}] instead (tablemere agent create "
+         "--grant CATALOG:LEVEL).";
+}
+
 std::vector<accounts::AgentGrantRequest> GrantRequests(const std::vector<wire::AgentGrant>& in) {
   std::vector<accounts::AgentGrantRequest> out;
   for (const auto& g : in) out.push_back({g.warehouse_id, g.level});
@@ -51,6 +59,7 @@ void BindAgents(Binder& b, Context& ctx) {
              out["api_key"] = agent.api_key;
              out["key_id"] = parsed ? parsed->key_id : "";
              out["note"] = "The api_key is shown once; only its hash is stored.";
+             if (!r.legacy_field.empty()) out["deprecation"] = Deprecation(r.legacy_field);
              return Response::Json(201, out.dump());
            });
   b.Authed(
@@ -74,7 +83,9 @@ void BindAgents(Binder& b, Context& ctx) {
              TM_ASSIGN(auto v,
                        ctx.accounts.UpdateAgent(caller, params.at("org_id"), params.at("agent_id"),
                                                 update, req.request_id));
-             return Response::Json(200, AgentJson(v).dump());
+             Json out = AgentJson(v);
+             if (!r.legacy_field.empty()) out["deprecation"] = Deprecation(r.legacy_field);
+             return Response::Json(200, out.dump());
            });
   b.Authed(
       "DELETE", "/v1/orgs/{org_id}/agents/{agent_id}",

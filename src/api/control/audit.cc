@@ -60,7 +60,7 @@ void BindAudit(Binder& b, Context& ctx) {
                           {"action", e.action},
                           {"target_type", e.target_type},
                           {"target_id", e.target_id},
-                          {"ip", nullptr},
+                          {"ip", e.ip.empty() ? Json(nullptr) : Json(e.ip)},
                           {"request_id", e.request_id},
                           {"detail", detail.is_object() ? detail : Json::object()}});
         }

@@ -65,6 +65,7 @@ void BindAuth(Binder& b, Context& ctx) {
     Json out = {
         {"email", s.landing.email},
         {"delivery", s.delivery},
+        {"note", DeliveryNote(s.delivery, "set-password link")},
         {"expires_in", s.expires_in_s},
         {"terms",
          {{"version", accounts::kTermsVersion}, {"url", ctx.accounts.urls().api + "/terms"}}},
@@ -152,6 +153,7 @@ void BindAuth(Binder& b, Context& ctx) {
            TM_ASSIGN(auto s, ctx.sessions.StartReset(email, req.remote_address));
            Json out = {{"email", s.email},
                        {"delivery", s.delivery},
+                       {"note", DeliveryNote(s.delivery, "reset link")},
                        {"expires_in", s.expires_in_s},
                        {"next", "If the address has an account, a reset link was mailed to it"}};
            return Response::Json(202, out.dump());

@@ -57,6 +57,9 @@ ControlApi::ControlApi(ControlServices services, ControlApiOptions options)
     : impl_(std::make_unique<Impl>(services, std::move(options))) {}
 ControlApi::~ControlApi() = default;
 http::Response ControlApi::Handle(http::Request& request) {
+  // Audit events this request records carry the caller's address.
+  auto noted =
+      impl_->ctx.accounts.request_origins().Note(request.request_id, request.remote_address);
   return impl_->binder.Dispatch(request);
 }
 

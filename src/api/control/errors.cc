@@ -74,7 +74,8 @@ bool IsList(const std::string& key) {
 // Detail keys that are numbers on the wire.
 bool IsNumber(const std::string& key) {
   return key == "limit" || key == "current" || key == "limit_value" ||
-         key == "retry_after_seconds" || key == "attempts_left" || key == "catalog_status";
+         key == "retry_after_seconds" || key == "attempts_left" || key == "catalog_status" ||
+         key == "interval";
 }
 // Detail keys for this process only, never sent.
 bool IsInternal(const std::string& key) {

@@ -30,6 +30,7 @@ void BindProjects(Binder& b, Context& ctx) {
         r.region = w.region;
         r.org_id = w.org_id;
         r.idempotency_key = IdempotencyKey(req);
+        r.request_hash = Fingerprint(w.ToJson());
         r.request_id = req.request_id;
         TM_ASSIGN(auto created, ctx.accounts.CreateProject(caller, r));
         Json out = ProjectJson(created.project);

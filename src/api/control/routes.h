@@ -15,6 +15,7 @@
 #include "api/wire/control.h"
 #include "catalog/control_tables.h"
 #include "catalog/table_maintenance.h"
+#include "common/crypto.h"
 
 namespace tablemere::api::control {
 
@@ -46,8 +47,16 @@ Result<T> Parse(Request& req) {
 inline std::string IdempotencyKey(const Request& req) {
   return req.headers.Get("Idempotency-Key").value_or("");
 }
+// The fingerprint an Idempotency-Key is bound to: SHA-256 of the request as the typed
+// body reads it, in canonical JSON (sorted keys), so spacing and key order do not count.
+inline std::string Fingerprint(const Json& body) {
+  return crypto::HexEncode(crypto::Sha256(body.dump()));
+}
 // A time as the API writes it (ISO-8601 UTC), or null for 0.
 Json TimeOrNull(int64_t ms);
+// Where a mailed code or link went, for the answers of the flows that mail one: with
+// "log" delivery (no SMTP server), the server's own output.
+std::string DeliveryNote(const std::string& delivery, const std::string& what);
 // The connection recipe of GET /v1/connection (also inside signup answers).
 Json ConnectionJson(const accounts::Connection& c);
 // The answer of a completed signup (POST /v1/signup, /v1/signup/verify).

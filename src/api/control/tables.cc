@@ -56,9 +56,11 @@ void BindTables(Binder& b, Context& ctx) {
       "POST", "/v1/tables",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         const std::string idem = IdempotencyKey(req);
-        TM_ASSIGN(auto replay, ctx.accounts.Replay(caller, idem, kCreateTableEndpoint));
-        if (replay) return Response::Json(201, *replay);
         TM_ASSIGN(Json body, Body(req));
+        const std::string fingerprint = Fingerprint(body);
+        TM_ASSIGN(auto replay,
+                  ctx.accounts.Replay(caller, idem, kCreateTableEndpoint, fingerprint));
+        if (replay) return Response::Json(201, *replay);
         TM_ASSIGN(std::string warehouse, StringField(body, "warehouse_id"));
         if (warehouse.empty()) {
           TM_ASSIGN(warehouse, StringField(body, "warehouse"));
@@ -108,7 +110,8 @@ void BindTables(Binder& b, Context& ctx) {
           out["writable_by"] = Json::array({"spark"});
           out["not_writable_by"] = Json::array({"duckdb", "pyiceberg"});
         }
-        TM_TRY(ctx.accounts.RememberIdempotency(caller, idem, kCreateTableEndpoint, out.dump()));
+        TM_TRY(ctx.accounts.RememberIdempotency(caller, idem, kCreateTableEndpoint, out.dump(),
+                                                fingerprint));
         TM_TRY(ctx.accounts.Record(
             metastore::AuditEvent{0, 0, caller.principal.id, w.org_id, "table.create", "table",
                                   w.id + "/" + ns + "." + created->ident.name, req.request_id,

@@ -12,6 +12,14 @@ Json OrgBrief(const metastore::Organization& o) {
 
 }  // namespace
 
+std::string DeliveryNote(const std::string& delivery, const std::string& what) {
+  if (delivery != "log") return "The " + what + " is on its way to the address.";
+  return "No mail server is configured (log delivery): the message with the " + what +
+         " was written to the server's output (the terminal running tablemere-server or "
+         "scripts/start.sh), under 'mail (log delivery…)' with its recipient and subject. "
+         "Nothing is written for an address that gets no mail.";
+}
+
 void BindVerification(Binder& b, Context& ctx) {
   b.Open("POST", "/v1/signup/start", [&ctx](Request& req, const PathParams&) -> Result<Response> {
     TM_ASSIGN(Json body, Body(req));
@@ -34,10 +42,7 @@ void BindVerification(Binder& b, Context& ctx) {
                 {"next",
                  "POST /v1/signup/verify {email, code, accept_terms: true} (tablemere signup "
                  "--email … --code … --accept-terms)"},
-                {"note", started.delivery == "log"
-                             ? "No mail sender is configured: the operator reads the code with GET "
-                               "/internal/signup-codes/{email}."
-                             : "A six-digit code is on its way to the address."},
+                {"note", DeliveryNote(started.delivery, "six-digit code")},
                 {"expires_in", started.expires_in_s},
                 {"code_length", 6}};
     if (started.pending_org) {
@@ -69,6 +74,7 @@ void BindVerification(Binder& b, Context& ctx) {
     TM_ASSIGN(auto started, ctx.verification.StartRecovery(email));
     Json out = {{"email", started.email},
                 {"delivery", started.delivery},
+                {"note", DeliveryNote(started.delivery, "six-digit code")},
                 {"expires_in", started.expires_in_s},
                 {"next",
                  "POST /v1/recover/verify {email, code} (tablemere recover --email … "

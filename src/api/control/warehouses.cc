@@ -32,6 +32,8 @@ void BindWarehouses(Binder& b, Context& ctx) {
                           {"warehouse", "s3://" + storage::TableBucketName(w.warehouse.id) + "/"},
                           {"created_at", FormatIso8601(w.warehouse.created_ms)},
                           {"public", w.warehouse.published_ms != 0},
+                          {"anonymous_catalog",
+                           w.warehouse.published_ms != 0 && w.warehouse.catalog_public_ms != 0},
                           {"my_level", metastore::Name(w.my_level)},
                           {"my_via", w.my_via.empty() ? Json(nullptr) : Json(w.my_via)}});
         }
@@ -53,6 +55,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
         r.project = body.project;
         r.name = body.name;
         r.idempotency_key = IdempotencyKey(req);
+        r.request_hash = Fingerprint(body.ToJson());
         r.request_id = req.request_id;
         TM_ASSIGN(auto created, ctx.accounts.CreateWarehouse(caller, r));
         const auto& w = created.warehouse;

@@ -35,6 +35,32 @@ Result<std::vector<AgentGrant>> GrantsOf(const Json& j) {
   return grants;
 }
 
+// The pre-contract agent bodies named warehouses, not grants: "warehouses" or
+// "warehouse_ids", a list of ids, each read as a write grant (API reference). Returns the
+// field's name ("" when neither is present); with "grants" too the body is ambiguous.
+Result<std::string> LegacyGrantsOf(const Json& j, std::vector<AgentGrant>& grants) {
+  std::string field;
+  for (const char* name : {"warehouses", "warehouse_ids"}) {
+    if (!j.contains(name) || j[name].is_null()) continue;
+    if (!field.empty() || (j.contains("grants") && !j["grants"].is_null())) {
+      return Fail(
+          FieldError("invalid_value", name,
+                     std::string(name) + " is the deprecated form of grants; send grants alone"));
+    }
+    field = name;
+    if (!j[name].is_array()) {
+      return Fail(FieldError("invalid_value", name, field + " must be a list of warehouse ids"));
+    }
+    for (const auto& id : j[name]) {
+      if (!id.is_string() || id.get<std::string>().empty()) {
+        return Fail(FieldError("invalid_value", name, field + " must be a list of warehouse ids"));
+      }
+      grants.push_back({id.get<std::string>(), "write"});
+    }
+  }
+  return field;
+}
+
 }  // namespace
 
 Json CreateProject::ToJson() const {
@@ -79,6 +105,20 @@ Result<Confirm> Confirm::FromJson(const Json& j) {
   return r;
 }
 
+Json Publish::ToJson() const {
+  Json j = {{"confirm", confirm}};
+  if (anonymous_catalog) j["anonymous_catalog"] = true;
+  return j;
+}
+
+Result<Publish> Publish::FromJson(const Json& j) {
+  Publish r;
+  TM_ASSIGN(r.confirm, StringField(j, "confirm"));
+  TM_ASSIGN(auto open, BoolField(j, "anonymous_catalog"));
+  r.anonymous_catalog = open.value_or(false);
+  return r;
+}
+
 Json SetGrant::ToJson() const { return {{"level", level}}; }
 
 Result<SetGrant> SetGrant::FromJson(const Json& j) {
@@ -98,6 +138,7 @@ Result<CreateAgent> CreateAgent::FromJson(const Json& j) {
   if (j.contains("grants") && !j["grants"].is_null()) {
     TM_ASSIGN(r.grants, GrantsOf(j));
   }
+  TM_ASSIGN(r.legacy_field, LegacyGrantsOf(j, r.grants));
   TM_ASSIGN(r.name, StringField(j, "name"));
   TM_ASSIGN(r.role, StringField(j, "role"));
   return r;
@@ -119,6 +160,9 @@ Result<UpdateAgent> UpdateAgent::FromJson(const Json& j) {
     TM_ASSIGN(auto grants, GrantsOf(j));
     r.grants = std::move(grants);
   }
+  std::vector<AgentGrant> legacy;
+  TM_ASSIGN(r.legacy_field, LegacyGrantsOf(j, legacy));
+  if (!r.legacy_field.empty()) r.grants = std::move(legacy);
   return r;
 }
 

@@ -35,6 +35,15 @@ struct Confirm {
   static Result<Confirm> FromJson(const Json& j);
 };
 
+// POST /v1/warehouses/{id}/public: storage-level publishing; anonymous_catalog also opens
+// the REST catalog to anonymous list and load (our addition, off unless asked for).
+struct Publish {
+  std::string confirm;
+  bool anonymous_catalog = false;
+  Json ToJson() const;
+  static Result<Publish> FromJson(const Json& j);
+};
+
 // PUT /v1/warehouses/{id}/grants/{principal}
 struct SetGrant {
   std::string level;
@@ -51,6 +60,9 @@ struct AgentGrant {
 struct CreateAgent {
   std::string name, role;
   std::vector<AgentGrant> grants;
+  // Set when the body used the deprecated "warehouses"/"warehouse_ids" list (read into
+  // grants as write grants): the field's name, for the answer's deprecation note.
+  std::string legacy_field;
   Json ToJson() const;
   static Result<CreateAgent> FromJson(const Json& j);
 };
@@ -59,6 +71,7 @@ struct CreateAgent {
 struct UpdateAgent {
   std::optional<std::string> name, role;
   std::optional<std::vector<AgentGrant>> grants;
+  std::string legacy_field;  // as CreateAgent's
   Json ToJson() const;
   static Result<UpdateAgent> FromJson(const Json& j);
 };
