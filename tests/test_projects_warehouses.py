@@ -114,10 +114,12 @@ def test_create_project_is_listed_audited_and_has_a_fixed_placement(server):
     assert p["project_id"].startswith("pr_") and p["project_id"] != account["project_id"]
     assert {x["project_id"] for x in projects(server, key)} == {account["project_id"],
                                                                  p["project_id"]}
-    # The new project has no warehouse yet; with two projects the parameter is required.
+    # The new project has no warehouse yet; without a project the organisation's default
+    # project (its first, from signup) is meant, however many there are.
     r = warehouses(server, key, project="analytics")
     assert r.status_code == 200 and r.json()["warehouses"] == [], r.text
-    assert_api_error(warehouses(server, key), 400, "missing_field", field="project")
+    r = warehouses(server, key)
+    assert r.status_code == 200 and r.json()["project_id"] == account["project_id"], r.text
     events = requests.get(server.api + "/v1/audit", headers=auth(key),
                           params={"action": "project.*"}).json()["events"]
     assert [(e["action"], e["target_id"]) for e in events] == [("project.create",
