@@ -69,6 +69,9 @@ SCHEMA = {
 
 # ---------------------------------------------------------------------------- helpers
 
+# Every new table gets Iceberg Java's one persisted default unless the client sets it.
+ZSTD = {"write.parquet.compression-codec": "zstd"}
+
 def assert_iceberg_error(r, status, error_type, message_contains=None):
     """Every catalog error is JSON {"error": {"message", "type", "code"}}."""
     assert r.status_code == status, f"{r.status_code} {r.text}"
@@ -715,7 +718,7 @@ def test_create_table_returns_a_full_load_result(cat, ns):
     assert m["format-version"] == 2
     assert m["location"] == loc
     assert re.fullmatch(UUID_RE, m["table-uuid"])
-    assert m["properties"] == {"owner": "ana"}  # format-version is reserved, not stored
+    assert m["properties"] == {**ZSTD, "owner": "ana"}  # format-version is reserved, not stored
     assert m["current-schema-id"] == 0 and m["schemas"][0]["fields"] == SCHEMA["fields"]
     assert m["last-column-id"] == 2
     assert m["current-snapshot-id"] is None and m["snapshots"] == [] and m["refs"] == {}
@@ -838,19 +841,19 @@ def test_commit_set_properties_writes_the_next_metadata_version(cat, ns):
     one = cat.set_properties(ns, "t", {"k1": "v1"})
     assert re.fullmatch(re.escape(base) + "00001-" + UUID_RE + r"\.metadata\.json",
                         one["metadata-location"]), one["metadata-location"]
-    assert one["metadata"]["properties"] == {"k1": "v1"}
+    assert one["metadata"]["properties"] == {**ZSTD, "k1": "v1"}
     assert [e["metadata-file"] for e in one["metadata"]["metadata-log"]] == [loc0]
     assert one["metadata"]["last-updated-ms"] >= created["metadata"]["last-updated-ms"]
     loaded = cat.load_table(ns, "t")
     assert loaded["metadata-location"] == one["metadata-location"]
-    assert loaded["metadata"]["properties"] == {"k1": "v1"}
+    assert loaded["metadata"]["properties"] == {**ZSTD, "k1": "v1"}
 
     r = cat.commit(ns, "t", [], [{"action": "remove-properties", "removals": ["k1"]},
                                  {"action": "set-properties", "updates": {"k2": "v2"}}])
     assert r.status_code == 200, r.text
     two = r.json()
     assert two["metadata-location"].startswith(base + "00002-")
-    assert two["metadata"]["properties"] == {"k2": "v2"}
+    assert two["metadata"]["properties"] == {**ZSTD, "k2": "v2"}
     assert [e["metadata-file"] for e in two["metadata"]["metadata-log"]] == \
         [loc0, one["metadata-location"]]
 
@@ -1012,7 +1015,7 @@ def test_multi_table_transaction_is_atomic(cat, ns):
     assert r.status_code == 204, r.text
     for name in ("a", "b"):
         t = cat.load_table(ns, name)
-        assert t["metadata"]["properties"] == {"tx": "3"}
+        assert t["metadata"]["properties"] == {**ZSTD, "tx": "3"}
         assert "/metadata/0000" in t["metadata-location"]
     assert cat.load_table(ns, "a")["metadata-location"].split("/")[-1].startswith("00001-")
     assert cat.load_table(ns, "b")["metadata-location"].split("/")[-1].startswith("00002-")
@@ -1060,7 +1063,7 @@ def test_rename_table(cat, ns):
             .json()["identifiers"]] == ["new"]
     # And it still commits under the new name.
     assert cat.set_properties(other_ns, "new", {"renamed": "yes"})["metadata"]["properties"] == \
-        {"renamed": "yes"}
+        {**ZSTD, "renamed": "yes"}
 
     assert_iceberg_error(rename(cat, ns, "old", ns, "x"), 404, "NoSuchTableException")
     assert_iceberg_error(rename(cat, other_ns, "new", ns, "taken"), 409, "AlreadyExistsException")
@@ -1081,7 +1084,7 @@ def test_register_table(cat, ns):
     assert r.status_code == 200, r.text
     assert r.json()["metadata-location"] == src["metadata-location"]
     assert r.json()["metadata"]["table-uuid"] == src["metadata"]["table-uuid"]
-    assert r.json()["metadata"]["properties"] == {"p": "1"}
+    assert r.json()["metadata"]["properties"] == {**ZSTD, "p": "1"}
     assert len(r.json()["storage-credentials"]) == 1
     loaded = cat.load_table(ns, "adopted")
     assert loaded["metadata-location"] == src["metadata-location"]
@@ -1659,7 +1662,7 @@ def test_racing_raw_commits_never_answer_5xx(cat, ns):
     assert won, "no fresh commit succeeded"
     final = cat.load_table(ns, "race")
     props = final["metadata"]["properties"]
-    assert props == {f"k{i}": str(i) for i in won}
+    assert props == {**ZSTD, **{f"k{i}": str(i) for i in won}}
     version = int(final["metadata-location"].split("/")[-1][:5])
     assert version == start_version + len(won)
     assert len(final["metadata"]["metadata-log"]) == version
