@@ -31,6 +31,21 @@ Outcome ListCatalogs(const ApiClient& api, const std::string& project) {
   return Json{{"warehouses", all}};
 }
 
+namespace {
+
+// The candidates an error lists: those fields of each catalog (null where missing).
+Json Candidates(const Json& catalogs, std::initializer_list<const char*> fields) {
+  Json list = Json::array();
+  for (const auto& w : catalogs) {
+    Json c = Json::object();
+    for (const char* field : fields) c[field] = FieldOf(w, field);
+    list.push_back(std::move(c));
+  }
+  return list;
+}
+
+}  // namespace
+
 Outcome ConnectedCatalog(const ApiClient& api, const std::vector<std::string>& connected) {
   auto listing = ListCatalogs(api, "");
   if (!listing) return listing;
@@ -54,14 +69,8 @@ Outcome ConnectedCatalog(const ApiClient& api, const std::vector<std::string>& c
                            "for a grant (tablemere catalog grant)"
                          : "Pass --catalog <name or warehouse_id> with one of the candidates");
   f.envelope["error"]["field"] = "catalog";
-  Json list = Json::array();
-  for (const auto& w : candidates) {
-    list.push_back({{"name", FieldOf(w, "name")},
-                    {"warehouse_id", FieldOf(w, "warehouse_id")},
-                    {"project", FieldOf(w, "project")},
-                    {"my_level", FieldOf(w, "my_level")}});
-  }
-  f.envelope["error"]["candidates"] = list;
+  f.envelope["error"]["candidates"] =
+      Candidates(candidates, {"name", "warehouse_id", "project", "my_level"});
   return std::unexpected(f);
 }
 
@@ -81,14 +90,8 @@ Outcome ResolveWarehouse(const ApiClient& api, const std::string& id_or_name) {
   Failure f = LocalFailure("ambiguous_name",
                            "Several catalogs are named '" + id_or_name + "'; pass the warehouse_id",
                            "Pick one of the candidates' warehouse_id");
-  Json candidates = Json::array();
-  for (const auto& m : matches) {
-    candidates.push_back({{"warehouse_id", FieldOf(m, "warehouse_id")},
-                          {"name", FieldOf(m, "name")},
-                          {"project", FieldOf(m, "project")},
-                          {"project_id", FieldOf(m, "project_id")}});
-  }
-  f.envelope["error"]["candidates"] = candidates;
+  f.envelope["error"]["candidates"] =
+      Candidates(matches, {"warehouse_id", "name", "project", "project_id"});
   return std::unexpected(f);
 }
 
