@@ -148,3 +148,61 @@ def test_only_admins_publish(server, owner):
     stranger = server.signup()
     assert_api_error(publish(server, stranger["api_key"], account["warehouse_id"], "lake"), 404,
                      "warehouse_not_found")
+
+
+def run_duckdb_recipe(sql):
+    """A public-url DuckDB recipe, executed as printed; the last statement's rows."""
+    duck = duckdb.connect()
+    return duck.execute(sql).fetchall()
+
+
+def run_pyiceberg_recipe(code):
+    scope = {}
+    exec(code, scope)  # the recipe as printed (it prints the table, then we look at it)
+    return sorted(scope["table"].scan().to_arrow().column("id").to_pylist())
+
+
+def test_public_url_recipes_run_as_printed_and_the_version_hint_follows_commits(server, tmp_path):
+    from test_cli import base_env, ok
+
+    account = server.signup(engine="pyiceberg")
+    catalog = pyiceberg_from_recipe(account["connection"])
+    catalog.create_namespace("hint")
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    table = catalog.create_table(("hint", "t"), schema=data.schema)
+    table.append(data)
+    env = base_env(tmp_path, TABLEMERE_URL=server.api, TABLEMERE_API_KEY=account["api_key"])
+    ok("catalog", "publish", "--catalog", "lake", "--confirm", "lake", env=env)
+    urls = ok("catalog", "public-url", "--catalog", "lake", "--table", "hint.t", env=env)
+    # The catalog stays private; the recipes need none of it.
+    assert urls["anonymous_catalog"] is False
+    assert requests.get(server.catalog + f"/v1/w-{account['warehouse_id']}/namespaces"
+                        ).status_code == 401
+
+    def hint():
+        r = requests.get(urls["version_hint_url"])
+        assert r.status_code == 200, r.text
+        return r.text
+
+    stem = urls["metadata_location"].rsplit("/", 1)[1].removesuffix(".metadata.json")
+    assert hint() == stem
+    assert requests.get(urls["metadata_url"]).json()["current-snapshot-id"] == \
+        table.metadata.current_snapshot_id
+    assert sorted(i for (i,) in run_duckdb_recipe(urls["duckdb"])) == [1, 2, 3]
+    assert sorted(i for (i,) in run_duckdb_recipe(urls["duckdb_latest"])) == [1, 2, 3]
+    assert run_pyiceberg_recipe(urls["pyiceberg"]) == [1, 2, 3]
+    assert run_pyiceberg_recipe(urls["pyiceberg_latest"]) == [1, 2, 3]
+
+    # A commit moves the hint; the "latest" recipes follow it, the pinned ones do not.
+    table.append(pa.table({"id": pa.array([4, 5], pa.int64())}))
+    assert hint() != stem and hint() == table.metadata_location.rsplit("/", 1)[1].removesuffix(
+        ".metadata.json")
+    assert sorted(i for (i,) in run_duckdb_recipe(urls["duckdb_latest"])) == [1, 2, 3, 4, 5]
+    assert run_pyiceberg_recipe(urls["pyiceberg_latest"]) == [1, 2, 3, 4, 5]
+    assert run_pyiceberg_recipe(urls["pyiceberg"]) == [1, 2, 3]
+
+    # Unpublished, the same recipes are refused.
+    ok("catalog", "unpublish", "--catalog", "lake", env=env)
+    assert requests.get(urls["version_hint_url"]).status_code == 403
+    with pytest.raises(duckdb.Error):
+        run_duckdb_recipe(urls["duckdb_latest"])

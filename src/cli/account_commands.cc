@@ -34,6 +34,10 @@ int ShowIssuedKey(const Cli& cli, client::Outcome outcome, const KeyOptions& k,
     Json entry = {{"api_key", answer["api_key"]},
                   {"principal_id", client::StringOf(answer, "principal_id")},
                   {"email", email}};
+    // A signup connects the catalog it created: `connect` without --catalog picks it.
+    if (const auto& w = client::FieldOf(answer, "warehouse_id"); w.is_string()) {
+      entry["warehouse_ids"] = Json::array({w});
+    }
     auto path = client::SaveEntry(cli.Url(), entry);
     if (!path) return cli.Fail(client::LocalFailure(path.error(), "credentials_file"));
     if (!k.show_key) answer.erase("api_key");

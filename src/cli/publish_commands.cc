@@ -41,6 +41,16 @@ std::string DuckDbSecret(const std::string& endpoint, const std::string& bucket)
          ", REGION 'us-east-1', SCOPE 's3://" + bucket + "');\n";
 }
 
+// PyIceberg reading `path` (a metadata file, or a table folder with a version hint)
+// anonymously from this deployment's endpoint.
+std::string PyIcebergRecipe(const std::string& path, const std::string& endpoint) {
+  return "from pyiceberg.table import StaticTable\n"
+         "table = StaticTable.from_metadata(\n    " +
+         PyString(path) + ",\n    properties={'s3.endpoint': " + PyString(endpoint) +
+         ", 's3.anonymous': 'true', 's3.region': "
+         "'us-east-1'},\n)\nprint(table.scan().to_arrow())\n";
+}
+
 // The public-url answer for one catalog (and one table when `table` is NS.TABLE).
 Outcome PublicUrls(const ApiClient& api, const Json& w, const std::string& table) {
   const std::string id = w.value("warehouse_id", "");
@@ -102,11 +112,9 @@ Outcome PublicUrls(const ApiClient& api, const Json& w, const std::string& table
     out["duckdb_latest"] = DuckDbSecret(endpoint, bucket) + "SELECT * FROM iceberg_scan('" +
                            location + "') LIMIT 10;  -- follows the version hint";
   }
-  out["pyiceberg"] =
-      "from pyiceberg.table import StaticTable\n"
-      "table = StaticTable.from_metadata(\n    " +
-      PyString(metadata) + ",\n    properties={'s3.endpoint': " + PyString(endpoint) +
-      ", 's3.anonymous': 'true', 's3.region': 'us-east-1'},\n)\nprint(table.scan().to_arrow())\n";
+  out["pyiceberg"] = PyIcebergRecipe(metadata, endpoint);
+  // PyIceberg reads a folder's metadata/version-hint.text itself.
+  if (hinted) out["pyiceberg_latest"] = PyIcebergRecipe(location, endpoint);
   return out;
 }
 
