@@ -85,6 +85,46 @@ def code_from_log(server, email):
     raise AssertionError(f"no code for {email} in the server's output")
 
 
+def mail_from_log(server, email, subject):
+    """The body of the last logged mail to `email` whose subject holds `subject`."""
+    block = re.compile(r"mail \(log delivery[^\n]*\n  To: (.*)\n  Subject: (.*)\n((?:  \|.*\n)*)")
+    for _ in range(200):
+        found = [m.group(3) for m in block.finditer(open(server.log_path).read())
+                 if m.group(1) == email and subject in m.group(2)]
+        if found:
+            return "\n".join(line[4:] for line in found[-1].splitlines())
+        time.sleep(0.05)
+    raise AssertionError(f"no mail '{subject}' to {email} in the server's output")
+
+
+def test_recovery_code_and_password_links_are_written_to_the_servers_output(server):
+    email = f"rec-{uuid.uuid4().hex[:8]}@example.com"
+    server.signup(email=email)
+    r = requests.post(server.api + "/v1/recover/start", json={"email": email})
+    assert r.status_code == 202 and "server's output" in r.json()["note"], r.text
+    code = re.search(r"\b(\d{6})\b", mail_from_log(server, email, "recovery")).group(1)
+    r = requests.post(server.api + "/v1/recover/verify", json={"email": email, "code": code})
+    assert r.status_code in (200, 201) and r.json()["api_key"].startswith("al_live_"), r.text
+
+    email = f"form-{uuid.uuid4().hex[:8]}@example.com"
+    r = requests.post(server.api + "/v1/auth/signup",
+                      json={"email": email, "organization_name": "Log Works",
+                            "handle": "lw-" + uuid.uuid4().hex[:6]})
+    assert r.status_code == 202 and "server's output" in r.json()["note"], r.text
+    token = re.search(r"/app/welcome\?token=(\S+)",
+                      mail_from_log(server, email, "Set your Tablemere password")).group(1)
+    r = requests.post(server.api + "/v1/auth/password/set",
+                      json={"token": token, "password": "a long enough phrase 1"})
+    assert r.status_code == 200, r.text
+    r = requests.post(server.api + "/v1/auth/password/reset/start", json={"email": email})
+    assert r.status_code == 202 and "server's output" in r.json()["note"], r.text
+    token = re.search(r"/app/reset\?token=(\S+)",
+                      mail_from_log(server, email, "Reset your Tablemere password")).group(1)
+    r = requests.post(server.api + "/v1/auth/password/reset",
+                      json={"token": token, "password": "another long phrase 2"})
+    assert r.status_code == 200, r.text
+
+
 def saved_entry(home, url):
     return json.loads((home / ".config" / "tablemere" / "credentials.json").read_text())[url]
 
