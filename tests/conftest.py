@@ -19,15 +19,43 @@ SERVER_BIN = pathlib.Path(os.environ.get("TABLEMERE_SERVER", ROOT / "build" / "b
 
 OPERATORS = {"operator1": "operator1-secret-key", "operator2": "operator2-secret-key"}
 
+# Where the servers the tests start keep their objects: "local" (their data directory) or
+# "s3" (a shared SeaweedFS, each server under its own root prefix). `pytest
+# --object-store s3` or TABLEMERE_TEST_OBJECT_STORE=s3 runs the suite on the S3 backend.
+OBJECT_STORE = {"mode": os.environ.get("TABLEMERE_TEST_OBJECT_STORE", "local")}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--object-store", choices=("local", "s3"), default=None,
+                     help="the object store of every test server (default local)")
+
+
+def pytest_configure(config):
+    if config.getoption("--object-store"):
+        OBJECT_STORE["mode"] = config.getoption("--object-store")
+
+
+def pytest_sessionfinish(session):
+    import seaweed
+    seaweed.stop_shared()
+
 
 class Server:
     """A running tablemere-server process."""
 
-    def __init__(self, extra_env=None, args=()):
+    def __init__(self, extra_env=None, args=(), object_store=None):
         self.data_dir = tempfile.mkdtemp(prefix="tm-test-")
         self.ready_file = os.path.join(self.data_dir, "ready.json")
         self.env = dict(os.environ)
         self.env["TABLEMERE_S3_USERS"] = ",".join(f"{k}:{v}" for k, v in OPERATORS.items())
+        self.object_store = object_store or OBJECT_STORE["mode"]
+        store_args = []
+        if self.object_store == "s3":
+            import seaweed
+            self.backend = seaweed.shared()
+            self.store_root = "srv-" + uuid.uuid4().hex[:12]
+            store_args, store_env = self.backend.server_args(self.store_root)
+            self.env.update(store_env)
         self.env.update(extra_env or {})
         self.cmd = [
             str(SERVER_BIN),
@@ -36,6 +64,7 @@ class Server:
             "--catalog-addr", "127.0.0.1:0",
             "--s3-addr", "127.0.0.1:0",
             "--ready-file", self.ready_file,
+            *store_args,
             *args,
         ]
         self.starts = 0

@@ -652,14 +652,16 @@ class LocalDiskStore final : public ObjectStore {
 
   // ---- objects ----
   Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket, const std::string& key,
-                                                 PutConditions conditions) override {
+                                                 PutConditions conditions,
+                                                 std::optional<uint64_t> size) override {
     {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindBucket(*reader_db_, bucket));
     }
-    return NewWriter([this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
-      return PublishObject(bucket, key, blob, conditions, std::move(info));
-    });
+    return NewWriter(size,
+                     [this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
+                       return PublishObject(bucket, key, blob, conditions, std::move(info));
+                     });
   }
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
@@ -712,7 +714,7 @@ class LocalDiskStore final : public ObjectStore {
                           std::optional<ObjectInfo> replace_metadata) override {
     ObjectInfo src_info;
     TM_ASSIGN(auto reader, Get(src_bucket, src_key, 0, std::nullopt, &src_info));
-    TM_ASSIGN(auto writer, BeginPut(dst_bucket, dst_key, PutConditions{}));
+    TM_ASSIGN(auto writer, BeginPut(dst_bucket, dst_key, PutConditions{}, std::nullopt));
     std::string buf(1 << 20, '\0');
     while (true) {
       TM_ASSIGN(size_t n, reader->Read(buf.data(), buf.size()));
@@ -841,14 +843,14 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<std::unique_ptr<ObjectWriter>> BeginPart(const std::string& bucket,
-                                                  const std::string& upload_id,
-                                                  int part_number) override {
+                                                  const std::string& upload_id, int part_number,
+                                                  std::optional<uint64_t> size) override {
     {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
     }
     return NewWriter(
-        [this, bucket, upload_id, part_number](const std::string& blob, ObjectInfo info) {
+        size, [this, bucket, upload_id, part_number](const std::string& blob, ObjectInfo info) {
           return PublishPart(bucket, upload_id, part_number, blob, std::move(info));
         });
   }
@@ -982,7 +984,8 @@ class LocalDiskStore final : public ObjectStore {
   }
   std::string BlobPath(const std::string& blob) const { return BlobDir(blob) + "/" + blob; }
 
-  Result<std::unique_ptr<ObjectWriter>> NewWriter(FileWriter::CommitFn commit) {
+  Result<std::unique_ptr<ObjectWriter>> NewWriter(std::optional<uint64_t> size,
+                                                  FileWriter::CommitFn commit) {
     std::string blob = crypto::HexEncode(random_.Bytes(16));
     std::string dir = BlobDir(blob);
     std::error_code ec;
@@ -990,8 +993,7 @@ class LocalDiskStore final : public ObjectStore {
     std::string path = dir + "/" + blob;
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
     if (fd < 0) return Fail(IoError(std::string("create blob: ") + std::strerror(errno)));
-    return std::unique_ptr<ObjectWriter>(
-        std::make_unique<FileWriter>(blob, dir, path, fd, std::move(commit)));
+    return HoldToSize(std::make_unique<FileWriter>(blob, dir, path, fd, std::move(commit)), size);
   }
 
   // Inside the publishing transaction: concurrent conditional writers serialise here.

@@ -11,7 +11,45 @@ constexpr std::array<const char*, 7> kNames = {
     "NoSuchBucket",   "NoSuchKey",   "NoSuchUpload",      "BucketExists",
     "BucketNotEmpty", "InvalidPart", "PreconditionFailed"};
 
+// Holds a writer to the size its caller declared.
+class SizedWriter final : public ObjectWriter {
+ public:
+  SizedWriter(std::unique_ptr<ObjectWriter> inner, uint64_t size)
+      : inner_(std::move(inner)), size_(size) {}
+  Result<void> Write(const char* data, size_t size) override {
+    if (size > size_ - inner_->bytes_written()) {
+      inner_->Abort();
+      return Fail(SizeMismatch());
+    }
+    return inner_->Write(data, size);
+  }
+  Result<ObjectInfo> Commit(ObjectInfo info) override {
+    if (inner_->bytes_written() != size_) {
+      inner_->Abort();
+      return Fail(SizeMismatch());
+    }
+    return inner_->Commit(std::move(info));
+  }
+  void Abort() override { inner_->Abort(); }
+  uint64_t bytes_written() const override { return inner_->bytes_written(); }
+
+ private:
+  Error SizeMismatch() const {
+    return Error{ErrorCode::kInvalidInput,
+                 "The body's length differs from the declared " + std::to_string(size_) + " bytes",
+                 {}};
+  }
+  std::unique_ptr<ObjectWriter> inner_;
+  uint64_t size_;
+};
+
 }  // namespace
+
+std::unique_ptr<ObjectWriter> HoldToSize(std::unique_ptr<ObjectWriter> writer,
+                                         std::optional<uint64_t> size) {
+  if (!size) return writer;
+  return std::make_unique<SizedWriter>(std::move(writer), *size);
+}
 
 Error StoreError(StoreFailure reason, ErrorCode code, std::string message) {
   return Error{code, std::move(message), {}}.With(kDetailKey, kNames[static_cast<size_t>(reason)]);

@@ -140,10 +140,13 @@ class ObjectStore {
   virtual Result<std::vector<BucketInfo>> ListBuckets() = 0;
 
   // Commit fails with kPreconditionFailed, or kNoSuchKey for if_match on a missing key,
-  // when `conditions` no longer hold.
-  virtual Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket,
-                                                         const std::string& key,
-                                                         PutConditions conditions = {}) = 0;
+  // when `conditions` no longer hold. `size`, when the caller knows it (a request's
+  // Content-Length), lets a remote backend stream the body as it arrives; the writer must
+  // then receive exactly that many bytes (Commit fails kInvalidInput otherwise). Without
+  // it a remote backend spools the body to local disk first.
+  virtual Result<std::unique_ptr<ObjectWriter>> BeginPut(
+      const std::string& bucket, const std::string& key, PutConditions conditions = {},
+      std::optional<uint64_t> size = std::nullopt) = 0;
   virtual Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) = 0;
   // Opens [offset, offset+length) of the object; `info` receives its metadata.
   virtual Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket,
@@ -164,9 +167,10 @@ class ObjectStore {
                                           ObjectInfo pending) = 0;
   virtual Result<UploadInfo> GetUpload(const std::string& bucket, const std::string& upload_id) = 0;
   // Returns a writer for one part; Commit stores it (replacing an earlier same-numbered part).
-  virtual Result<std::unique_ptr<ObjectWriter>> BeginPart(const std::string& bucket,
-                                                          const std::string& upload_id,
-                                                          int part_number) = 0;
+  // `size` as for BeginPut.
+  virtual Result<std::unique_ptr<ObjectWriter>> BeginPart(
+      const std::string& bucket, const std::string& upload_id, int part_number,
+      std::optional<uint64_t> size = std::nullopt) = 0;
   virtual Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
                                                   const std::string& upload_id) = 0;
   // Assembles the listed parts (ascending, each present) into the object, atomically;
@@ -180,6 +184,12 @@ class ObjectStore {
   virtual Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                                       const std::string& prefix) = 0;
 };
+
+// `writer`, refusing more than `size` bytes and a Commit short of them (kInvalidInput,
+// the writer aborted); `writer` itself when no size was declared. For backends whose
+// writers do not check a declared size themselves.
+std::unique_ptr<ObjectWriter> HoldToSize(std::unique_ptr<ObjectWriter> writer,
+                                         std::optional<uint64_t> size);
 
 // What emptying a bucket removed.
 struct EmptiedBucket {

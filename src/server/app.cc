@@ -27,6 +27,7 @@
 #include "metastore/metastore.h"
 #include "metrics/metrics.h"
 #include "objectstore/local_disk.h"
+#include "objectstore/s3_store.h"
 #include "server/cors_defaults.h"
 #include "storage/access.h"
 
@@ -63,6 +64,34 @@ std::string UrlFor(const std::string& bound) {
   return "http://" + host_port;
 }
 
+// The object store the configuration names; an S3 store is checked (list, write, delete)
+// before the server starts serving.
+Result<std::unique_ptr<objectstore::ObjectStore>> OpenObjectStore(const Config& config,
+                                                                  const Clock& clock,
+                                                                  Random& random) {
+  if (config.object_store != "s3") {
+    return objectstore::OpenLocalDiskStore(config.data_dir + "/objects", clock, random);
+  }
+  const std::string spool = config.data_dir + "/spool";
+  std::error_code ec;
+  std::filesystem::create_directories(spool, ec);
+  if (ec) return Fail(ErrorCode::kUnavailable, "cannot create " + spool + ": " + ec.message());
+  objectstore::S3StoreConfig s3{.endpoint = config.object_store_endpoint,
+                                .bucket = config.object_store_bucket,
+                                .root = config.object_store_root,
+                                .region = config.object_store_region,
+                                .access_key = config.object_store_access_key,
+                                .secret_key = config.object_store_secret_key,
+                                .spool_dir = spool};
+  auto store = objectstore::OpenS3Store(s3, clock, random);
+  if (!store) {
+    return Fail(store.error().code, "--object-store s3 (" + config.object_store_endpoint + ", " +
+                                        "bucket " + config.object_store_bucket +
+                                        "): " + store.error().message);
+  }
+  return store;
+}
+
 class AppImpl final : public App {
  public:
   Result<void> Init(const Config& config) {
@@ -78,8 +107,7 @@ class AppImpl final : public App {
     TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
     TM_ASSIGN(KeyRing keys, KeyRing::LoadOrCreate(config.data_dir + "/master.key"));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
-    TM_ASSIGN(objects_,
-              objectstore::OpenLocalDiskStore(config.data_dir + "/objects", clock_, random_));
+    TM_ASSIGN(objects_, OpenObjectStore(config, clock_, random_));
     if (!config.access_log.empty() && config.access_log != "-") {
       log_file_ = std::fopen(config.access_log.c_str(), "a");
       if (!log_file_) return Fail(ErrorCode::kUnavailable, "cannot open " + config.access_log);

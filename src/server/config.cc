@@ -58,6 +58,26 @@ std::vector<Flag> Flags(Config& c) {
        str(c.metrics_addr)},
       {"data-dir", "TABLEMERE_DATA_DIR", "directory for all state and objects (default ./data)",
        str(c.data_dir)},
+      {"object-store", "TABLEMERE_OBJECT_STORE",
+       "where objects live: local (under --data-dir, default) or s3 (an existing "
+       "S3-compatible store; keys from the environment)",
+       [&c](const std::string& v) -> Result<void> {
+         if (v != "local" && v != "s3") {
+           return Fail(ErrorCode::kInvalidInput, "--object-store is local or s3");
+         }
+         c.object_store = v;
+         return {};
+       }},
+      {"object-store-endpoint", "TABLEMERE_OBJECT_STORE_ENDPOINT",
+       "the S3 store's endpoint URL, e.g. http://127.0.0.1:8333 (path-style requests)",
+       str(c.object_store_endpoint)},
+      {"object-store-bucket", "TABLEMERE_OBJECT_STORE_BUCKET",
+       "the S3 store's bucket, which must exist", str(c.object_store_bucket)},
+      {"object-store-root", "TABLEMERE_OBJECT_STORE_ROOT",
+       "key prefix for everything Tablemere stores in that bucket (default none)",
+       str(c.object_store_root)},
+      {"object-store-region", "TABLEMERE_OBJECT_STORE_REGION",
+       "the S3 store's signing region (default us-east-1)", str(c.object_store_region)},
       {"public-api-url", "TABLEMERE_PUBLIC_API_URL",
        "API URL printed in recipes (default: from --api-addr)", str(c.public_api_url)},
       {"public-catalog-url", "TABLEMERE_PUBLIC_CATALOG_URL",
@@ -164,7 +184,10 @@ std::string Usage(const std::vector<Flag>& flags) {
       "                              the mail sender; without it codes and links are only "
       "logged\n"
       "  TABLEMERE_OIDC_ISSUERS      external OpenID Connect issuers, a JSON list of {issuer, "
-      "client_id, audience, discovery_url, trust_email}\n";
+      "client_id, audience, discovery_url, trust_email}\n"
+      "  TABLEMERE_OBJECT_STORE_ACCESS_KEY_ID, TABLEMERE_OBJECT_STORE_SECRET_ACCESS_KEY[_FILE]\n"
+      "                              the S3 store's keys (default AWS_ACCESS_KEY_ID and "
+      "AWS_SECRET_ACCESS_KEY)\n";
   return out;
 }
 
@@ -247,6 +270,15 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
     }
   }
   TM_ASSIGN(config.bootstrap_secret, SecretFromEnv("TABLEMERE_BOOTSTRAP_SECRET"));
+  config.object_store_access_key = Env("TABLEMERE_OBJECT_STORE_ACCESS_KEY_ID");
+  if (config.object_store_access_key.empty()) {
+    config.object_store_access_key = Env("AWS_ACCESS_KEY_ID");
+  }
+  TM_ASSIGN(config.object_store_secret_key,
+            SecretFromEnv("TABLEMERE_OBJECT_STORE_SECRET_ACCESS_KEY"));
+  if (config.object_store_secret_key.empty()) {
+    config.object_store_secret_key = Env("AWS_SECRET_ACCESS_KEY");
+  }
   TM_TRY(ReadSmtp(config));
   std::string issuers = Env("TABLEMERE_OIDC_ISSUERS");
   if (issuers.empty()) issuers = Env("AL_OIDC_ISSUERS");
@@ -283,6 +315,11 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
       value = argv[++i];
     }
     TM_TRY(it->set(value));
+  }
+  if (config.object_store == "s3" &&
+      (config.object_store_endpoint.empty() || config.object_store_bucket.empty())) {
+    return Fail(ErrorCode::kInvalidInput,
+                "--object-store s3 needs --object-store-endpoint and --object-store-bucket");
   }
   return ParseOutcome::kRun;
 }

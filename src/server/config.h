@@ -17,11 +17,20 @@ struct Config {
   std::string s3_addr = "127.0.0.1:9000";
   std::string metrics_addr;  // "": GET /metrics on the API listener
   std::string data_dir = "./data";
-  std::string public_api_url;                      // derived from api_addr when empty
-  std::string public_catalog_url;                  // derived from catalog_addr when empty
-  std::string public_s3_url;                       // derived from s3_addr when empty
-  int64_t session_seconds = 900;                   // vended storage sessions
-  int64_t catalog_token_seconds = 900;             // catalog bearer tokens
+  // Where objects live: "local" (under --data-dir) or "s3" (an existing S3-compatible store:
+  // endpoint, bucket, root prefix, region; its keys from the environment only).
+  std::string object_store = "local";
+  std::string object_store_endpoint;
+  std::string object_store_bucket;
+  std::string object_store_root;
+  std::string object_store_region = "us-east-1";
+  std::string object_store_access_key;  // TABLEMERE_OBJECT_STORE_ACCESS_KEY_ID | AWS_…
+  std::string object_store_secret_key;  // TABLEMERE_OBJECT_STORE_SECRET_ACCESS_KEY[_FILE] | AWS_…
+  std::string public_api_url;           // derived from api_addr when empty
+  std::string public_catalog_url;       // derived from catalog_addr when empty
+  std::string public_s3_url;            // derived from s3_addr when empty
+  int64_t session_seconds = 900;        // vended storage sessions
+  int64_t catalog_token_seconds = 900;  // catalog bearer tokens
   int64_t maintenance_interval_seconds = 3600;     // the maintenance sweep; 0 turns it off
   int64_t orphan_grace_seconds = 3 * 24 * 3600;    // unreferenced files younger than this stay
   int64_t maintenance_quiet_seconds = 600;         // a table's writes settle this long first

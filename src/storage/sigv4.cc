@@ -625,4 +625,37 @@ Result<std::string> VerifySignature(const SignedRequest& request, const ParsedAu
   return key;
 }
 
+std::string SignV4(const SignedRequest& request, const std::string& access_key,
+                   const std::string& secret, const std::string& region,
+                   const std::string& amz_date, const std::string& payload_hash) {
+  ParsedAuth auth;
+  auth.kind = AuthKind::kSigV4Header;
+  auth.access_key = access_key;
+  auth.amz_date = amz_date;
+  auth.date = amz_date.substr(0, 8);
+  auth.region = region;
+  auth.service = "s3";
+  auth.payload_hash = payload_hash;
+  for (const auto& [name, value] : request.headers) {
+    std::string lower = ToLower(name);
+    if (std::find(auth.signed_headers.begin(), auth.signed_headers.end(), lower) ==
+        auth.signed_headers.end()) {
+      auth.signed_headers.push_back(lower);
+    }
+  }
+  std::sort(auth.signed_headers.begin(), auth.signed_headers.end());
+  // Every name comes from the request's own headers, so the canonical form always exists.
+  std::string canonical = CanonicalRequest(request, auth).value();
+  std::string key = SigningKey(secret, auth.date, region, auth.service);
+  std::string signature =
+      crypto::HexEncode(crypto::HmacSha256(key, StringToSign(amz_date, Scope(auth), canonical)));
+  std::string signed_list;
+  for (const auto& name : auth.signed_headers) {
+    if (!signed_list.empty()) signed_list += ';';
+    signed_list += name;
+  }
+  return std::string(kSigV4Algorithm) + " Credential=" + access_key + "/" + Scope(auth) +
+         ", SignedHeaders=" + signed_list + ", Signature=" + signature;
+}
+
 }  // namespace tablemere::storage

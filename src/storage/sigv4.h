@@ -62,4 +62,11 @@ std::string Scope(const ParsedAuth& auth);
 Result<std::string> VerifySignature(const SignedRequest& request, const ParsedAuth& auth,
                                     const std::string& secret, int64_t now_millis);
 
+// The Authorization header value that signs `request` (SigV4, header form) for a request
+// we send: every header in `request.headers` is signed, so it must already hold `host`,
+// `x-amz-date` (= `amz_date`) and `x-amz-content-sha256` (= `payload_hash`).
+std::string SignV4(const SignedRequest& request, const std::string& access_key,
+                   const std::string& secret, const std::string& region,
+                   const std::string& amz_date, const std::string& payload_hash);
+
 }  // namespace tablemere::storage

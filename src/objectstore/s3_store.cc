@@ -1,0 +1,1084 @@
+// The S3 backend. Layout inside the backend bucket (all under `<root>/`):
+//   <bucket>/<key>                       an object, byte for byte, with its HTTP headers
+//   .tablemere/buckets/<bucket>          a bucket's registry entry (JSON: created, tags, ACL, CORS)
+//   .tablemere/extras/<bucket>/<key>     what S3 keeps beside a multipart object (part sizes and
+//                                        checksums, tags, ACL), tied to the object's etag
+//   .tablemere/uploads/<bucket>/<id>     an open multipart upload (our id → the backend's)
+//   .tablemere/uploads/<bucket>/<id>.parts/<n>  a part's checksums, when it had one
+// An object written in one piece carries its extras in one user-metadata header
+// (x-amz-meta-tablemere) unless they are too long for one, then in the extras file.
+// Bodies are spooled to local disk, verified by the layer above, and only then sent with
+// their length and MD5, so nothing unverified ever reaches the backend.
+#include "objectstore/s3_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <pugixml.hpp>
+#include <thread>
+
+#include "common/crypto.h"
+#include "common/strings.h"
+#include "objectstore/s3_http.h"
+
+namespace tablemere::objectstore {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kExtrasHeader[] = "x-amz-meta-tablemere";
+constexpr char kExtrasElsewhere[] = "file";
+constexpr size_t kMaxInlineExtras = 1024;  // S3 allows 2 KB of user metadata in all
+constexpr int64_t kBucketCacheMs = 2000;   // how stale a bucket's cached registry entry may be
+// The largest UTF-8 code point: appended to a common prefix, it sorts after every key
+// under it, so a listing resumed from it skips them.
+constexpr char kAfterEverything[] = "\xF4\x8F\xBF\xBF";
+// Response headers an object keeps (stored as the backend keeps them).
+constexpr std::array<std::pair<const char*, const char*>, 6> kStoredHeaders = {{
+    {"content-type", "Content-Type"},
+    {"content-encoding", "Content-Encoding"},
+    {"cache-control", "Cache-Control"},
+    {"content-disposition", "Content-Disposition"},
+    {"content-language", "Content-Language"},
+    {"expires", "Expires"},
+}};
+
+Error Unavailable(const std::string& what, const S3Answer& a) {
+  auto [code, message] = S3ErrorOf(a.body);
+  std::string detail = "HTTP " + std::to_string(a.status);
+  if (!code.empty()) detail += " " + code;
+  if (!message.empty()) detail += ": " + message;
+  return Error{
+      ErrorCode::kUnavailable, "The S3 backend refused to " + what + " (" + detail + ")", {}}
+      .With("backend", "refused");
+}
+
+// The StoreFailure an answer stands for, or kUnavailable for anything the backend should
+// not have said to a correct request of ours.
+Error FailureFrom(const std::string& what, const S3Answer& a) {
+  auto [code, message] = S3ErrorOf(a.body);
+  if (a.status == 404 && (code == "NoSuchKey" || (code.empty() && what != "list"))) {
+    return StoreError(StoreFailure::kNoSuchKey, ErrorCode::kNotFound, "The key does not exist");
+  }
+  if (a.status == 404 && code == "NoSuchUpload") {
+    return StoreError(StoreFailure::kNoSuchUpload, ErrorCode::kNotFound,
+                      "The upload does not exist");
+  }
+  if (a.status == 412 || code == "PreconditionFailed") {
+    return StoreError(StoreFailure::kPreconditionFailed, ErrorCode::kConflict,
+                      "At least one of the pre-conditions you specified did not hold");
+  }
+  if (code == "InvalidPart" || code == "InvalidPartOrder") {
+    return StoreError(StoreFailure::kInvalidPart, ErrorCode::kConflict,
+                      "One or more of the specified parts could not be found");
+  }
+  if (a.status == 416) return Error{ErrorCode::kInvalidInput, "The range is not satisfiable", {}};
+  return Unavailable(what, a);
+}
+
+bool Ok(const S3Answer& a) { return a.status >= 200 && a.status < 300; }
+
+std::string Unquote(std::string etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return etag;
+}
+
+int64_t ParseIsoMillis(const std::string& text) {
+  int y, mo, d, h, mi;
+  double s;
+  if (std::sscanf(text.c_str(), "%d-%d-%dT%d:%d:%lf", &y, &mo, &d, &h, &mi, &s) != 6) return 0;
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = static_cast<int>(s);
+  return static_cast<int64_t>(timegm(&tm)) * 1000 +
+         static_cast<int64_t>((s - static_cast<int>(s)) * 1000);
+}
+
+// What an object keeps beyond its bytes and headers.
+struct Extras {
+  std::map<std::string, std::string> checksums;
+  std::vector<uint64_t> part_sizes;
+  std::vector<std::string> part_checksums;
+  std::map<std::string, std::string> tags;
+  std::string acl;
+  bool Empty() const {
+    return checksums.empty() && part_sizes.empty() && tags.empty() && acl.empty();
+  }
+};
+
+Json ExtrasJson(const Extras& e) {
+  Json j = Json::object();
+  if (!e.checksums.empty()) j["c"] = e.checksums;
+  if (!e.part_sizes.empty()) j["p"] = e.part_sizes;
+  if (!e.part_checksums.empty()) j["q"] = e.part_checksums;
+  if (!e.tags.empty()) j["t"] = e.tags;
+  if (!e.acl.empty()) j["a"] = e.acl;
+  return j;
+}
+
+Extras ExtrasOf(const Json& j) {
+  Extras e;
+  if (!j.is_object()) return e;
+  try {
+    if (j.contains("c")) e.checksums = j["c"].get<std::map<std::string, std::string>>();
+    if (j.contains("p")) e.part_sizes = j["p"].get<std::vector<uint64_t>>();
+    if (j.contains("q")) e.part_checksums = j["q"].get<std::vector<std::string>>();
+    if (j.contains("t")) e.tags = j["t"].get<std::map<std::string, std::string>>();
+    if (j.contains("a")) e.acl = j["a"].get<std::string>();
+  } catch (const Json::exception&) {
+    return Extras{};  // written by us; a damaged entry reads as none rather than failing reads
+  }
+  return e;
+}
+
+Extras ExtrasFromInfo(const ObjectInfo& info) {
+  return Extras{info.checksums, info.part_sizes, info.part_checksums, info.tags, info.acl};
+}
+
+void ApplyExtras(const Extras& e, ObjectInfo& info) {
+  info.checksums = e.checksums;
+  info.part_sizes = e.part_sizes;
+  info.part_checksums = e.part_checksums;
+  info.tags = e.tags;
+  info.acl = e.acl;
+}
+
+// The request headers that store `info`'s HTTP headers on the backend.
+void AddStoredHeaders(const ObjectInfo& info, std::vector<std::pair<std::string, std::string>>& h) {
+  for (const auto& [name, value] : info.headers) {
+    if (EqualsIgnoreCase(name, kExtrasHeader)) continue;
+    h.push_back({name, value});
+  }
+}
+
+// A body on local disk: written by the layer above, sent once it is complete.
+class SpoolWriter final : public ObjectWriter {
+ public:
+  using Finish = std::function<Result<ObjectInfo>(int fd, uint64_t size, const std::string& md5_raw,
+                                                  ObjectInfo info)>;
+  SpoolWriter(int fd, Finish finish)
+      : fd_(fd), finish_(std::move(finish)), md5_(crypto::DigestAlgorithm::kMd5) {}
+  ~SpoolWriter() override { Abort(); }
+
+  Result<void> Write(const char* data, size_t size) override {
+    if (fd_ < 0) return Fail(ErrorCode::kUnavailable, "writer closed");
+    md5_.Update(data, size);
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::write(fd_, data + done, size - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        Abort();
+        return Fail(ErrorCode::kUnavailable,
+                    std::string("The upload spool could not be written: ") + std::strerror(errno));
+      }
+      done += static_cast<size_t>(n);
+    }
+    written_ += size;
+    return {};
+  }
+
+  Result<ObjectInfo> Commit(ObjectInfo info) override {
+    if (fd_ < 0) return Fail(ErrorCode::kUnavailable, "writer closed");
+    auto result = finish_(fd_, written_, md5_.Finish(), std::move(info));
+    Abort();
+    return result;
+  }
+
+  void Abort() override {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+  uint64_t bytes_written() const override { return written_; }
+
+ private:
+  int fd_;
+  Finish finish_;
+  crypto::Digest md5_;
+  uint64_t written_ = 0;
+};
+
+// A GET's body, pulled by the reader while a helper thread receives it; at most
+// kWindow bytes wait between the two.
+class StreamReader final : public ObjectReader {
+ public:
+  static constexpr size_t kWindow = 4u << 20;
+
+  StreamReader(S3Http& http, S3Call call) : call_(std::move(call)) {
+    call_.on_headers = [this](long status, const std::map<std::string, std::string>& headers) {
+      std::lock_guard lock(mu_);
+      status_ = status;
+      headers_ = headers;
+      ready_ = true;
+      cv_.notify_all();
+    };
+    call_.sink = [this](const char* data, size_t size) {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return cancelled_ || queued_ < kWindow; });
+      if (cancelled_) return false;
+      chunks_.emplace_back(data, size);
+      queued_ += size;
+      cv_.notify_all();
+      return true;
+    };
+    thread_ = std::thread([this, &http] {
+      auto answer = http.Send(call_);
+      std::lock_guard lock(mu_);
+      answer_ = std::move(answer);
+      done_ = true;
+      cv_.notify_all();
+    });
+  }
+
+  ~StreamReader() override {
+    {
+      std::lock_guard lock(mu_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  // Waits for the answer's headers (a 2xx) or its end; the answer when it failed.
+  Result<std::map<std::string, std::string>> Start() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return ready_ || done_; });
+    if (ready_) return headers_;
+    if (!answer_) return Fail(answer_.error());
+    return Fail(FailureFrom("read the object", *answer_));
+  }
+
+  Result<size_t> Read(char* buffer, size_t size) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !chunks_.empty() || done_; });
+    if (chunks_.empty()) {
+      if (!answer_) return Fail(answer_.error());
+      if (!Ok(*answer_)) return Fail(FailureFrom("read the object", *answer_));
+      return 0;
+    }
+    std::string& front = chunks_.front();
+    size_t n = std::min(size, front.size() - offset_);
+    std::memcpy(buffer, front.data() + offset_, n);
+    offset_ += n;
+    queued_ -= n;
+    if (offset_ == front.size()) {
+      chunks_.pop_front();
+      offset_ = 0;
+    }
+    cv_.notify_all();
+    return n;
+  }
+
+ private:
+  S3Call call_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> chunks_;
+  size_t offset_ = 0;
+  size_t queued_ = 0;
+  bool ready_ = false, done_ = false, cancelled_ = false;
+  long status_ = 0;
+  std::map<std::string, std::string> headers_;
+  Result<S3Answer> answer_ = S3Answer{};
+  std::thread thread_;
+};
+
+class EmptyReader final : public ObjectReader {
+ public:
+  Result<size_t> Read(char*, size_t) override { return 0; }
+};
+
+class S3Store final : public ObjectStore {
+ public:
+  S3Store(const S3StoreConfig& config, const Clock& clock, Random& random)
+      : config_(config),
+        http_(S3Endpoint{config.endpoint, config.region, config.access_key, config.secret_key,
+                         config.connect_timeout_ms, config.request_timeout_ms, config.retries}),
+        clock_(clock),
+        random_(random) {}
+
+  // Checks the backend bucket can be listed, written, read and deleted, and whether it
+  // honours conditional writes.
+  Result<void> Probe() {
+    S3Call list = Call("GET", "");
+    list.query = {{"list-type", "2"}, {"max-keys", "1"}, {"prefix", Path(".tablemere/")}};
+    TM_ASSIGN(S3Answer listed, http_.Send(list));
+    if (!Ok(listed)) return Fail(Unavailable("list bucket " + config_.bucket, listed));
+    const std::string probe = ".tablemere/probe-" + crypto::HexEncode(random_.Bytes(8));
+    S3Call put = Call("PUT", Path(probe));
+    put.body = "probe";
+    TM_ASSIGN(S3Answer wrote, http_.Send(put));
+    if (!Ok(wrote)) return Fail(Unavailable("write to bucket " + config_.bucket, wrote));
+    S3Call again = Call("PUT", Path(probe));
+    again.body = "again";
+    again.headers.push_back({"If-None-Match", "*"});
+    TM_ASSIGN(S3Answer conditional, http_.Send(again));
+    conditional_ = conditional.status == 412;
+    S3Call del = Call("DELETE", Path(probe));
+    TM_ASSIGN(S3Answer deleted, http_.Send(del));
+    if (!Ok(deleted)) return Fail(Unavailable("delete from bucket " + config_.bucket, deleted));
+    return {};
+  }
+
+  // ---- buckets ----
+  Result<void> CreateBucket(const std::string& bucket) override {
+    Json entry = {{"created_ms", clock_.NowMillis()}};
+    auto guard = LockKey(RegistryKey(bucket));
+    S3Call put = Call("PUT", RegistryKey(bucket));
+    put.body = entry.dump();
+    put.headers.push_back({"Content-Type", "application/json"});
+    if (conditional_) {
+      put.headers.push_back({"If-None-Match", "*"});
+    } else if (ReadRegistry(bucket)) {
+      return Fail(BucketExists());
+    }
+    TM_ASSIGN(S3Answer a, http_.Send(put));
+    if (a.status == 412) return Fail(BucketExists());
+    if (!Ok(a)) return Fail(Unavailable("create bucket " + bucket, a));
+    Forget(bucket);
+    return {};
+  }
+
+  Result<void> DeleteBucket(const std::string& bucket) override {
+    TM_TRY(HeadBucket(bucket));
+    ListOptions one;
+    one.max_keys = 1;
+    TM_ASSIGN(ListResult listed, List(bucket, one));
+    TM_ASSIGN(auto uploads, ListUploads(bucket, ""));
+    if (!listed.objects.empty() || !listed.common_prefixes.empty() || !uploads.empty()) {
+      return Fail(StoreError(StoreFailure::kBucketNotEmpty, ErrorCode::kConflict,
+                             "The bucket you tried to delete is not empty"));
+    }
+    TM_TRY(DeleteKey(RegistryKey(bucket)));
+    Forget(bucket);
+    return {};
+  }
+
+  Result<BucketInfo> HeadBucket(const std::string& bucket) override {
+    {
+      std::lock_guard lock(cache_mu_);
+      auto it = bucket_cache_.find(bucket);
+      if (it != bucket_cache_.end() && clock_.NowMillis() - it->second.first < kBucketCacheMs) {
+        return it->second.second;
+      }
+    }
+    TM_ASSIGN(auto found, ReadRegistry(bucket));
+    if (!found) return Fail(NoSuchBucket(bucket));
+    std::lock_guard lock(cache_mu_);
+    bucket_cache_[bucket] = {clock_.NowMillis(), *found};
+    return *found;
+  }
+
+  Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
+                                         const AttributeChange& change) override {
+    auto guard = LockKey(RegistryKey(bucket));
+    TM_ASSIGN(auto found, ReadRegistry(bucket));
+    if (!found) return Fail(NoSuchBucket(bucket));
+    BucketInfo info = *found;
+    if (change.tags) info.tags = *change.tags;
+    if (change.acl) info.acl = *change.acl;
+    if (change.cors) info.cors = *change.cors;
+    Json entry = {{"created_ms", info.created_ms}};
+    if (!info.tags.empty()) entry["tags"] = info.tags;
+    if (!info.acl.empty()) entry["acl"] = info.acl;
+    if (!info.cors.empty()) entry["cors"] = info.cors;
+    S3Call put = Call("PUT", RegistryKey(bucket));
+    put.body = entry.dump();
+    put.headers.push_back({"Content-Type", "application/json"});
+    TM_ASSIGN(S3Answer a, http_.Send(put));
+    if (!Ok(a)) return Fail(Unavailable("update bucket " + bucket, a));
+    Forget(bucket);
+    return info;
+  }
+
+  Result<std::vector<BucketInfo>> ListBuckets() override {
+    std::vector<BucketInfo> out;
+    const std::string prefix = Path(".tablemere/buckets/");
+    TM_TRY(ListRaw(prefix, "", "", [&](const ObjectInfo& o) -> Result<void> {
+      std::string name = o.key.substr(prefix.size());
+      TM_ASSIGN(auto found, ReadRegistry(name));
+      if (found) out.push_back(*found);
+      return {};
+    }));
+    return out;
+  }
+
+  // ---- objects ----
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket, const std::string& key,
+                                                 PutConditions conditions,
+                                                 std::optional<uint64_t> size) override {
+    TM_TRY(HeadBucket(bucket));
+    TM_ASSIGN(int fd, Spool());
+    auto writer = std::make_unique<SpoolWriter>(
+        fd, [this, bucket, key, conditions](int body, uint64_t body_size, const std::string& md5,
+                                            ObjectInfo info) {
+          return PutSpooled(bucket, key, conditions, body, body_size, md5, std::move(info));
+        });
+    return HoldToSize(std::move(writer), size);
+  }
+
+  Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
+    TM_TRY(HeadBucket(bucket));
+    TM_ASSIGN(S3Answer a, http_.Send(Idempotent(Call("HEAD", ObjectKey(bucket, key)))));
+    if (!Ok(a)) return Fail(FailureFrom("read the object", a));
+    return InfoOf(bucket, key, a.headers);
+  }
+
+  Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket, const std::string& key,
+                                            uint64_t offset, std::optional<uint64_t> length,
+                                            ObjectInfo* info) override {
+    if (length && *length == 0) {
+      TM_ASSIGN(ObjectInfo head, Head(bucket, key));
+      if (info) *info = std::move(head);
+      return std::unique_ptr<ObjectReader>(std::make_unique<EmptyReader>());
+    }
+    TM_TRY(HeadBucket(bucket));
+    S3Call call = Idempotent(Call("GET", ObjectKey(bucket, key)));
+    if (offset > 0 || length) {
+      call.headers.push_back(
+          {"Range", "bytes=" + std::to_string(offset) + "-" +
+                        (length ? std::to_string(offset + *length - 1) : std::string())});
+    }
+    auto reader = std::make_unique<StreamReader>(http_, std::move(call));
+    TM_ASSIGN(auto headers, reader->Start());
+    if (info) {
+      TM_ASSIGN(*info, InfoOf(bucket, key, headers));
+    }
+    return std::unique_ptr<ObjectReader>(std::move(reader));
+  }
+
+  Result<ObjectInfo> SetObjectAttributes(const std::string& bucket, const std::string& key,
+                                         const AttributeChange& change) override {
+    auto guard = LockKey(ObjectKey(bucket, key));
+    TM_ASSIGN(ObjectInfo info, Head(bucket, key));
+    if (change.tags) info.tags = *change.tags;
+    if (change.acl) info.acl = *change.acl;
+    if (info.etag.find('-') != std::string::npos) {
+      TM_TRY(WriteExtrasFile(bucket, key, info.etag, ExtrasFromInfo(info)));
+      return info;
+    }
+    // One piece: rewritten in place with the new metadata (the backend copies the bytes).
+    return CopyWithin(bucket, key, bucket, key, info);
+  }
+
+  Result<void> Delete(const std::string& bucket, const std::string& key) override {
+    TM_TRY(HeadBucket(bucket));
+    TM_TRY(DeleteKey(ObjectKey(bucket, key)));
+    return DeleteKey(ExtrasKey(bucket, key));
+  }
+
+  Result<ObjectInfo> Copy(const std::string& src_bucket, const std::string& src_key,
+                          const std::string& dst_bucket, const std::string& dst_key,
+                          std::optional<ObjectInfo> replace_metadata) override {
+    TM_ASSIGN(ObjectInfo src, Head(src_bucket, src_key));
+    TM_TRY(HeadBucket(dst_bucket));
+    ObjectInfo info = replace_metadata ? std::move(*replace_metadata) : src;
+    if (!replace_metadata) info.checksums = src.checksums;
+    info.part_sizes.clear();  // a copy is written in one piece
+    info.part_checksums.clear();
+    info.etag = src.etag;
+    return CopyWithin(src_bucket, src_key, dst_bucket, dst_key, info);
+  }
+
+  Result<ListResult> List(const std::string& bucket, const ListOptions& options) override {
+    TM_TRY(HeadBucket(bucket));
+    ListResult result;
+    int max_keys = std::max(0, std::min(options.max_keys, 1000));
+    if (max_keys == 0) return result;
+    const std::string base = ObjectKey(bucket, "");
+    std::string after;
+    if (!options.continuation.empty()) {
+      after = base + options.continuation;
+      if (!options.delimiter.empty() && options.continuation.ends_with(options.delimiter)) {
+        after += kAfterEverything;
+      }
+    } else if (!options.start_after.empty()) {
+      after = base + options.start_after;
+    }
+    S3Call call = Idempotent(Call("GET", ""));
+    call.query = {{"list-type", "2"},
+                  {"max-keys", std::to_string(max_keys)},
+                  {"prefix", base + options.prefix}};
+    if (!options.delimiter.empty()) call.query.push_back({"delimiter", options.delimiter});
+    if (!after.empty()) call.query.push_back({"start-after", after});
+    TM_ASSIGN(S3Answer a, http_.Send(call));
+    if (!Ok(a)) return Fail(FailureFrom("list", a));
+    pugi::xml_document doc;
+    if (!doc.load_buffer(a.body.data(), a.body.size())) {
+      return Fail(ErrorCode::kUnavailable, "The S3 backend's listing is not XML");
+    }
+    pugi::xml_node root = doc.child("ListBucketResult");
+    // Keys and prefixes merged in byte order, as the backend returned them.
+    std::vector<std::pair<std::string, bool>> order;
+    for (pugi::xml_node c : root.children("Contents")) {
+      std::string key = c.child_value("Key");
+      if (!key.starts_with(base)) continue;
+      ObjectInfo o;
+      o.key = key.substr(base.size());
+      o.size = std::strtoull(c.child_value("Size"), nullptr, 10);
+      o.etag = Unquote(c.child_value("ETag"));
+      o.last_modified_ms = ParseIsoMillis(c.child_value("LastModified"));
+      order.push_back({o.key, false});
+      result.objects.push_back(std::move(o));
+    }
+    for (pugi::xml_node p : root.children("CommonPrefixes")) {
+      std::string prefix = p.child_value("Prefix");
+      if (!prefix.starts_with(base)) continue;
+      order.push_back({prefix.substr(base.size()), true});
+      result.common_prefixes.push_back(prefix.substr(base.size()));
+    }
+    result.truncated = std::string(root.child_value("IsTruncated")) == "true";
+    if (result.truncated && !order.empty()) {
+      result.next_marker = std::max_element(order.begin(), order.end())->first;
+    }
+    return result;
+  }
+
+  // ---- multipart ----
+  Result<UploadInfo> CreateUpload(const std::string& bucket, const std::string& key,
+                                  ObjectInfo pending) override {
+    TM_TRY(HeadBucket(bucket));
+    S3Call create = Call("POST", ObjectKey(bucket, key));
+    create.query = {{"uploads", ""}};
+    AddStoredHeaders(pending, create.headers);
+    TM_ASSIGN(S3Answer a, http_.Send(create));
+    if (!Ok(a)) return Fail(FailureFrom("start an upload", a));
+    pugi::xml_document doc;
+    doc.load_buffer(a.body.data(), a.body.size());
+    std::string backend_id = doc.child("InitiateMultipartUploadResult").child_value("UploadId");
+    if (backend_id.empty()) return Fail(Unavailable("start an upload", a));
+    UploadInfo upload;
+    upload.upload_id = crypto::HexEncode(random_.Bytes(16));
+    upload.key = key;
+    upload.initiated_ms = clock_.NowMillis();
+    upload.pending = std::move(pending);
+    Json record = {{"key", key},
+                   {"backend_id", backend_id},
+                   {"initiated_ms", upload.initiated_ms},
+                   {"headers", upload.pending.headers},
+                   {"checksums", upload.pending.checksums},
+                   {"extras", ExtrasJson(ExtrasFromInfo(upload.pending))}};
+    S3Call put = Call("PUT", UploadKey(bucket, upload.upload_id));
+    put.body = record.dump();
+    TM_ASSIGN(S3Answer wrote, http_.Send(put));
+    if (!Ok(wrote)) {
+      S3Call abort = Call("DELETE", ObjectKey(bucket, key));
+      abort.query = {{"uploadId", backend_id}};
+      (void)http_.Send(abort);
+      return Fail(Unavailable("record an upload", wrote));
+    }
+    return upload;
+  }
+
+  Result<UploadInfo> GetUpload(const std::string& bucket, const std::string& upload_id) override {
+    TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
+    return record.first;
+  }
+
+  Result<std::unique_ptr<ObjectWriter>> BeginPart(const std::string& bucket,
+                                                  const std::string& upload_id, int part_number,
+                                                  std::optional<uint64_t> size) override {
+    TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
+    TM_ASSIGN(int fd, Spool());
+    const std::string key = record.first.key, backend_id = record.second;
+    auto writer = std::make_unique<SpoolWriter>(
+        fd, [this, bucket, upload_id, key, backend_id, part_number](
+                int body, uint64_t body_size, const std::string& md5, ObjectInfo info) {
+          return PutPart(bucket, upload_id, key, backend_id, part_number, body, body_size, md5,
+                         std::move(info));
+        });
+    return HoldToSize(std::move(writer), size);
+  }
+
+  Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
+                                          const std::string& upload_id) override {
+    TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
+    return BackendParts(bucket, upload_id, record.first.key, record.second);
+  }
+
+  Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
+                                    const std::vector<int>& part_numbers, ObjectInfo final_info,
+                                    PutConditions conditions) override {
+    TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
+    const std::string key = record.first.key, backend_id = record.second;
+    TM_ASSIGN(auto parts, BackendParts(bucket, upload_id, key, backend_id));
+    std::map<int, PartInfo> by_number;
+    for (auto& p : parts) by_number[p.part_number] = p;
+    std::string xml = "<CompleteMultipartUpload>";
+    final_info.part_sizes.clear();
+    for (int n : part_numbers) {
+      auto it = by_number.find(n);
+      if (it == by_number.end()) {
+        return Fail(StoreError(StoreFailure::kInvalidPart, ErrorCode::kConflict,
+                               "One or more of the specified parts could not be found"));
+      }
+      xml += "<Part><PartNumber>" + std::to_string(n) + "</PartNumber><ETag>\"" + it->second.etag +
+             "\"</ETag></Part>";
+      final_info.part_sizes.push_back(it->second.size);
+    }
+    xml += "</CompleteMultipartUpload>";
+    auto guard = LockKey(ObjectKey(bucket, key));
+    if (!conditional_) TM_TRY(CheckConditionsHere(bucket, key, conditions));
+    S3Call complete = Call("POST", ObjectKey(bucket, key));
+    complete.query = {{"uploadId", backend_id}};
+    complete.body = xml;
+    complete.headers.push_back({"Content-Type", "application/xml"});
+    if (conditional_) AddConditions(conditions, complete.headers);
+    TM_ASSIGN(S3Answer a, http_.Send(complete));
+    // A 200 whose body is an <Error> is a failure (S3 reports late failures that way).
+    if (!Ok(a) || !S3ErrorOf(a.body).first.empty()) return Fail(FailureFrom("complete", a));
+    pugi::xml_document doc;
+    doc.load_buffer(a.body.data(), a.body.size());
+    final_info.etag = Unquote(doc.child("CompleteMultipartUploadResult").child_value("ETag"));
+    final_info.key = key;
+    final_info.size = 0;
+    for (uint64_t s : final_info.part_sizes) final_info.size += s;
+    final_info.last_modified_ms = clock_.NowMillis();
+    TM_TRY(WriteExtrasFile(bucket, key, final_info.etag, ExtrasFromInfo(final_info)));
+    (void)ForgetUpload(bucket, upload_id);
+    return final_info;
+  }
+
+  Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) override {
+    TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
+    S3Call abort = Call("DELETE", ObjectKey(bucket, record.first.key));
+    abort.query = {{"uploadId", record.second}};
+    TM_ASSIGN(S3Answer a, http_.Send(abort));
+    if (!Ok(a) && a.status != 404) return Fail(FailureFrom("abort an upload", a));
+    return ForgetUpload(bucket, upload_id);
+  }
+
+  Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
+                                              const std::string& prefix) override {
+    TM_TRY(HeadBucket(bucket));
+    std::vector<UploadInfo> out;
+    const std::string dir = Path(".tablemere/uploads/" + bucket + "/");
+    TM_TRY(ListRaw(dir, "/", "", [&](const ObjectInfo& o) -> Result<void> {
+      auto record = ReadUpload(bucket, o.key.substr(dir.size()));
+      if (record && record->first.key.starts_with(prefix)) out.push_back(record->first);
+      return {};
+    }));
+    std::sort(out.begin(), out.end(), [](const UploadInfo& a, const UploadInfo& b) {
+      return std::tie(a.key, a.initiated_ms) < std::tie(b.key, b.initiated_ms);
+    });
+    return out;
+  }
+
+ private:
+  // ---- naming ----
+  std::string Path(const std::string& rest) const {
+    return config_.root.empty() ? rest : config_.root + "/" + rest;
+  }
+  std::string ObjectKey(const std::string& bucket, const std::string& key) const {
+    return Path(bucket + "/" + key);
+  }
+  std::string RegistryKey(const std::string& bucket) const {
+    return Path(".tablemere/buckets/" + bucket);
+  }
+  std::string ExtrasKey(const std::string& bucket, const std::string& key) const {
+    return Path(".tablemere/extras/" + bucket + "/" + key);
+  }
+  std::string UploadKey(const std::string& bucket, const std::string& id) const {
+    return Path(".tablemere/uploads/" + bucket + "/" + id);
+  }
+  std::string PartKey(const std::string& bucket, const std::string& id, int n) const {
+    return UploadKey(bucket, id) + ".parts/" + std::to_string(n);
+  }
+
+  S3Call Call(std::string method, std::string key) const {
+    S3Call c;
+    c.method = std::move(method);
+    c.bucket = config_.bucket;
+    c.key = std::move(key);
+    return c;
+  }
+  static S3Call Idempotent(S3Call c) {
+    c.idempotent = true;
+    return c;
+  }
+
+  static Error NoSuchBucket(const std::string& bucket) {
+    return StoreError(StoreFailure::kNoSuchBucket, ErrorCode::kNotFound,
+                      "The bucket " + bucket + " does not exist");
+  }
+  static Error BucketExists() {
+    return StoreError(StoreFailure::kBucketExists, ErrorCode::kAlreadyExists,
+                      "The bucket already exists");
+  }
+
+  // ---- per-key locks: exact for one server; conditional writes on a backend that does
+  // not honour them are serialised here ----
+  std::unique_lock<std::mutex> LockKey(const std::string& key) {
+    return std::unique_lock(stripes_[std::hash<std::string>{}(key) % stripes_.size()]);
+  }
+
+  static void AddConditions(const PutConditions& c,
+                            std::vector<std::pair<std::string, std::string>>& h) {
+    if (c.if_none_match) h.push_back({"If-None-Match", "*"});
+    if (c.if_match) h.push_back({"If-Match", *c.if_match == "*" ? "*" : "\"" + *c.if_match + "\""});
+  }
+
+  Result<void> CheckConditionsHere(const std::string& bucket, const std::string& key,
+                                   const PutConditions& c) {
+    if (!c.if_none_match && !c.if_match) return {};
+    auto current = Head(bucket, key);
+    if (!current && FailureOf(current.error()) != StoreFailure::kNoSuchKey) {
+      return Fail(current.error());
+    }
+    if (c.if_none_match && current) {
+      return Fail(StoreError(StoreFailure::kPreconditionFailed, ErrorCode::kConflict,
+                             "At least one of the pre-conditions you specified did not hold"));
+    }
+    if (c.if_match) {
+      if (!current) return Fail(current.error());
+      if (*c.if_match != "*" && *c.if_match != current->etag) {
+        return Fail(StoreError(StoreFailure::kPreconditionFailed, ErrorCode::kConflict,
+                               "At least one of the pre-conditions you specified did not hold"));
+      }
+    }
+    return {};
+  }
+
+  // ---- bodies ----
+  Result<int> Spool() {
+    std::string dir = config_.spool_dir.empty() ? "/tmp" : config_.spool_dir;
+    int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return Fail(ErrorCode::kUnavailable,
+                  "The upload spool in " + dir + " cannot be opened: " + std::strerror(errno));
+    }
+    return fd;
+  }
+
+  Result<ObjectInfo> PutSpooled(const std::string& bucket, const std::string& key,
+                                const PutConditions& conditions, int fd, uint64_t size,
+                                const std::string& md5, ObjectInfo info) {
+    info.part_sizes.clear();
+    info.part_checksums.clear();
+    const std::string etag = crypto::HexEncode(md5);
+    S3Call put = Call("PUT", ObjectKey(bucket, key));
+    put.file_fd = fd;
+    put.file_size = size;
+    AddStoredHeaders(info, put.headers);
+    put.headers.push_back({"Content-MD5", crypto::Base64Encode(md5)});
+    TM_TRY(AttachExtras(bucket, key, etag, ExtrasFromInfo(info), put.headers));
+    auto guard = LockKey(ObjectKey(bucket, key));
+    if (conditional_) {
+      AddConditions(conditions, put.headers);
+    } else {
+      TM_TRY(CheckConditionsHere(bucket, key, conditions));
+    }
+    TM_ASSIGN(S3Answer a, http_.Send(put));
+    if (!Ok(a)) return Fail(FailureFrom("store the object", a));
+    info.key = key;
+    info.size = size;
+    info.etag = etag;
+    info.last_modified_ms = clock_.NowMillis();
+    return info;
+  }
+
+  Result<ObjectInfo> PutPart(const std::string& bucket, const std::string& upload_id,
+                             const std::string& key, const std::string& backend_id, int n, int fd,
+                             uint64_t size, const std::string& md5, ObjectInfo info) {
+    if (!info.checksums.empty()) {
+      S3Call record = Call("PUT", PartKey(bucket, upload_id, n));
+      record.body = Json(info.checksums).dump();
+      TM_ASSIGN(S3Answer wrote, http_.Send(record));
+      if (!Ok(wrote)) return Fail(Unavailable("record a part", wrote));
+    }
+    S3Call put = Call("PUT", ObjectKey(bucket, key));
+    put.query = {{"partNumber", std::to_string(n)}, {"uploadId", backend_id}};
+    put.file_fd = fd;
+    put.file_size = size;
+    put.headers.push_back({"Content-MD5", crypto::Base64Encode(md5)});
+    TM_ASSIGN(S3Answer a, http_.Send(put));
+    if (!Ok(a)) {
+      if (a.status == 404) {
+        return Fail(StoreError(StoreFailure::kNoSuchUpload, ErrorCode::kNotFound,
+                               "The upload does not exist"));
+      }
+      return Fail(FailureFrom("store a part", a));
+    }
+    info.size = size;
+    info.etag = crypto::HexEncode(md5);
+    info.last_modified_ms = clock_.NowMillis();
+    return info;
+  }
+
+  // The extras as one header when short, else in the extras file (written first, so the
+  // object never points at a file that is not there yet).
+  Result<void> AttachExtras(const std::string& bucket, const std::string& key,
+                            const std::string& etag, const Extras& extras,
+                            std::vector<std::pair<std::string, std::string>>& headers) {
+    if (extras.Empty()) return {};
+    std::string inline_form = crypto::Base64UrlEncode(ExtrasJson(extras).dump());
+    if (inline_form.size() <= kMaxInlineExtras) {
+      headers.push_back({kExtrasHeader, inline_form});
+      return {};
+    }
+    TM_TRY(WriteExtrasFile(bucket, key, etag, extras));
+    headers.push_back({kExtrasHeader, kExtrasElsewhere});
+    return {};
+  }
+
+  Result<void> WriteExtrasFile(const std::string& bucket, const std::string& key,
+                               const std::string& etag, const Extras& extras) {
+    Json j = ExtrasJson(extras);
+    j["etag"] = etag;
+    S3Call put = Call("PUT", ExtrasKey(bucket, key));
+    put.body = j.dump();
+    TM_ASSIGN(S3Answer a, http_.Send(put));
+    if (!Ok(a)) return Fail(Unavailable("store an object's attributes", a));
+    return {};
+  }
+
+  Result<ObjectInfo> CopyWithin(const std::string& src_bucket, const std::string& src_key,
+                                const std::string& dst_bucket, const std::string& dst_key,
+                                ObjectInfo info) {
+    S3Call copy = Call("PUT", ObjectKey(dst_bucket, dst_key));
+    copy.headers.push_back(
+        {"x-amz-copy-source",
+         "/" + config_.bucket + "/" + UrlEncode(ObjectKey(src_bucket, src_key), true)});
+    copy.headers.push_back({"x-amz-metadata-directive", "REPLACE"});
+    AddStoredHeaders(info, copy.headers);
+    // The copy's etag is the source's MD5 only for a source written in one piece; an
+    // extras file is then keyed by it, and otherwise checked against the answer below.
+    TM_TRY(AttachExtras(dst_bucket, dst_key, info.etag, ExtrasFromInfo(info), copy.headers));
+    TM_ASSIGN(S3Answer a, http_.Send(copy));
+    if (!Ok(a) || !S3ErrorOf(a.body).first.empty()) return Fail(FailureFrom("copy", a));
+    pugi::xml_document doc;
+    doc.load_buffer(a.body.data(), a.body.size());
+    std::string etag = Unquote(doc.child("CopyObjectResult").child_value("ETag"));
+    if (!etag.empty() && etag != info.etag && !ExtrasFromInfo(info).Empty()) {
+      TM_TRY(WriteExtrasFile(dst_bucket, dst_key, etag, ExtrasFromInfo(info)));
+    }
+    if (!etag.empty()) info.etag = etag;
+    info.key = dst_key;
+    info.last_modified_ms = clock_.NowMillis();
+    return info;
+  }
+
+  // An object's info from the backend's answer headers (HEAD or GET).
+  Result<ObjectInfo> InfoOf(const std::string& bucket, const std::string& key,
+                            const std::map<std::string, std::string>& h) {
+    ObjectInfo info;
+    info.key = key;
+    auto get = [&](const char* name) {
+      auto it = h.find(name);
+      return it == h.end() ? std::string() : it->second;
+    };
+    info.etag = Unquote(get("etag"));
+    info.last_modified_ms = ParseHttpDate(get("last-modified"));
+    std::string range = get("content-range");
+    size_t slash = range.rfind('/');
+    info.size = slash != std::string::npos
+                    ? std::strtoull(range.c_str() + slash + 1, nullptr, 10)
+                    : std::strtoull(get("content-length").c_str(), nullptr, 10);
+    for (const auto& [lower, wire] : kStoredHeaders) {
+      if (auto it = h.find(lower); it != h.end()) info.headers[wire] = it->second;
+    }
+    for (const auto& [name, value] : h) {
+      if (name.starts_with("x-amz-meta-") && name != kExtrasHeader) info.headers[name] = value;
+    }
+    std::string extras = get(kExtrasHeader);
+    if (!extras.empty() && extras != kExtrasElsewhere) {
+      auto decoded = crypto::Base64UrlDecode(extras);
+      if (decoded) ApplyExtras(ExtrasOf(Json::parse(*decoded, nullptr, false)), info);
+    } else if (extras == kExtrasElsewhere || info.etag.find('-') != std::string::npos) {
+      TM_ASSIGN(auto file, ReadSmall(ExtrasKey(bucket, key)));
+      if (file) {
+        Json j = Json::parse(*file, nullptr, false);
+        if (j.is_object() && j.value("etag", "") == info.etag) ApplyExtras(ExtrasOf(j), info);
+      }
+    }
+    return info;
+  }
+
+  // ---- small records ----
+  Result<std::optional<std::string>> ReadSmall(const std::string& key) {
+    TM_ASSIGN(S3Answer a, http_.Send(Idempotent(Call("GET", key))));
+    if (a.status == 404) return std::optional<std::string>();
+    if (!Ok(a)) return Fail(Unavailable("read " + key, a));
+    return std::optional<std::string>(std::move(a.body));
+  }
+
+  Result<void> DeleteKey(const std::string& key) {
+    TM_ASSIGN(S3Answer a, http_.Send(Idempotent(Call("DELETE", key))));
+    if (!Ok(a) && a.status != 404) return Fail(Unavailable("delete " + key, a));
+    return {};
+  }
+
+  Result<std::optional<BucketInfo>> ReadRegistry(const std::string& bucket) {
+    TM_ASSIGN(auto text, ReadSmall(RegistryKey(bucket)));
+    if (!text) return std::optional<BucketInfo>();
+    Json j = Json::parse(*text, nullptr, false);
+    if (!j.is_object()) return Fail(ErrorCode::kUnavailable, "Bucket entry is damaged: " + bucket);
+    BucketInfo info;
+    info.name = bucket;
+    info.created_ms = j.value("created_ms", int64_t{0});
+    if (j.contains("tags") && j["tags"].is_object()) {
+      info.tags = j["tags"].get<std::map<std::string, std::string>>();
+    }
+    info.acl = j.value("acl", "");
+    info.cors = j.value("cors", "");
+    return std::optional<BucketInfo>(info);
+  }
+
+  void Forget(const std::string& bucket) {
+    std::lock_guard lock(cache_mu_);
+    bucket_cache_.erase(bucket);
+  }
+
+  // (the upload, the backend's upload id)
+  Result<std::pair<UploadInfo, std::string>> ReadUpload(const std::string& bucket,
+                                                        const std::string& id) {
+    TM_TRY(HeadBucket(bucket));
+    auto missing = [] {
+      return StoreError(StoreFailure::kNoSuchUpload, ErrorCode::kNotFound,
+                        "The specified upload does not exist");
+    };
+    // Our ids are hex; anything else would name another path.
+    if (id.empty() || id.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return Fail(missing());
+    }
+    TM_ASSIGN(auto text, ReadSmall(UploadKey(bucket, id)));
+    if (!text) return Fail(missing());
+    Json j = Json::parse(*text, nullptr, false);
+    if (!j.is_object()) return Fail(ErrorCode::kUnavailable, "Upload record is damaged: " + id);
+    UploadInfo u;
+    u.upload_id = id;
+    u.key = j.value("key", "");
+    u.initiated_ms = j.value("initiated_ms", int64_t{0});
+    u.pending.key = u.key;
+    if (j.contains("headers")) {
+      u.pending.headers = j["headers"].get<std::map<std::string, std::string>>();
+    }
+    ApplyExtras(ExtrasOf(j.value("extras", Json::object())), u.pending);
+    if (j.contains("checksums")) {
+      u.pending.checksums = j["checksums"].get<std::map<std::string, std::string>>();
+    }
+    return std::pair{u, j.value("backend_id", "")};
+  }
+
+  Result<void> ForgetUpload(const std::string& bucket, const std::string& id) {
+    const std::string parts = UploadKey(bucket, id) + ".parts/";
+    TM_TRY(ListRaw(parts, "", "", [&](const ObjectInfo& o) { return DeleteKey(o.key); }));
+    return DeleteKey(UploadKey(bucket, id));
+  }
+
+  Result<std::vector<PartInfo>> BackendParts(const std::string& bucket, const std::string& id,
+                                             const std::string& key,
+                                             const std::string& backend_id) {
+    std::vector<PartInfo> parts;
+    std::string marker;
+    while (true) {
+      S3Call call = Idempotent(Call("GET", ObjectKey(bucket, key)));
+      call.query = {{"uploadId", backend_id}};
+      if (!marker.empty()) call.query.push_back({"part-number-marker", marker});
+      TM_ASSIGN(S3Answer a, http_.Send(call));
+      if (!Ok(a)) return Fail(FailureFrom("list parts", a));
+      pugi::xml_document doc;
+      doc.load_buffer(a.body.data(), a.body.size());
+      pugi::xml_node root = doc.child("ListPartsResult");
+      for (pugi::xml_node p : root.children("Part")) {
+        PartInfo part;
+        part.part_number = std::atoi(p.child_value("PartNumber"));
+        part.size = std::strtoull(p.child_value("Size"), nullptr, 10);
+        part.etag = Unquote(p.child_value("ETag"));
+        part.last_modified_ms = ParseIsoMillis(p.child_value("LastModified"));
+        parts.push_back(std::move(part));
+      }
+      if (std::string(root.child_value("IsTruncated")) != "true") break;
+      marker = root.child_value("NextPartNumberMarker");
+      if (marker.empty()) break;
+    }
+    // Checksums recorded beside the upload, for the parts that had one.
+    const std::string dir = UploadKey(bucket, id) + ".parts/";
+    std::map<int, std::map<std::string, std::string>> sums;
+    TM_TRY(ListRaw(dir, "", "", [&](const ObjectInfo& o) -> Result<void> {
+      TM_ASSIGN(auto text, ReadSmall(o.key));
+      Json j = text ? Json::parse(*text, nullptr, false) : Json();
+      if (j.is_object()) {
+        sums[std::atoi(o.key.c_str() + dir.size())] = j.get<std::map<std::string, std::string>>();
+      }
+      return {};
+    }));
+    for (auto& p : parts) {
+      if (auto it = sums.find(p.part_number); it != sums.end()) p.checksums = it->second;
+    }
+    std::sort(parts.begin(), parts.end(),
+              [](const PartInfo& a, const PartInfo& b) { return a.part_number < b.part_number; });
+    return parts;
+  }
+
+  // Every key under `prefix` (raw backend keys), page by page.
+  Result<void> ListRaw(const std::string& prefix, const std::string& delimiter,
+                       const std::string& start,
+                       const std::function<Result<void>(const ObjectInfo&)>& each) {
+    std::string token;
+    while (true) {
+      S3Call call = Idempotent(Call("GET", ""));
+      call.query = {{"list-type", "2"}, {"prefix", prefix}};
+      if (!delimiter.empty()) call.query.push_back({"delimiter", delimiter});
+      if (!token.empty()) call.query.push_back({"continuation-token", token});
+      if (!start.empty()) call.query.push_back({"start-after", start});
+      TM_ASSIGN(S3Answer a, http_.Send(call));
+      if (!Ok(a)) return Fail(Unavailable("list", a));
+      pugi::xml_document doc;
+      doc.load_buffer(a.body.data(), a.body.size());
+      pugi::xml_node root = doc.child("ListBucketResult");
+      for (pugi::xml_node c : root.children("Contents")) {
+        ObjectInfo o;
+        o.key = c.child_value("Key");
+        o.size = std::strtoull(c.child_value("Size"), nullptr, 10);
+        TM_TRY(each(o));
+      }
+      if (std::string(root.child_value("IsTruncated")) != "true") return {};
+      token = root.child_value("NextContinuationToken");
+      if (token.empty()) return {};
+    }
+  }
+
+  S3StoreConfig config_;
+  S3Http http_;
+  const Clock& clock_;
+  Random& random_;
+  bool conditional_ = true;
+  std::array<std::mutex, 64> stripes_;
+  std::mutex cache_mu_;
+  std::map<std::string, std::pair<int64_t, BucketInfo>> bucket_cache_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ObjectStore>> OpenS3Store(const S3StoreConfig& config, const Clock& clock,
+                                                 Random& random) {
+  if (config.endpoint.empty() || config.bucket.empty()) {
+    return Fail(ErrorCode::kInvalidInput, "The S3 object store needs an endpoint and a bucket");
+  }
+  if (config.access_key.empty() || config.secret_key.empty()) {
+    return Fail(ErrorCode::kInvalidInput,
+                "The S3 object store needs credentials (AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY, or a credentials file)");
+  }
+  if (config.root.starts_with("/") || config.root.ends_with("/")) {
+    return Fail(ErrorCode::kInvalidInput, "The S3 root prefix takes no slash at either end");
+  }
+  auto store = std::make_unique<S3Store>(config, clock, random);
+  TM_TRY(store->Probe());
+  return std::unique_ptr<ObjectStore>(std::move(store));
+}
+
+}  // namespace tablemere::objectstore
