@@ -87,6 +87,17 @@ class Server:
         urls = json.load(open(self.ready_file))
         self.api, self.catalog, self.s3 = urls["api"], urls["catalog"], urls["s3"]
 
+    def max_key_bytes(self, bucket):
+        """The longest key this server stores in `bucket`: 1024, less the S3 backend's prefix."""
+        if self.object_store != "s3":
+            return 1024
+        return 1024 - len(f"{self.store_root}/{bucket}/")
+
+    @property
+    def keeps_odd_keys(self):
+        """Whether keys with empty or dot segments round-trip (not on a filer-backed store)."""
+        return self.object_store != "s3"
+
     def restart(self):
         """Starts a new process over the same data directory (after stop() or a kill)."""
         self.stop()

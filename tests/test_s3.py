@@ -46,6 +46,15 @@ OP1 = ("operator1", OPERATORS["operator1"])  # credentials for raw signed reques
 # Small helpers
 # =====================================================================================
 
+def long_key(n):
+    """A key of exactly `n` bytes in segments of at most 100 (a file-path store holds it)."""
+    parts, left = [], n
+    while left > 101:
+        parts.append("k" * 100)
+        left -= 101
+    return "/".join(parts + ["k" * left])
+
+
 def uniq(prefix="k"):
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
@@ -572,8 +581,16 @@ class TestObjects:
         assert got["Body"].read() == b"second!"
         assert got["Metadata"] == {"w": "2"}
 
-    def test_odd_keys_round_trip(self, op1, bucket):
+    def test_odd_keys_round_trip(self, op1, bucket, server):
         keys = ["dir/a b+c~!*()'=&ü.txt", "x%41y", "sp ace/", "d/./e/../f", "a//b", "日本語/キー"]
+        if not server.keeps_odd_keys:
+            # A store that keeps keys as file paths refuses what it would fold, typed and
+            # storing nothing; the rest round-trips.
+            for k in ("sp ace/", "d/./e/../f", "a//b"):
+                assert_s3_error("InvalidArgument", 400, op1.put_object, Bucket=bucket,
+                                Key="odd/" + k, Body=k.encode())
+                assert_missing(op1, bucket, "odd/" + k)
+            keys = [k for k in keys if k not in ("sp ace/", "d/./e/../f", "a//b")]
         for k in keys:
             put(op1, bucket, "odd/" + k, k.encode())
         for k in keys:
@@ -1047,13 +1064,14 @@ class TestMultipart:
         assert_s3_error("InvalidPartNumber", 416, op1.get_object, Bucket=bucket, Key=copy,
                         PartNumber=2)
 
-    def test_keys_longer_than_1024_bytes_are_refused(self, op1, bucket):
-        key = "k" * 1025
+    def test_keys_longer_than_1024_bytes_are_refused(self, op1, bucket, server):
+        limit = server.max_key_bytes(bucket)  # 1024, less an S3 backend's key prefix
+        key = "k" * (limit + 1)
         assert_s3_error("KeyTooLongError", 400, op1.put_object, Bucket=bucket, Key=key, Body=b"x")
         assert_s3_error("KeyTooLongError", 400, op1.create_multipart_upload, Bucket=bucket,
-                        Key="é" * 513)  # 1026 bytes in UTF-8
-        op1.put_object(Bucket=bucket, Key="k" * 1024, Body=b"x")  # the limit itself is fine
-        assert op1.get_object(Bucket=bucket, Key="k" * 1024)["Body"].read() == b"x"
+                        Key="é" * (limit // 2 + 1))  # limit + 1 or 2 bytes in UTF-8
+        op1.put_object(Bucket=bucket, Key=long_key(limit), Body=b"x")  # the limit itself is fine
+        assert op1.get_object(Bucket=bucket, Key=long_key(limit))["Body"].read() == b"x"
 
     def test_one_part_and_replaced_part(self, op1, bucket):
         key = uniq("mp1")
@@ -2252,11 +2270,12 @@ class TestConditionalWrites:
 
 
 class TestKeyLimits:
-    def test_keys_over_1024_bytes_are_refused(self, op1, bucket):
-        assert_s3_error("KeyTooLongError", 400, op1.put_object, Bucket=bucket, Key="k" * 1025,
-                        Body=b"x")
-        op1.put_object(Bucket=bucket, Key="k" * 1024, Body=b"x")
-        assert op1.head_object(Bucket=bucket, Key="k" * 1024)["ContentLength"] == 1
+    def test_keys_over_1024_bytes_are_refused(self, op1, bucket, server):
+        limit = server.max_key_bytes(bucket)
+        assert_s3_error("KeyTooLongError", 400, op1.put_object, Bucket=bucket,
+                        Key="k" * (limit + 1), Body=b"x")
+        op1.put_object(Bucket=bucket, Key=long_key(limit), Body=b"x")
+        assert op1.head_object(Bucket=bucket, Key=long_key(limit))["ContentLength"] == 1
 
 
 # =====================================================================================

@@ -181,6 +181,10 @@ class ObjectStore {
                                             ObjectInfo final_info,
                                             PutConditions conditions = {}) = 0;
   virtual Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) = 0;
+
+  // The longest key (bytes) this store holds in `bucket`: S3's 1024, less whatever prefix
+  // a backend adds. The S3 layer refuses longer keys with KeyTooLongError.
+  virtual size_t MaxKeyBytes(const std::string& /*bucket*/) const { return 1024; }
   virtual Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                                       const std::string& prefix) = 0;
 };

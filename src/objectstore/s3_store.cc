@@ -156,10 +156,14 @@ void ApplyExtras(const Extras& e, ObjectInfo& info) {
 
 // The request headers that store `info`'s HTTP headers on the backend.
 void AddStoredHeaders(const ObjectInfo& info, std::vector<std::pair<std::string, std::string>>& h) {
+  bool typed = false;
   for (const auto& [name, value] : info.headers) {
     if (EqualsIgnoreCase(name, kExtrasHeader)) continue;
+    typed |= EqualsIgnoreCase(name, "content-type");
     h.push_back({name, value});
   }
+  // S3's default, sent explicitly: a backend would otherwise store its own default.
+  if (!typed) h.push_back({"Content-Type", "binary/octet-stream"});
 }
 
 // A body on local disk: written by the layer above, sent once it is complete.
@@ -317,6 +321,7 @@ class S3Store final : public ObjectStore {
     TM_ASSIGN(S3Answer listed, http_.Send(list));
     if (!Ok(listed)) return Fail(Unavailable("list bucket " + config_.bucket, listed));
     const std::string probe = ".tablemere/probe-" + crypto::HexEncode(random_.Bytes(8));
+    TM_TRY(ProbeKeyShapes(probe));
     S3Call put = Call("PUT", Path(probe));
     put.body = "probe";
     TM_ASSIGN(S3Answer wrote, http_.Send(put));
@@ -330,6 +335,11 @@ class S3Store final : public ObjectStore {
     TM_ASSIGN(S3Answer deleted, http_.Send(del));
     if (!Ok(deleted)) return Fail(Unavailable("delete from bucket " + config_.bucket, deleted));
     return {};
+  }
+
+  size_t MaxKeyBytes(const std::string& bucket) const override {
+    const size_t prefix = ObjectKey(bucket, "").size();
+    return prefix >= 1024 ? 0 : 1024 - prefix;
   }
 
   // ---- buckets ----
@@ -431,6 +441,7 @@ class S3Store final : public ObjectStore {
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
     TM_TRY(HeadBucket(bucket));
+    if (Unholdable(key, 0)) return Fail(NoSuchKey());
     TM_ASSIGN(S3Answer a, http_.Send(Idempotent(Call("HEAD", ObjectKey(bucket, key)))));
     if (!Ok(a)) return Fail(FailureFrom("read the object", a));
     return InfoOf(bucket, key, a.headers);
@@ -445,6 +456,7 @@ class S3Store final : public ObjectStore {
       return std::unique_ptr<ObjectReader>(std::make_unique<EmptyReader>());
     }
     TM_TRY(HeadBucket(bucket));
+    if (Unholdable(key, 0)) return Fail(NoSuchKey());
     S3Call call = Idempotent(Call("GET", ObjectKey(bucket, key)));
     if (offset > 0 || length) {
       call.headers.push_back(
@@ -475,6 +487,7 @@ class S3Store final : public ObjectStore {
 
   Result<void> Delete(const std::string& bucket, const std::string& key) override {
     TM_TRY(HeadBucket(bucket));
+    if (Unholdable(key, 0)) return {};
     TM_TRY(DeleteKey(ObjectKey(bucket, key)));
     return DeleteKey(ExtrasKey(bucket, key));
   }
@@ -484,6 +497,7 @@ class S3Store final : public ObjectStore {
                           std::optional<ObjectInfo> replace_metadata) override {
     TM_ASSIGN(ObjectInfo src, Head(src_bucket, src_key));
     TM_TRY(HeadBucket(dst_bucket));
+    if (Unholdable(dst_key, src.size)) return Fail(CannotHold());
     ObjectInfo info = replace_metadata ? std::move(*replace_metadata) : src;
     if (!replace_metadata) info.checksums = src.checksums;
     info.part_sizes.clear();  // a copy is written in one piece
@@ -550,6 +564,7 @@ class S3Store final : public ObjectStore {
   Result<UploadInfo> CreateUpload(const std::string& bucket, const std::string& key,
                                   ObjectInfo pending) override {
     TM_TRY(HeadBucket(bucket));
+    if (Unholdable(key, 1)) return Fail(CannotHold());
     S3Call create = Call("POST", ObjectKey(bucket, key));
     create.query = {{"uploads", ""}};
     AddStoredHeaders(pending, create.headers);
@@ -604,8 +619,8 @@ class S3Store final : public ObjectStore {
 
   Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
                                           const std::string& upload_id) override {
-    TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
-    return BackendParts(bucket, upload_id, record.first.key, record.second);
+    TM_TRY(ReadUpload(bucket, upload_id));
+    return RecordedParts(bucket, upload_id);
   }
 
   Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
@@ -613,7 +628,7 @@ class S3Store final : public ObjectStore {
                                     PutConditions conditions) override {
     TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
     const std::string key = record.first.key, backend_id = record.second;
-    TM_ASSIGN(auto parts, BackendParts(bucket, upload_id, key, backend_id));
+    TM_ASSIGN(auto parts, RecordedParts(bucket, upload_id));
     std::map<int, PartInfo> by_number;
     for (auto& p : parts) by_number[p.part_number] = p;
     std::string xml = "<CompleteMultipartUpload>";
@@ -718,6 +733,52 @@ class S3Store final : public ObjectStore {
                       "The bucket already exists");
   }
 
+  // Whether the store keeps a key with an empty segment ("a//b") as it is: a store built
+  // on a file tree (SeaweedFS's filer) folds it, and refuses "." and ".." segments.
+  Result<void> ProbeKeyShapes(const std::string& probe) {
+    const std::string odd = Path(probe + "//x");
+    S3Call put = Call("PUT", odd);
+    put.body = "x";
+    TM_ASSIGN(S3Answer wrote, http_.Send(put));
+    S3Call list = Call("GET", "");
+    list.query = {{"list-type", "2"}, {"prefix", Path(probe + "/")}};
+    TM_ASSIGN(S3Answer listed, http_.Send(list));
+    path_keys_only_ = !Ok(wrote) || listed.body.find("<Key>" + odd + "</Key>") == std::string::npos;
+    for (const std::string& key : {odd, Path(probe + "/x")}) TM_TRY(DeleteKey(key));
+    return {};
+  }
+
+  // A key such a store cannot hold as it is: an empty, "." or ".." segment, a segment
+  // longer than a file name may be (255 bytes), or a body
+  // under a key that ends in "/" (a folder there). Never true on a store that keeps keys.
+  bool Unholdable(const std::string& key, uint64_t size) const {
+    if (!path_keys_only_) return false;
+    if (key.ends_with("/") && size > 0) return true;
+    std::string_view rest = key;
+    if (rest.ends_with("/")) rest.remove_suffix(1);
+    while (true) {
+      size_t slash = rest.find('/');
+      std::string_view segment = rest.substr(0, slash);
+      if (segment.empty() || segment == "." || segment == ".." || segment.size() > 255) {
+        return true;
+      }
+      if (slash == std::string_view::npos) return false;
+      rest.remove_prefix(slash + 1);
+    }
+  }
+
+  static Error CannotHold() {
+    return Error{ErrorCode::kInvalidInput,
+                 "This deployment's object store keeps keys as file paths: a key with an empty, "
+                 "'.' or '..' segment, a segment over 255 bytes, or a body under a key ending in "
+                 "'/', cannot be stored",
+                 {}};
+  }
+
+  static Error NoSuchKey() {
+    return StoreError(StoreFailure::kNoSuchKey, ErrorCode::kNotFound, "The key does not exist");
+  }
+
   // ---- per-key locks: exact for one server; conditional writes on a backend that does
   // not honour them are serialised here ----
   std::unique_lock<std::mutex> LockKey(const std::string& key) {
@@ -767,6 +828,7 @@ class S3Store final : public ObjectStore {
                                 const std::string& md5, ObjectInfo info) {
     info.part_sizes.clear();
     info.part_checksums.clear();
+    if (Unholdable(key, size)) return Fail(CannotHold());
     const std::string etag = crypto::HexEncode(md5);
     S3Call put = Call("PUT", ObjectKey(bucket, key));
     put.file_fd = fd;
@@ -792,12 +854,6 @@ class S3Store final : public ObjectStore {
   Result<ObjectInfo> PutPart(const std::string& bucket, const std::string& upload_id,
                              const std::string& key, const std::string& backend_id, int n, int fd,
                              uint64_t size, const std::string& md5, ObjectInfo info) {
-    if (!info.checksums.empty()) {
-      S3Call record = Call("PUT", PartKey(bucket, upload_id, n));
-      record.body = Json(info.checksums).dump();
-      TM_ASSIGN(S3Answer wrote, http_.Send(record));
-      if (!Ok(wrote)) return Fail(Unavailable("record a part", wrote));
-    }
     S3Call put = Call("PUT", ObjectKey(bucket, key));
     put.query = {{"partNumber", std::to_string(n)}, {"uploadId", backend_id}};
     put.file_fd = fd;
@@ -814,6 +870,16 @@ class S3Store final : public ObjectStore {
     info.size = size;
     info.etag = crypto::HexEncode(md5);
     info.last_modified_ms = clock_.NowMillis();
+    // The part as acknowledged: ListParts and the completion read these records, not the
+    // backend's part listing (a store may list a replaced part twice, as SeaweedFS 4.48 does).
+    S3Call record = Call("PUT", PartKey(bucket, upload_id, n));
+    record.body = Json{{"etag", info.etag},
+                       {"size", size},
+                       {"last_modified_ms", info.last_modified_ms},
+                       {"checksums", info.checksums}}
+                      .dump();
+    TM_ASSIGN(S3Answer wrote, http_.Send(record));
+    if (!Ok(wrote)) return Fail(Unavailable("record a part", wrote));
     return info;
   }
 
@@ -978,46 +1044,25 @@ class S3Store final : public ObjectStore {
     return DeleteKey(UploadKey(bucket, id));
   }
 
-  Result<std::vector<PartInfo>> BackendParts(const std::string& bucket, const std::string& id,
-                                             const std::string& key,
-                                             const std::string& backend_id) {
-    std::vector<PartInfo> parts;
-    std::string marker;
-    while (true) {
-      S3Call call = Idempotent(Call("GET", ObjectKey(bucket, key)));
-      call.query = {{"uploadId", backend_id}};
-      if (!marker.empty()) call.query.push_back({"part-number-marker", marker});
-      TM_ASSIGN(S3Answer a, http_.Send(call));
-      if (!Ok(a)) return Fail(FailureFrom("list parts", a));
-      pugi::xml_document doc;
-      doc.load_buffer(a.body.data(), a.body.size());
-      pugi::xml_node root = doc.child("ListPartsResult");
-      for (pugi::xml_node p : root.children("Part")) {
-        PartInfo part;
-        part.part_number = std::atoi(p.child_value("PartNumber"));
-        part.size = std::strtoull(p.child_value("Size"), nullptr, 10);
-        part.etag = Unquote(p.child_value("ETag"));
-        part.last_modified_ms = ParseIsoMillis(p.child_value("LastModified"));
-        parts.push_back(std::move(part));
-      }
-      if (std::string(root.child_value("IsTruncated")) != "true") break;
-      marker = root.child_value("NextPartNumberMarker");
-      if (marker.empty()) break;
-    }
-    // Checksums recorded beside the upload, for the parts that had one.
+  // The parts acknowledged so far, from their records, in part order.
+  Result<std::vector<PartInfo>> RecordedParts(const std::string& bucket, const std::string& id) {
     const std::string dir = UploadKey(bucket, id) + ".parts/";
-    std::map<int, std::map<std::string, std::string>> sums;
+    std::vector<PartInfo> parts;
     TM_TRY(ListRaw(dir, "", "", [&](const ObjectInfo& o) -> Result<void> {
       TM_ASSIGN(auto text, ReadSmall(o.key));
       Json j = text ? Json::parse(*text, nullptr, false) : Json();
-      if (j.is_object()) {
-        sums[std::atoi(o.key.c_str() + dir.size())] = j.get<std::map<std::string, std::string>>();
+      if (!j.is_object()) return {};  // deleted meanwhile (completed or aborted)
+      PartInfo part;
+      part.part_number = std::atoi(o.key.c_str() + dir.size());
+      part.etag = j.value("etag", "");
+      part.size = j.value("size", uint64_t{0});
+      part.last_modified_ms = j.value("last_modified_ms", int64_t{0});
+      if (j.contains("checksums") && j["checksums"].is_object()) {
+        part.checksums = j["checksums"].get<std::map<std::string, std::string>>();
       }
+      parts.push_back(std::move(part));
       return {};
     }));
-    for (auto& p : parts) {
-      if (auto it = sums.find(p.part_number); it != sums.end()) p.checksums = it->second;
-    }
     std::sort(parts.begin(), parts.end(),
               [](const PartInfo& a, const PartInfo& b) { return a.part_number < b.part_number; });
     return parts;
@@ -1056,6 +1101,7 @@ class S3Store final : public ObjectStore {
   const Clock& clock_;
   Random& random_;
   bool conditional_ = true;
+  bool path_keys_only_ = false;
   std::array<std::mutex, 64> stripes_;
   std::mutex cache_mu_;
   std::map<std::string, std::pair<int64_t, BucketInfo>> bucket_cache_;

@@ -202,7 +202,7 @@ Result<void> Adapter::Parse(Ctx& ctx) {
   if (slash != std::string::npos) {
     ctx.key = p.substr(slash + 1);
     ctx.has_key = !ctx.key.empty();
-    if (ctx.key.size() > kMaxKeyLength) {
+    if (ctx.key.size() > std::min(kMaxKeyLength, store_.MaxKeyBytes(ctx.bucket))) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "KeyTooLongError", "Your key is too long"));
     }
   }
