@@ -185,6 +185,10 @@ class ObjectStore {
   // The longest key (bytes) this store holds in `bucket`: S3's 1024, less whatever prefix
   // a backend adds. The S3 layer refuses longer keys with KeyTooLongError.
   virtual size_t MaxKeyBytes(const std::string& /*bucket*/) const { return 1024; }
+  // Whether List returns keys in byte order, as S3 does. A store that keeps keys as file
+  // paths (SeaweedFS's filer) lists a folder's keys before siblings that sort below '/'
+  // ("a/b" before "a b"); its pages are still consistent and list every key exactly once.
+  virtual bool ListsInByteOrder() const { return true; }
   virtual Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                                       const std::string& prefix) = 0;
 };

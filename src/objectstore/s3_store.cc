@@ -337,6 +337,8 @@ class S3Store final : public ObjectStore {
     return {};
   }
 
+  bool ListsInByteOrder() const override { return !path_keys_only_; }
+
   size_t MaxKeyBytes(const std::string& bucket) const override {
     const size_t prefix = ObjectKey(bucket, "").size();
     return prefix >= 1024 ? 0 : 1024 - prefix;
@@ -652,6 +654,7 @@ class S3Store final : public ObjectStore {
     complete.headers.push_back({"Content-Type", "application/xml"});
     if (conditional_) AddConditions(conditions, complete.headers);
     TM_ASSIGN(S3Answer a, http_.Send(complete));
+    if (a.status == 412) return Fail(ConditionFailure(bucket, key, conditions));
     // A 200 whose body is an <Error> is a failure (S3 reports late failures that way).
     if (!Ok(a) || !S3ErrorOf(a.body).first.empty()) return Fail(FailureFrom("complete", a));
     pugi::xml_document doc;
@@ -775,6 +778,20 @@ class S3Store final : public ObjectStore {
                  {}};
   }
 
+  // Why a conditional write the backend refused (412) failed: if_match on a key that is
+  // not there is NoSuchKey, as the interface promises; anything else PreconditionFailed.
+  Error ConditionFailure(const std::string& bucket, const std::string& key,
+                         const PutConditions& c) {
+    if (c.if_match) {
+      auto current = Head(bucket, key);
+      if (!current && FailureOf(current.error()) == StoreFailure::kNoSuchKey) {
+        return current.error();
+      }
+    }
+    return StoreError(StoreFailure::kPreconditionFailed, ErrorCode::kConflict,
+                      "At least one of the pre-conditions you specified did not hold");
+  }
+
   static Error NoSuchKey() {
     return StoreError(StoreFailure::kNoSuchKey, ErrorCode::kNotFound, "The key does not exist");
   }
@@ -843,6 +860,7 @@ class S3Store final : public ObjectStore {
       TM_TRY(CheckConditionsHere(bucket, key, conditions));
     }
     TM_ASSIGN(S3Answer a, http_.Send(put));
+    if (a.status == 412) return Fail(ConditionFailure(bucket, key, conditions));
     if (!Ok(a)) return Fail(FailureFrom("store the object", a));
     info.key = key;
     info.size = size;
