@@ -25,6 +25,7 @@ struct S3Endpoint {
   std::string secret_key;
   int connect_timeout_ms = 5000;
   int request_timeout_ms = 300000;
+  int stall_seconds = 30;
   int retries = 2;
 };
 

@@ -309,7 +309,8 @@ class S3Store final : public ObjectStore {
   S3Store(const S3StoreConfig& config, const Clock& clock, Random& random)
       : config_(config),
         http_(S3Endpoint{config.endpoint, config.region, config.access_key, config.secret_key,
-                         config.connect_timeout_ms, config.request_timeout_ms, config.retries}),
+                         config.connect_timeout_ms, config.request_timeout_ms, config.stall_seconds,
+                         config.retries}),
         clock_(clock),
         random_(random) {}
 

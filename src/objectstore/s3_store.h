@@ -23,6 +23,7 @@ struct S3StoreConfig {
   std::string spool_dir;
   int connect_timeout_ms = 5000;
   int request_timeout_ms = 300000;  // a whole request, body included
+  int stall_seconds = 30;           // a transfer making no progress this long is broken
   int retries = 2;                  // extra attempts for idempotent reads only
 };
 

@@ -76,13 +76,15 @@ Result<std::unique_ptr<objectstore::ObjectStore>> OpenObjectStore(const Config& 
   std::error_code ec;
   std::filesystem::create_directories(spool, ec);
   if (ec) return Fail(ErrorCode::kUnavailable, "cannot create " + spool + ": " + ec.message());
-  objectstore::S3StoreConfig s3{.endpoint = config.object_store_endpoint,
-                                .bucket = config.object_store_bucket,
-                                .root = config.object_store_root,
-                                .region = config.object_store_region,
-                                .access_key = config.object_store_access_key,
-                                .secret_key = config.object_store_secret_key,
-                                .spool_dir = spool};
+  objectstore::S3StoreConfig s3{
+      .endpoint = config.object_store_endpoint,
+      .bucket = config.object_store_bucket,
+      .root = config.object_store_root,
+      .region = config.object_store_region,
+      .access_key = config.object_store_access_key,
+      .secret_key = config.object_store_secret_key,
+      .spool_dir = spool,
+      .stall_seconds = static_cast<int>(config.object_store_stall_seconds)};
   auto store = objectstore::OpenS3Store(s3, clock, random);
   if (!store) {
     return Fail(store.error().code, "--object-store s3 (" + config.object_store_endpoint + ", " +

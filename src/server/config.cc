@@ -78,6 +78,12 @@ std::vector<Flag> Flags(Config& c) {
        str(c.object_store_root)},
       {"object-store-region", "TABLEMERE_OBJECT_STORE_REGION",
        "the S3 store's signing region (default us-east-1)", str(c.object_store_region)},
+      {"object-store-stall-seconds", "TABLEMERE_OBJECT_STORE_STALL_SECONDS",
+       "a request to the S3 store that makes no progress this long fails with 503 SlowDown "
+       "(default 30)",
+       [&c](const std::string& v) {
+         return SetInt(c.object_store_stall_seconds, v, "object-store-stall-seconds");
+       }},
       {"public-api-url", "TABLEMERE_PUBLIC_API_URL",
        "API URL printed in recipes (default: from --api-addr)", str(c.public_api_url)},
       {"public-catalog-url", "TABLEMERE_PUBLIC_CATALOG_URL",

@@ -24,7 +24,8 @@ struct Config {
   std::string object_store_bucket;
   std::string object_store_root;
   std::string object_store_region = "us-east-1";
-  std::string object_store_access_key;  // TABLEMERE_OBJECT_STORE_ACCESS_KEY_ID | AWS_…
+  int64_t object_store_stall_seconds = 30;  // a backend transfer without progress this long fails
+  std::string object_store_access_key;      // TABLEMERE_OBJECT_STORE_ACCESS_KEY_ID | AWS_…
   std::string object_store_secret_key;  // TABLEMERE_OBJECT_STORE_SECRET_ACCESS_KEY[_FILE] | AWS_…
   std::string public_api_url;           // derived from api_addr when empty
   std::string public_catalog_url;       // derived from catalog_addr when empty

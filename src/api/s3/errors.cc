@@ -78,6 +78,12 @@ int StatusFor(const Error& e, std::string* code) {
         return 412;
     }
   }
+  // The object store behind us is unreachable or refused: a client should back off and
+  // retry, which S3 clients do on SlowDown (with the Retry-After the adapter adds).
+  if (!e.Detail("backend").empty()) {
+    *code = "SlowDown";
+    return 503;
+  }
   std::string s3_code = e.Detail("s3_code");
   if (!s3_code.empty()) {
     auto it = kStatus.find(s3_code);

@@ -173,6 +173,7 @@ http::Response Adapter::Handle(http::Request& req) {
     const Error& e = result.error();
     std::string code;
     resp.status = StatusFor(e, &code);
+    if (resp.status == 503) resp.headers.Set("Retry-After", "1");
     if (req.method != "HEAD") {  // HEAD errors carry no body
       XmlWriter x;
       x.Open("Error").Element("Code", code).Element("Message", e.message);
