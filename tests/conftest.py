@@ -43,7 +43,7 @@ def pytest_sessionfinish(session):
 class Server:
     """A running tablemere-server process."""
 
-    def __init__(self, extra_env=None, args=(), object_store=None):
+    def __init__(self, extra_env=None, args=(), object_store=None, backend=None):
         self.data_dir = tempfile.mkdtemp(prefix="tm-test-")
         self.ready_file = os.path.join(self.data_dir, "ready.json")
         self.env = dict(os.environ)
@@ -52,7 +52,7 @@ class Server:
         store_args = []
         if self.object_store == "s3":
             import seaweed
-            self.backend = seaweed.shared()
+            self.backend = backend or seaweed.shared()
             self.store_root = "srv-" + uuid.uuid4().hex[:12]
             store_args, store_env = self.backend.server_args(self.store_root)
             self.env.update(store_env)

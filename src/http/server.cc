@@ -76,6 +76,13 @@ constexpr uint64_t kDrainLimit = 1024 * 1024;
 // and what arrives in it is received without blocking (a head that comes only in part
 // goes to the loop, under the head timeout).
 constexpr int kKeepAliveLingerMs = 200;
+// A response sent before its request's body was read ends the connection, but closing at
+// once would reset it under a client still sending the body (a client that stopped
+// waiting for 100 Continue, or one that never asked), and most clients then lose the
+// answer: botocore reports "connection closed" instead of the 503 it could retry on. So
+// the write side is shut and what still arrives is read and discarded for up to this
+// long (nginx's lingering close), the wait giving way when requests are queued.
+constexpr int kLingerCloseMs = 3000;
 constexpr int kLingerSliceMs = 10;
 // Largest slice of a response stream sent at once. File-backed bodies are read into
 // buffers (see the object store's read-ahead) and sent, not sent with sendfile(2): over
@@ -733,6 +740,7 @@ class ServerImpl final : public Server {
     buffer.commit(c->pending.size());
     c->pending.clear();
     bool reuse = false;
+    bool unread_body = false;
     while (true) {
       bhttp::request_parser<bhttp::buffer_body> parser;
       parser.header_limit(kHeaderLimit);
@@ -753,7 +761,10 @@ class ServerImpl final : public Server {
         }
         break;
       }
-      if (!HandleOne(stream, buffer, parser, c->remote, *c->listener, Stopping())) break;
+      if (!HandleOne(stream, buffer, parser, c->remote, *c->listener, Stopping(),
+                     unread_body)) {
+        break;
+      }
       // A pipelined request whose head is here already, or one that arrives within the
       // linger, is served on this thread.
       Linger next = AwaitNextHead(c->fd, buffer);
@@ -772,15 +783,38 @@ class ServerImpl final : public Server {
         return;
       }
     }
+    if (unread_body) LingerBeforeClose(c->fd);
     ::shutdown(c->fd, SHUT_RDWR);
     ::close(c->fd);
     Release(c);
   }
 
+  // Discards what the peer still sends after our last response, until it closes, goes
+  // quiet, kLingerCloseMs pass, or other requests wait for a thread (kLingerCloseMs).
+  void LingerBeforeClose(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLingerCloseMs);
+    char sink[64 * 1024];
+    while (queued_.load(std::memory_order_relaxed) == 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0) return;
+      pollfd p{fd, POLLIN, 0};
+      int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) continue;
+      ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+      if (n <= 0) return;
+    }
+  }
+
   // Serves one parsed request; returns whether the connection may be reused.
+  // `unread_body` is set when the answer went out before the request's body was read.
   bool HandleOne(FdStream& stream, beast::flat_buffer& buffer,
                  bhttp::request_parser<bhttp::buffer_body>& parser, const std::string& remote,
-                 Listener& listener, bool stopping) {
+                 Listener& listener, bool stopping, bool& unread_body) {
     auto started = std::chrono::steady_clock::now();
     auto& header = parser.get();
     Request request;
@@ -816,6 +850,7 @@ class ServerImpl final : public Server {
       if (body.continue_pending() || body.broken() || !body.Drain(kDrainLimit)) keep_alive = false;
     }
     if (body.broken()) keep_alive = false;
+    unread_body = !body.finished() && !body.broken();
     uint64_t sent = WriteResponse(stream, request, response, keep_alive);
     const double seconds = std::chrono::duration_cast<std::chrono::microseconds>(
                                std::chrono::steady_clock::now() - started)
