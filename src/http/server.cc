@@ -761,8 +761,7 @@ class ServerImpl final : public Server {
         }
         break;
       }
-      if (!HandleOne(stream, buffer, parser, c->remote, *c->listener, Stopping(),
-                     unread_body)) {
+      if (!HandleOne(stream, buffer, parser, c->remote, *c->listener, Stopping(), unread_body)) {
         break;
       }
       // A pipelined request whose head is here already, or one that arrives within the
