@@ -113,7 +113,15 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
     }
     part = static_cast<size_t>(*n);
   }
-  TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, ctx.key));
+  // A plain GET opens the object once (its metadata comes with the bytes): on a remote
+  // backend a HEAD first would double the round trips of every small read.
+  std::unique_ptr<objectstore::ObjectReader> opened;
+  ObjectInfo info;
+  if (!head && !part && !ctx.req.headers.Has("Range")) {
+    TM_ASSIGN(opened, store_.Get(ctx.bucket, ctx.key, 0, std::nullopt, &info));
+  } else {
+    TM_ASSIGN(info, store_.Head(ctx.bucket, ctx.key));
+  }
   TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
   if (not_modified) return std::move(*not_modified);
   uint64_t offset = 0;
@@ -166,6 +174,11 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
   }
   if (head) {
     r.head_length = length;
+    return r;
+  }
+  if (opened) {
+    r.stream = std::move(opened);
+    r.stream_length = length;
     return r;
   }
   ObjectInfo again;
