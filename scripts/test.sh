@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every dependency, builds, and runs all the tests: the GoogleTest unit tests,
-# then the black-box and engine tests (pytest) against servers they start themselves.
+# then the black-box and engine tests (pytest) against servers they start themselves,
+# once with the servers' objects on local disk and once on an S3 store (SeaweedFS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -10,3 +11,6 @@ echo "== unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 echo "== black-box and engine tests (pytest)"
 python3 -m pytest tests -q "$@"
+echo "== the same tests with the server on the S3 backend (a SeaweedFS the tests start)"
+# test_s3_backend.py starts its own SeaweedFS and ran above already.
+python3 -m pytest tests -q --object-store s3 --ignore tests/test_s3_backend.py "$@"
