@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <latch>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -1304,6 +1305,105 @@ TEST_P(ObjectStoreContract, MultiMebibyteObjectRoundTrips) {
   const uint64_t offset = 4 * 1024 * 1024 + 5, length = 3 * 1024 * 1024 + 1;
   ASSERT_OK_AND_ASSIGN(std::string range, GetBody(bucket_, "large", offset, length));
   EXPECT_TRUE(range == body.substr(offset, length)) << "the range read back differs";
+}
+
+// Size and headers known before the body: a remote backend streams it to its store,
+// holding the end back until Commit (object_store.h). Same contract as a spooled put.
+TEST_P(ObjectStoreContract, StreamedPutStoresHeadersAndCommitInfo) {
+  const std::string body = Pattern(3 * 1024 * 1024 + 17, 61);
+  const std::map<std::string, std::string> headers = {{"Content-Type", "application/x-parquet"},
+                                                      {"x-amz-meta-writer", "contract"}};
+  ASSERT_OK(Put("streamed", "older version, with other tags", [] {
+    ObjectInfo i;
+    i.tags = {{"old", "yes"}};
+    return i;
+  }()));
+  ASSERT_OK_AND_ASSIGN(auto writer,
+                       store_->BeginPut(bucket_, "streamed", {}, body.size(), headers));
+  for (size_t at = 0; at < body.size(); at += 700 * 1024) {
+    ASSERT_OK(writer->Write(body.data() + at, std::min<size_t>(700 * 1024, body.size() - at)));
+  }
+  // Until Commit the old version is what readers see.
+  EXPECT_EQ(Body("streamed").value_or("<error>"), "older version, with other tags");
+  ObjectInfo info;
+  info.headers = headers;
+  info.tags = {{"team", "lake"}};
+  info.acl = "public-read";
+  info.checksums = {{"CRC32", Crc32Base64(body)}, {"type", "FULL_OBJECT"}};
+  ASSERT_OK_AND_ASSIGN(ObjectInfo committed, writer->Commit(info));
+  EXPECT_EQ(committed.etag, Md5Hex(body));
+  EXPECT_EQ(committed.size, body.size());
+  ASSERT_OK_AND_ASSIGN(ObjectInfo head, store_->Head(bucket_, "streamed"));
+  EXPECT_EQ(head.etag, Md5Hex(body));
+  EXPECT_EQ(head.headers["Content-Type"], "application/x-parquet");
+  EXPECT_EQ(head.headers["x-amz-meta-writer"], "contract");
+  EXPECT_EQ(head.tags, info.tags);
+  EXPECT_EQ(head.acl, "public-read");
+  EXPECT_EQ(head.checksums["CRC32"], Crc32Base64(body));
+  ASSERT_OK_AND_ASSIGN(std::string back, Body("streamed"));
+  EXPECT_TRUE(back == body) << "the streamed object read back differs";
+}
+
+TEST_P(ObjectStoreContract, StreamedPutAbortedShortOrRefusedLeavesNothing) {
+  const std::string body = Pattern(2 * 1024 * 1024 + 3, 62);
+  const std::map<std::string, std::string> headers = {{"Content-Type", "text/plain"}};
+  ASSERT_OK(Put("kept", "original"));
+  for (const char* key : {"kept", "fresh"}) {
+    {  // every byte written, then aborted (a body that failed verification)
+      ASSERT_OK_AND_ASSIGN(auto writer, store_->BeginPut(bucket_, key, {}, body.size(), headers));
+      ASSERT_OK(writer->Write(body.data(), body.size()));
+      writer->Abort();
+    }
+    {  // dropped half-way (a client gone)
+      ASSERT_OK_AND_ASSIGN(auto writer, store_->BeginPut(bucket_, key, {}, body.size(), headers));
+      ASSERT_OK(writer->Write(body.data(), body.size() / 2));
+    }
+    {  // short at Commit
+      ASSERT_OK_AND_ASSIGN(auto writer, store_->BeginPut(bucket_, key, {}, body.size(), headers));
+      ASSERT_OK(writer->Write(body.data(), body.size() - 1));
+      ObjectInfo info;
+      info.headers = headers;
+      EXPECT_OUTCOME(writer->Commit(info), "invalid_input");
+    }
+    {  // a condition that no longer holds at Commit
+      PutConditions absent;
+      absent.if_none_match = true;
+      if (std::string(key) == "fresh") ASSERT_OK(Put("fresh", "arrived first"));
+      ASSERT_OK_AND_ASSIGN(auto writer,
+                           store_->BeginPut(bucket_, key, absent, body.size(), headers));
+      ASSERT_OK(writer->Write(body.data(), body.size()));
+      ObjectInfo info;
+      info.headers = headers;
+      EXPECT_OUTCOME(writer->Commit(info), "PreconditionFailed");
+    }
+  }
+  EXPECT_EQ(Body("kept").value_or("<error>"), "original");
+  EXPECT_EQ(Body("fresh").value_or("<error>"), "arrived first");
+}
+
+TEST_P(ObjectStoreContract, StreamedPartsCompleteAndAbortedPartsLeaveNothing) {
+  const std::string one = Pattern(5 * 1024 * 1024, 63), two = Pattern(1024 * 1024 + 9, 64);
+  ASSERT_OK_AND_ASSIGN(UploadInfo upload, store_->CreateUpload(bucket_, "mp", ObjectInfo{}));
+  {  // aborted after every byte: no part
+    ASSERT_OK_AND_ASSIGN(auto writer, store_->BeginPart(bucket_, upload.upload_id, 1, one.size()));
+    ASSERT_OK(writer->Write(one.data(), one.size()));
+    writer->Abort();
+  }
+  ASSERT_OK_AND_ASSIGN(auto none, store_->ListParts(bucket_, upload.upload_id));
+  EXPECT_TRUE(none.empty());
+  ASSERT_OK_AND_ASSIGN(ObjectInfo p1, PutPart(upload.upload_id, 1, one, one.size()));
+  ASSERT_OK_AND_ASSIGN(ObjectInfo p2, PutPart(upload.upload_id, 2, two, two.size()));
+  EXPECT_EQ(p1.etag, Md5Hex(one));
+  EXPECT_EQ(p2.etag, Md5Hex(two));
+  ObjectInfo final_info;
+  final_info.key = "mp";
+  final_info.etag = MultipartEtag({one, two});  // the layer above computes it
+  ASSERT_OK(store_->CompleteUpload(bucket_, upload.upload_id, {1, 2}, final_info));
+  ASSERT_OK_AND_ASSIGN(ObjectInfo head, store_->Head(bucket_, "mp"));
+  EXPECT_EQ(head.etag, MultipartEtag({one, two}));
+  EXPECT_EQ(head.size, one.size() + two.size());
+  ASSERT_OK_AND_ASSIGN(std::string back, Body("mp"));
+  EXPECT_TRUE(back == one + two) << "the completed object differs";
 }
 
 TEST_P(ObjectStoreContract, DeleteBucketWithContentsEmptiesAndDeletesIt) {

@@ -310,13 +310,13 @@ Result<std::vector<BucketInfo>> FaultyStore::ListBuckets() {
   return base_->ListBuckets();
 }
 
-Result<std::unique_ptr<ObjectWriter>> FaultyStore::BeginPut(const std::string& bucket,
-                                                            const std::string& key,
-                                                            PutConditions conditions,
-                                                            std::optional<uint64_t> size) {
+Result<std::unique_ptr<ObjectWriter>> FaultyStore::BeginPut(
+    const std::string& bucket, const std::string& key, PutConditions conditions,
+    std::optional<uint64_t> size, std::optional<std::map<std::string, std::string>> headers) {
   StoreCall call = Call(StoreOp::kBeginPut, bucket, key);
   TM_TRY(state_->Enter(call));
-  TM_ASSIGN(auto writer, base_->BeginPut(bucket, key, std::move(conditions), size));
+  TM_ASSIGN(auto writer,
+            base_->BeginPut(bucket, key, std::move(conditions), size, std::move(headers)));
   return std::unique_ptr<ObjectWriter>(
       std::make_unique<FaultyWriter>(state_, std::move(writer), std::move(call)));
 }

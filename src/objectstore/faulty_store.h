@@ -132,7 +132,8 @@ class FaultyStore final : public ObjectStore {
   Result<std::vector<BucketInfo>> ListBuckets() override;
   Result<std::unique_ptr<ObjectWriter>> BeginPut(
       const std::string& bucket, const std::string& key, PutConditions conditions = {},
-      std::optional<uint64_t> size = std::nullopt) override;
+      std::optional<uint64_t> size = std::nullopt,
+      std::optional<std::map<std::string, std::string>> headers = std::nullopt) override;
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override;
   Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket, const std::string& key,
                                             uint64_t offset, std::optional<uint64_t> length,

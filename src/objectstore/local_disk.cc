@@ -651,9 +651,10 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   // ---- objects ----
-  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket, const std::string& key,
-                                                 PutConditions conditions,
-                                                 std::optional<uint64_t> size) override {
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(
+      const std::string& bucket, const std::string& key, PutConditions conditions,
+      std::optional<uint64_t> size,
+      std::optional<std::map<std::string, std::string>> /*headers: written at Commit*/) override {
     {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindBucket(*reader_db_, bucket));
@@ -714,7 +715,8 @@ class LocalDiskStore final : public ObjectStore {
                           std::optional<ObjectInfo> replace_metadata) override {
     ObjectInfo src_info;
     TM_ASSIGN(auto reader, Get(src_bucket, src_key, 0, std::nullopt, &src_info));
-    TM_ASSIGN(auto writer, BeginPut(dst_bucket, dst_key, PutConditions{}, std::nullopt));
+    TM_ASSIGN(auto writer,
+              BeginPut(dst_bucket, dst_key, PutConditions{}, std::nullopt, std::nullopt));
     std::string buf(1 << 20, '\0');
     while (true) {
       TM_ASSIGN(size_t n, reader->Read(buf.data(), buf.size()));

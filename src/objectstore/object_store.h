@@ -141,12 +141,15 @@ class ObjectStore {
 
   // Commit fails with kPreconditionFailed, or kNoSuchKey for if_match on a missing key,
   // when `conditions` no longer hold. `size`, when the caller knows it (a request's
-  // Content-Length), lets a remote backend stream the body as it arrives; the writer must
-  // then receive exactly that many bytes (Commit fails kInvalidInput otherwise). Without
-  // it a remote backend spools the body to local disk first.
+  // Content-Length), makes the writer take exactly that many bytes (Commit fails
+  // kInvalidInput otherwise). With `size` and `headers` (the stored headers Commit's
+  // `info` will carry, known before the body) a remote backend streams the body to its
+  // store as it arrives, holding back its end until Commit; otherwise it spools the body
+  // to local disk first. Either way nothing is visible before Commit returns.
   virtual Result<std::unique_ptr<ObjectWriter>> BeginPut(
       const std::string& bucket, const std::string& key, PutConditions conditions = {},
-      std::optional<uint64_t> size = std::nullopt) = 0;
+      std::optional<uint64_t> size = std::nullopt,
+      std::optional<std::map<std::string, std::string>> headers = std::nullopt) = 0;
   virtual Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) = 0;
   // Opens [offset, offset+length) of the object; `info` receives its metadata.
   virtual Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket,

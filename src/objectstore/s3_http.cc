@@ -83,6 +83,14 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 size_t OnRead(char* out, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t want = size * n;
+  if (t->call->pull) {
+    if (t->sent >= t->call->pull_size) return 0;
+    long got = t->call->pull(
+        out, static_cast<size_t>(std::min<uint64_t>(want, t->call->pull_size - t->sent)));
+    if (got <= 0) return CURL_READFUNC_ABORT;  // the body was abandoned: the store gets less
+    t->sent += static_cast<uint64_t>(got);
+    return static_cast<size_t>(got);
+  }
   if (t->call->file_fd >= 0) {
     if (t->sent >= t->call->file_size) return 0;
     size_t ask = static_cast<size_t>(std::min<uint64_t>(want, t->call->file_size - t->sent));
@@ -162,7 +170,8 @@ Result<S3Answer> S3Http::Send(const S3Call& call) {
   for (int attempt = 0;; attempt++) {
     auto answer = SendOnce(call);
     const bool retry_status = answer && answer->status >= 500;
-    if ((answer && !retry_status) || !call.idempotent || attempt >= endpoint_.retries) {
+    if ((answer && !retry_status) || !call.idempotent || call.pull ||
+        attempt >= endpoint_.retries) {
       return answer;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
@@ -180,8 +189,9 @@ Result<S3Answer> S3Http::SendOnce(const S3Call& call) {
     if (!v.empty()) raw_query += "=" + UrlEncode(v);
   }
   const std::string amz_date = FormatAmzDate(clock_.NowMillis());
-  const std::string payload_hash = call.file_fd >= 0 ? std::string("UNSIGNED-PAYLOAD")
-                                                     : crypto::HexEncode(crypto::Sha256(call.body));
+  const std::string payload_hash = call.file_fd >= 0 || call.pull
+                                       ? std::string("UNSIGNED-PAYLOAD")
+                                       : crypto::HexEncode(crypto::Sha256(call.body));
   storage::SignedRequest signed_request{
       .method = call.method, .raw_path = raw_path, .raw_query = raw_query, .headers = {}};
   signed_request.headers.push_back({"host", HostOf(endpoint_.endpoint)});
@@ -218,7 +228,11 @@ Result<S3Answer> S3Http::SendOnce(const S3Call& call) {
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(endpoint_.connect_timeout_ms));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(endpoint_.request_timeout_ms));
+  // A body streamed to or from our client moves at that client's pace (a large object
+  // may take far longer than any fixed limit); the stall limit below bounds it instead.
+  const bool streamed = call.sink || call.pull;
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
+                   streamed ? 0L : static_cast<long>(endpoint_.request_timeout_ms));
   // A transfer stalled below 1 byte/s this long is broken even inside the overall timeout.
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(endpoint_.stall_seconds));
@@ -232,7 +246,9 @@ Result<S3Answer> S3Http::SendOnce(const S3Call& call) {
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
   curl_easy_setopt(c, CURLOPT_READDATA, &t);
-  const uint64_t body_size = call.file_fd >= 0 ? call.file_size : call.body.size();
+  const uint64_t body_size = call.pull           ? call.pull_size
+                             : call.file_fd >= 0 ? call.file_size
+                                                 : call.body.size();
   if (call.method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (call.method == "PUT") {

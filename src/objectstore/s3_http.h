@@ -39,6 +39,11 @@ struct S3Call {
   // A body read from an open file descriptor instead (from offset 0, `file_size` bytes).
   int file_fd = -1;
   uint64_t file_size = 0;
+  // Or a body pulled as it is sent, `pull_size` bytes in all: `pull` fills up to `size`
+  // bytes and returns how many (blocking until it has some), or -1 to abort the request
+  // so the store never receives the whole body. Such a call is never retried.
+  std::function<long(char* out, size_t size)> pull;
+  uint64_t pull_size = 0;
   // Receives a 2xx answer's body as it arrives; returning false cancels the request.
   // Without it the body is collected into S3Answer::body.
   std::function<bool(const char* data, size_t size)> sink;

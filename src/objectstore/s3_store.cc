@@ -24,6 +24,7 @@
 
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "objectstore/s3_bodies.h"
 #include "objectstore/s3_http.h"
 
 namespace tablemere::objectstore {
@@ -34,7 +35,10 @@ using Json = nlohmann::json;
 constexpr char kExtrasHeader[] = "x-amz-meta-tablemere";
 constexpr char kExtrasElsewhere[] = "file";
 constexpr size_t kMaxInlineExtras = 1024;  // S3 allows 2 KB of user metadata in all
-constexpr int64_t kBucketCacheMs = 2000;   // how stale a bucket's cached registry entry may be
+// Bodies of known size at least this large stream to the store (StreamWriter); smaller
+// ones are spooled, sent with their Content-MD5, and cost one extra local copy at most.
+constexpr uint64_t kStreamFrom = 1u << 20;
+constexpr int64_t kBucketCacheMs = 2000;  // how stale a bucket's cached registry entry may be
 // The largest UTF-8 code point: appended to a common prefix, it sorts after every key
 // under it, so a listing resumed from it skips them.
 constexpr char kAfterEverything[] = "\xF4\x8F\xBF\xBF";
@@ -166,139 +170,6 @@ void AddStoredHeaders(const ObjectInfo& info, std::vector<std::pair<std::string,
   if (!typed) h.push_back({"Content-Type", "binary/octet-stream"});
 }
 
-// A body on local disk: written by the layer above, sent once it is complete.
-class SpoolWriter final : public ObjectWriter {
- public:
-  using Finish = std::function<Result<ObjectInfo>(int fd, uint64_t size, const std::string& md5_raw,
-                                                  ObjectInfo info)>;
-  SpoolWriter(int fd, Finish finish)
-      : fd_(fd), finish_(std::move(finish)), md5_(crypto::DigestAlgorithm::kMd5) {}
-  ~SpoolWriter() override { Abort(); }
-
-  Result<void> Write(const char* data, size_t size) override {
-    if (fd_ < 0) return Fail(ErrorCode::kUnavailable, "writer closed");
-    md5_.Update(data, size);
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = ::write(fd_, data + done, size - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        Abort();
-        return Fail(ErrorCode::kUnavailable,
-                    std::string("The upload spool could not be written: ") + std::strerror(errno));
-      }
-      done += static_cast<size_t>(n);
-    }
-    written_ += size;
-    return {};
-  }
-
-  Result<ObjectInfo> Commit(ObjectInfo info) override {
-    if (fd_ < 0) return Fail(ErrorCode::kUnavailable, "writer closed");
-    auto result = finish_(fd_, written_, md5_.Finish(), std::move(info));
-    Abort();
-    return result;
-  }
-
-  void Abort() override {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
-  uint64_t bytes_written() const override { return written_; }
-
- private:
-  int fd_;
-  Finish finish_;
-  crypto::Digest md5_;
-  uint64_t written_ = 0;
-};
-
-// A GET's body, pulled by the reader while a helper thread receives it; at most
-// kWindow bytes wait between the two.
-class StreamReader final : public ObjectReader {
- public:
-  static constexpr size_t kWindow = 4u << 20;
-
-  StreamReader(S3Http& http, S3Call call) : call_(std::move(call)) {
-    call_.on_headers = [this](long status, const std::map<std::string, std::string>& headers) {
-      std::lock_guard lock(mu_);
-      status_ = status;
-      headers_ = headers;
-      ready_ = true;
-      cv_.notify_all();
-    };
-    call_.sink = [this](const char* data, size_t size) {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return cancelled_ || queued_ < kWindow; });
-      if (cancelled_) return false;
-      chunks_.emplace_back(data, size);
-      queued_ += size;
-      cv_.notify_all();
-      return true;
-    };
-    thread_ = std::thread([this, &http] {
-      auto answer = http.Send(call_);
-      std::lock_guard lock(mu_);
-      answer_ = std::move(answer);
-      done_ = true;
-      cv_.notify_all();
-    });
-  }
-
-  ~StreamReader() override {
-    {
-      std::lock_guard lock(mu_);
-      cancelled_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  // Waits for the answer's headers (a 2xx) or its end; the answer when it failed.
-  Result<std::map<std::string, std::string>> Start() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return ready_ || done_; });
-    if (ready_) return headers_;
-    if (!answer_) return Fail(answer_.error());
-    return Fail(FailureFrom("read the object", *answer_));
-  }
-
-  Result<size_t> Read(char* buffer, size_t size) override {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !chunks_.empty() || done_; });
-    if (chunks_.empty()) {
-      if (!answer_) return Fail(answer_.error());
-      if (!Ok(*answer_)) return Fail(FailureFrom("read the object", *answer_));
-      return 0;
-    }
-    std::string& front = chunks_.front();
-    size_t n = std::min(size, front.size() - offset_);
-    std::memcpy(buffer, front.data() + offset_, n);
-    offset_ += n;
-    queued_ -= n;
-    if (offset_ == front.size()) {
-      chunks_.pop_front();
-      offset_ = 0;
-    }
-    cv_.notify_all();
-    return n;
-  }
-
- private:
-  S3Call call_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> chunks_;
-  size_t offset_ = 0;
-  size_t queued_ = 0;
-  bool ready_ = false, done_ = false, cancelled_ = false;
-  long status_ = 0;
-  std::map<std::string, std::string> headers_;
-  Result<S3Answer> answer_ = S3Answer{};
-  std::thread thread_;
-};
-
 class EmptyReader final : public ObjectReader {
  public:
   Result<size_t> Read(char*, size_t) override { return 0; }
@@ -429,10 +300,15 @@ class S3Store final : public ObjectStore {
   }
 
   // ---- objects ----
-  Result<std::unique_ptr<ObjectWriter>> BeginPut(const std::string& bucket, const std::string& key,
-                                                 PutConditions conditions,
-                                                 std::optional<uint64_t> size) override {
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(
+      const std::string& bucket, const std::string& key, PutConditions conditions,
+      std::optional<uint64_t> size,
+      std::optional<std::map<std::string, std::string>> headers) override {
     TM_TRY(HeadBucket(bucket));
+    if (size && headers && *size >= kStreamFrom) {
+      if (Unholdable(key, *size)) return Fail(CannotHold());
+      return StreamPut(bucket, key, std::move(conditions), *size, std::move(*headers));
+    }
     TM_ASSIGN(int fd, Spool());
     auto writer = std::make_unique<SpoolWriter>(
         fd, [this, bucket, key, conditions](int body, uint64_t body_size, const std::string& md5,
@@ -466,7 +342,9 @@ class S3Store final : public ObjectStore {
           {"Range", "bytes=" + std::to_string(offset) + "-" +
                         (length ? std::to_string(offset + *length - 1) : std::string())});
     }
-    auto reader = std::make_unique<StreamReader>(http_, std::move(call));
+    auto reader = std::make_unique<StreamReader>(http_, std::move(call), [](const S3Answer& a) {
+      return FailureFrom("read the object", a);
+    });
     TM_ASSIGN(auto headers, reader->Start());
     if (info) {
       TM_ASSIGN(*info, InfoOf(bucket, key, headers));
@@ -609,8 +487,17 @@ class S3Store final : public ObjectStore {
                                                   const std::string& upload_id, int part_number,
                                                   std::optional<uint64_t> size) override {
     TM_ASSIGN(auto record, ReadUpload(bucket, upload_id));
-    TM_ASSIGN(int fd, Spool());
     const std::string key = record.first.key, backend_id = record.second;
+    if (size && *size >= kStreamFrom) {
+      return std::unique_ptr<ObjectWriter>(std::make_unique<StreamWriter>(
+          http_, PartCall(ObjectKey(bucket, key), backend_id, part_number), *size,
+          [this, bucket, upload_id, part_number, size](StreamWriter& self, const std::string& md5,
+                                                       ObjectInfo info) -> Result<ObjectInfo> {
+            TM_ASSIGN(S3Answer a, self.Release());
+            return PartStored(bucket, upload_id, part_number, a, *size, md5, std::move(info));
+          }));
+    }
+    TM_ASSIGN(int fd, Spool());
     auto writer = std::make_unique<SpoolWriter>(
         fd, [this, bucket, upload_id, key, backend_id, part_number](
                 int body, uint64_t body_size, const std::string& md5, ObjectInfo info) {
@@ -870,15 +757,83 @@ class S3Store final : public ObjectStore {
     return info;
   }
 
+  // A body streamed to the store (StreamWriter). Its extras (ACL, tags, checksums) are
+  // known only at Commit, after the request's headers went out, so they always live in
+  // the extras file, written before the body's end is released (an object never points
+  // at an extras file that is not there yet; one left by a failed put names an ETag no
+  // object has, or the same bytes'). The per-key lock, when the store ignores
+  // conditions, is held only around the check and the release.
+  Result<std::unique_ptr<ObjectWriter>> StreamPut(const std::string& bucket, const std::string& key,
+                                                  PutConditions conditions, uint64_t size,
+                                                  std::map<std::string, std::string> headers) {
+    S3Call put = Call("PUT", ObjectKey(bucket, key));
+    ObjectInfo declared;
+    declared.headers = headers;
+    AddStoredHeaders(declared, put.headers);
+    put.headers.push_back({kExtrasHeader, kExtrasElsewhere});
+    if (conditional_) AddConditions(conditions, put.headers);
+    return std::unique_ptr<ObjectWriter>(std::make_unique<StreamWriter>(
+        http_, std::move(put), size,
+        [this, bucket, key, conditions, size, headers = std::move(headers)](
+            StreamWriter& self, const std::string& md5, ObjectInfo info) -> Result<ObjectInfo> {
+          if (info.headers != headers) {
+            return Fail(ErrorCode::kInvalidInput,
+                        "The object's headers at Commit differ from those given to BeginPut");
+          }
+          info.part_sizes.clear();
+          info.part_checksums.clear();
+          const std::string etag = crypto::HexEncode(md5);
+          TM_TRY(WriteExtrasFile(bucket, key, etag, ExtrasFromInfo(info)));
+          std::unique_lock<std::mutex> guard;
+          if (!conditional_) {
+            guard = LockKey(ObjectKey(bucket, key));
+            TM_TRY(CheckConditionsHere(bucket, key, conditions));
+          }
+          TM_ASSIGN(S3Answer a, self.Release());
+          if (a.status == 412) return Fail(ConditionFailure(bucket, key, conditions));
+          if (!Ok(a)) return Fail(FailureFrom("store the object", a));
+          TM_TRY(SameBytes(a, etag));
+          info.key = key;
+          info.size = size;
+          info.etag = etag;
+          info.last_modified_ms = clock_.NowMillis();
+          return info;
+        }));
+  }
+
+  // A streamed body goes without Content-MD5 (unknown when the request starts); the
+  // store's ETag of a single-part write is the MD5 of what it stored, so compare.
+  static Result<void> SameBytes(const S3Answer& a, const std::string& md5_hex) {
+    const std::string stored = Unquote(a.Header("etag"));
+    if (stored.size() == 32 && stored.find('-') == std::string::npos && stored != md5_hex) {
+      return Fail(ErrorCode::kUnavailable,
+                  "The S3 backend stored other bytes than were sent (MD5 " + stored + ", sent " +
+                      md5_hex + ")");
+    }
+    return {};
+  }
+
+  S3Call PartCall(const std::string& key, const std::string& backend_id, int n) {
+    S3Call put = Call("PUT", key);
+    put.query = {{"partNumber", std::to_string(n)}, {"uploadId", backend_id}};
+    return put;
+  }
+
   Result<ObjectInfo> PutPart(const std::string& bucket, const std::string& upload_id,
                              const std::string& key, const std::string& backend_id, int n, int fd,
                              uint64_t size, const std::string& md5, ObjectInfo info) {
-    S3Call put = Call("PUT", ObjectKey(bucket, key));
-    put.query = {{"partNumber", std::to_string(n)}, {"uploadId", backend_id}};
+    S3Call put = PartCall(ObjectKey(bucket, key), backend_id, n);
     put.file_fd = fd;
     put.file_size = size;
     put.headers.push_back({"Content-MD5", crypto::Base64Encode(md5)});
     TM_ASSIGN(S3Answer a, http_.Send(put));
+    return PartStored(bucket, upload_id, n, a, size, md5, std::move(info));
+  }
+
+  // Judges the store's answer to a part and records the part as acknowledged.
+  Result<ObjectInfo> PartStored(const std::string& bucket, const std::string& upload_id, int n,
+                                const S3Answer& a, uint64_t size, const std::string& md5,
+                                ObjectInfo info) {
     if (!Ok(a)) {
       if (a.status == 404) {
         return Fail(StoreError(StoreFailure::kNoSuchUpload, ErrorCode::kNotFound,
@@ -886,6 +841,7 @@ class S3Store final : public ObjectStore {
       }
       return Fail(FailureFrom("store a part", a));
     }
+    TM_TRY(SameBytes(a, crypto::HexEncode(md5)));
     info.size = size;
     info.etag = crypto::HexEncode(md5);
     info.last_modified_ms = clock_.NowMillis();

@@ -147,6 +147,10 @@ class Adapter {
   // writer is aborted and nothing becomes visible.
   Result<ReceivedBody> ReceiveBody(Ctx& ctx, objectstore::ObjectWriter& writer,
                                    std::optional<storage::ChecksumAlgorithm> default_algorithm);
+  // The length of the object a request's body carries, when its headers declare it:
+  // x-amz-decoded-content-length for aws-chunked bodies, else Content-Length. Lets the
+  // store stream the body on (ReceiveBody still checks the body against it).
+  static std::optional<uint64_t> DeclaredBodySize(const Ctx& ctx);
   Result<ReceivedBody> ReceiveBodyInner(
       Ctx& ctx, objectstore::ObjectWriter& writer,
       std::optional<storage::ChecksumAlgorithm> default_algorithm);

@@ -101,6 +101,17 @@ http::Response UploadAnswer(const std::string& etag, const ReceivedBody& body, b
   return r;
 }
 
+std::optional<uint64_t> Adapter::DeclaredBodySize(const Ctx& ctx) {
+  if (ctx.auth.payload_hash.starts_with("STREAMING-")) {
+    auto v = ctx.req.headers.Get("x-amz-decoded-content-length");
+    if (!v) return std::nullopt;
+    auto n = ParseInt(Trim(*v));
+    if (!n || *n < 0) return std::nullopt;
+    return static_cast<uint64_t>(*n);
+  }
+  return ctx.req.body->declared_length();
+}
+
 Result<ReceivedBody> Adapter::ReceiveBody(Ctx& ctx, objectstore::ObjectWriter& writer,
                                           std::optional<ChecksumAlgorithm> default_algorithm) {
   auto result = ReceiveBodyInner(ctx, writer, default_algorithm);
@@ -241,6 +252,10 @@ Result<ReceivedBody> Adapter::ReceiveBodyInner(Ctx& ctx, objectstore::ObjectWrit
       size = decoded.size();
     }
     total += size;
+    if (declared && total > *declared) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "IncompleteBody",
+                          "The request body is longer than its declared length."));
+    }
     if (total > kMaxObjectSize) {
       return Fail(S3Error(ErrorCode::kInvalidInput, "EntityTooLarge",
                           "Your proposed upload exceeds the maximum allowed object size."));

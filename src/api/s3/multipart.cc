@@ -125,7 +125,7 @@ Result<http::Response> Adapter::UploadPartCopy(Ctx& ctx) {
   std::optional<ChecksumAlgorithm> upload_alg = UploadAlgorithm(upload);
   std::optional<storage::Checksummer> checksummer;
   if (upload_alg) checksummer.emplace(*upload_alg);
-  TM_ASSIGN(auto writer, store_.BeginPart(ctx.bucket, upload.upload_id, number));
+  TM_ASSIGN(auto writer, store_.BeginPart(ctx.bucket, upload.upload_id, number, length));
   std::string buffer(kCopySlice, '\0');
   uint64_t copied = 0;
   while (true) {
@@ -169,7 +169,8 @@ Result<http::Response> Adapter::UploadPart(Ctx& ctx) {
   TM_ASSIGN(int number, PartNumber(ctx));
   TM_ASSIGN(auto upload, service_.Upload(ctx.bucket, ctx.key, ctx.Q("uploadId")));
   std::optional<ChecksumAlgorithm> upload_alg = UploadAlgorithm(upload);
-  TM_ASSIGN(auto writer, store_.BeginPart(ctx.bucket, upload.upload_id, number));
+  TM_ASSIGN(auto writer,
+            store_.BeginPart(ctx.bucket, upload.upload_id, number, DeclaredBodySize(ctx)));
   TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, upload_alg));
   ObjectInfo info;
   if (body.algorithm) {

@@ -202,11 +202,13 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
   // the object is published (so two conditional writers cannot both succeed).
   tablemere::s3::Conditions conditions = ConditionsFrom(ctx.req.headers);
   TM_TRY(service_.CheckWriteConditions(ctx.bucket, ctx.key, conditions));
+  std::map<std::string, std::string> headers = StoredHeaders(ctx.req.headers);
   TM_ASSIGN(auto writer,
-            store_.BeginPut(ctx.bucket, ctx.key, tablemere::s3::PublishConditions(conditions)));
+            store_.BeginPut(ctx.bucket, ctx.key, tablemere::s3::PublishConditions(conditions),
+                            DeclaredBodySize(ctx), headers));
   TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
   ObjectInfo info;
-  info.headers = StoredHeaders(ctx.req.headers);
+  info.headers = std::move(headers);
   if (tags) info.tags = std::move(*tags);
   info.acl = std::move(acl);
   if (body.algorithm) {

@@ -1,0 +1,108 @@
+// The bodies the S3 backend moves (s3_store.cc): a PUT spooled to local disk then sent,
+// a PUT streamed to the store as it arrives, and a GET streamed back. Internal to
+// src/objectstore.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/crypto.h"
+#include "objectstore/object_store.h"
+#include "objectstore/s3_http.h"
+
+namespace tablemere::objectstore {
+
+// A body on local disk: written by the layer above, sent once it is complete (so it can
+// be sent with its Content-MD5, and a body of unknown length can be sent at all).
+class SpoolWriter final : public ObjectWriter {
+ public:
+  using Finish = std::function<Result<ObjectInfo>(int fd, uint64_t size, const std::string& md5_raw,
+                                                  ObjectInfo info)>;
+  SpoolWriter(int fd, Finish finish);
+  ~SpoolWriter() override;
+  Result<void> Write(const char* data, size_t size) override;
+  Result<ObjectInfo> Commit(ObjectInfo info) override;
+  void Abort() override;
+  uint64_t bytes_written() const override { return written_; }
+
+ private:
+  int fd_;
+  Finish finish_;
+  crypto::Digest md5_;
+  uint64_t written_ = 0;
+};
+
+// A body of known size sent to the store while it arrives: a helper thread runs the
+// store request and pulls what Write queued (at most kWindow bytes wait between them).
+// The last byte is held back until Commit's `finish` calls Release(): until then the
+// store has not received the whole body and cannot store it, so a body that fails
+// verification (Commit never called), a short one, or an Abort leaves nothing behind.
+class StreamWriter final : public ObjectWriter {
+ public:
+  static constexpr size_t kWindow = 8u << 20;
+  // Runs at Commit with the body's MD5: checks what must hold at publication, calls
+  // Release() to let the request complete, and judges its answer.
+  using Finish = std::function<Result<ObjectInfo>(StreamWriter& self, const std::string& md5_raw,
+                                                  ObjectInfo info)>;
+  StreamWriter(S3Http& http, S3Call call, uint64_t size, Finish finish);
+  ~StreamWriter() override;
+  Result<void> Write(const char* data, size_t size) override;
+  Result<ObjectInfo> Commit(ObjectInfo info) override;
+  void Abort() override;
+  uint64_t bytes_written() const override { return received_; }
+  // Sends the held-back end of the body and waits for the store's answer.
+  Result<S3Answer> Release();
+
+ private:
+  long Pull(char* out, size_t size);
+
+  S3Call call_;
+  uint64_t size_;
+  Finish finish_;
+  crypto::Digest md5_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> chunks_;
+  size_t offset_ = 0;       // into chunks_.front()
+  size_t queued_ = 0;       // bytes in chunks_ not yet pulled
+  uint64_t received_ = 0;   // bytes given to Write
+  uint64_t delivered_ = 0;  // bytes handed to the store request
+  bool released_ = false, aborted_ = false, done_ = false, committed_ = false;
+  Result<S3Answer> answer_ = S3Answer{};
+  std::thread thread_;
+};
+
+// A GET's body, pulled by the reader while a helper thread receives it; at most
+// kWindow bytes wait between the two.
+class StreamReader final : public ObjectReader {
+ public:
+  static constexpr size_t kWindow = 4u << 20;
+  // `describe_failure` turns a non-2xx answer into the error to report.
+  StreamReader(S3Http& http, S3Call call, std::function<Error(const S3Answer&)> describe_failure);
+  ~StreamReader() override;
+  // Waits for the answer's headers (a 2xx) or its end; the answer when it failed.
+  Result<std::map<std::string, std::string>> Start();
+  Result<size_t> Read(char* buffer, size_t size) override;
+
+ private:
+  S3Call call_;
+  std::function<Error(const S3Answer&)> describe_failure_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> chunks_;
+  size_t offset_ = 0;
+  size_t queued_ = 0;
+  bool ready_ = false, done_ = false, cancelled_ = false;
+  long status_ = 0;
+  std::map<std::string, std::string> headers_;
+  Result<S3Answer> answer_ = S3Answer{};
+  std::thread thread_;
+};
+
+}  // namespace tablemere::objectstore
