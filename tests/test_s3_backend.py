@@ -310,3 +310,54 @@ def test_the_server_refuses_to_start_on_a_backend_it_cannot_use(weed, fault):
     assert {"wrong-secret": "SignatureDoesNotMatch", "no-such-bucket": "NoSuchBucket",
             "nobody-listening": "did not answer"}[fault] in message, message
     assert secret not in message
+
+
+def test_a_streamed_body_that_fails_verification_never_reaches_the_store(weed):
+    """Bodies of 1 MiB and more stream on to the store as they arrive, their last byte
+    held back until the checks pass: a wrong Content-MD5, a wrong trailing checksum, or a
+    client gone mid-body leave the store without the object (and the old version
+    intact)."""
+    import base64
+    import socket
+    server = Server(object_store="s3", backend=weed)
+    try:
+        s3 = ours(server)
+        s3.create_bucket(Bucket="verify")
+        s3.put_object(Bucket="verify", Key="kept", Body=b"old")
+        body = b"".join(hashlib.sha256(str(i).encode()).digest() for i in range(200_000))  # 6.4 MB
+        wrong_md5 = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+        for key in ("kept", "fresh"):
+            with pytest.raises(ClientError) as err:
+                s3.put_object(Bucket="verify", Key=key, Body=body, ContentMD5=wrong_md5)
+            assert err.value.response["Error"]["Code"] == "BadDigest"
+            with pytest.raises(ClientError) as err:
+                s3.put_object(Bucket="verify", Key=key, Body=body, ChecksumAlgorithm="CRC32",
+                              ChecksumCRC32="AAAAAA==")
+            assert err.value.response["Error"]["Code"] in ("BadDigest", "InvalidRequest")
+
+        # A client that sends all but the end of a declared body, then goes away.
+        host, port = server.s3[len("http://"):].split(":")
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        req = AWSRequest(method="PUT", url=server.s3 + "/verify/fresh", data=body,
+                         headers={"x-amz-content-sha256": "UNSIGNED-PAYLOAD"})
+        SigV4Auth(Credentials("operator1", OPERATORS["operator1"]), "s3",
+                  "us-east-1").add_auth(req)
+        head = (f"PUT /verify/fresh HTTP/1.1\r\nHost: {host}:{port}\r\n"
+                + "".join(f"{k}: {v}\r\n" for k, v in req.prepare().headers.items())
+                + f"Content-Length: {len(body)}\r\n\r\n").encode()
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(head + body[:-10])
+            time.sleep(0.5)
+        time.sleep(1.5)
+
+        root = f"{server.store_root}/verify/"
+        listing = direct_listing(weed, root)
+        assert f"{root}fresh" not in listing, listing
+        assert direct_get(weed, f"{root}kept") == b"old"
+        # And a good one streams through whole.
+        s3.put_object(Bucket="verify", Key="fresh", Body=body, ChecksumAlgorithm="CRC32")
+        assert direct_get(weed, f"{root}fresh") == body
+    finally:
+        server.cleanup()
