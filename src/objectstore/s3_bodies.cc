@@ -198,12 +198,32 @@ Result<std::map<std::string, std::string>> StreamReader::Start() {
   return Fail(describe_failure_(*answer_));
 }
 
+bool StreamReader::Await(std::unique_lock<std::mutex>& lock, std::optional<Error>& end) {
+  if (lent_ > 0) {
+    offset_ += lent_;
+    queued_ -= lent_;
+    lent_ = 0;
+    if (offset_ == chunks_.front().size()) {
+      chunks_.pop_front();
+      offset_ = 0;
+    }
+    cv_.notify_all();
+  }
+  cv_.wait(lock, [&] { return !chunks_.empty() || done_; });
+  if (!chunks_.empty()) return true;
+  if (!answer_) {
+    end = answer_.error();
+  } else if (answer_->status < 200 || answer_->status >= 300) {
+    end = describe_failure_(*answer_);
+  }
+  return false;
+}
+
 Result<size_t> StreamReader::Read(char* buffer, size_t size) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !chunks_.empty() || done_; });
-  if (chunks_.empty()) {
-    if (!answer_) return Fail(answer_.error());
-    if (answer_->status < 200 || answer_->status >= 300) return Fail(describe_failure_(*answer_));
+  std::optional<Error> end;
+  if (!Await(lock, end)) {
+    if (end) return Fail(*end);
     return 0;
   }
   std::string& front = chunks_.front();
@@ -217,6 +237,19 @@ Result<size_t> StreamReader::Read(char* buffer, size_t size) {
   }
   cv_.notify_all();
   return n;
+}
+
+Result<std::string_view> StreamReader::Next(size_t max) {
+  std::unique_lock lock(mu_);
+  std::optional<Error> end;
+  if (!Await(lock, end)) {
+    if (end) return Fail(*end);
+    return std::string_view();
+  }
+  // Elements of a deque stay where they are while others are added at the back.
+  const std::string& front = chunks_.front();
+  lent_ = std::min(max, front.size() - offset_);
+  return std::string_view(front.data() + offset_, lent_);
 }
 
 }  // namespace tablemere::objectstore

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -89,10 +90,17 @@ class StreamReader final : public ObjectReader {
   // Waits for the answer's headers (a 2xx) or its end; the answer when it failed.
   Result<std::map<std::string, std::string>> Start();
   Result<size_t> Read(char* buffer, size_t size) override;
+  // Lends the received bytes themselves (no copy), until the next call.
+  Result<std::string_view> Next(size_t max) override;
 
  private:
+  // Under mu_: consumes what the last Next lent; waits for bytes or the end. False at
+  // the end (then `end` holds the error, if the answer failed).
+  bool Await(std::unique_lock<std::mutex>& lock, std::optional<Error>& end);
+
   S3Call call_;
   std::function<Error(const S3Answer&)> describe_failure_;
+  size_t lent_ = 0;  // bytes of chunks_.front() (from offset_) the last Next lent
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> chunks_;
