@@ -77,8 +77,11 @@ Result<objectstore::testing::SeaweedProcess*> SharedSeaweed() {
   return process->get();
 }
 
-Backend S3Backend() {
-  return {"S3OnSeaweedFS", [](const std::string& temp_dir) -> std::unique_ptr<ObjectStore> {
+// `enforce_here`: the server checks conditional writes itself, as in front of a store that
+// ignores them (SeaweedFS honours them, so this variant is how that path is tested).
+Backend S3Backend(bool enforce_here) {
+  return {enforce_here ? "S3OnSeaweedFSConditionsHere" : "S3OnSeaweedFS",
+          [enforce_here](const std::string& temp_dir) -> std::unique_ptr<ObjectStore> {
             auto weed = SharedSeaweed();
             if (!weed) {
               ADD_FAILURE() << "SeaweedFS did not start: " << weed.error().message;
@@ -91,6 +94,7 @@ Backend S3Backend() {
             config.access_key = (*weed)->access_key();
             config.secret_key = (*weed)->secret_key();
             config.spool_dir = temp_dir + "/spool";
+            config.enforce_conditions_here = enforce_here;
             std::error_code ec;
             fs::create_directories(config.spool_dir, ec);
             auto store = OpenS3Store(config, TestClock(), TestRandom());
@@ -115,7 +119,8 @@ std::vector<Backend> Backends() {
                         return std::move(*store);
                       }});
 #if TABLEMERE_HAVE_S3_STORE
-  backends.push_back(S3Backend());
+  backends.push_back(S3Backend(false));
+  backends.push_back(S3Backend(true));
 #endif
   return backends;
 }

@@ -202,7 +202,7 @@ class S3Store final : public ObjectStore {
     again.body = "again";
     again.headers.push_back({"If-None-Match", "*"});
     TM_ASSIGN(S3Answer conditional, http_.Send(again));
-    conditional_ = conditional.status == 412;
+    conditional_ = conditional.status == 412 && !config_.enforce_conditions_here;
     S3Call del = Call("DELETE", Path(probe));
     TM_ASSIGN(S3Answer deleted, http_.Send(del));
     if (!Ok(deleted)) return Fail(Unavailable("delete from bucket " + config_.bucket, deleted));
@@ -225,8 +225,9 @@ class S3Store final : public ObjectStore {
     put.headers.push_back({"Content-Type", "application/json"});
     if (conditional_) {
       put.headers.push_back({"If-None-Match", "*"});
-    } else if (ReadRegistry(bucket)) {
-      return Fail(BucketExists());
+    } else {
+      TM_ASSIGN(auto existing, ReadRegistry(bucket));
+      if (existing) return Fail(BucketExists());
     }
     TM_ASSIGN(S3Answer a, http_.Send(put));
     if (a.status == 412) return Fail(BucketExists());

@@ -25,6 +25,10 @@ struct S3StoreConfig {
   int request_timeout_ms = 300000;  // a whole request, body included
   int stall_seconds = 30;           // a transfer making no progress this long is broken
   int retries = 2;                  // extra attempts for idempotent reads only
+  // Enforce If-None-Match / If-Match here (a per-key lock around a HEAD and the write)
+  // even when the store honours them: how the server behaves in front of a store that
+  // does not (older MinIO, Garage, Ceph RGW releases). For tests.
+  bool enforce_conditions_here = false;
 };
 
 // Opens the store and checks that it can list, write and delete in the backend bucket.
