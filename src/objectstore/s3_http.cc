@@ -20,8 +20,16 @@ namespace {
 // Longest answer body kept in memory when no sink streams it (error documents, listings).
 constexpr size_t kMaxBufferedBody = 64u << 20;
 
+using SteadyClock = std::chrono::steady_clock;
+
 struct Transfer {
   const S3Call* call = nullptr;
+  // Stall detection: the last moment bytes moved between us and the store, or one of our
+  // callbacks (which may wait for our own client) returned.
+  SteadyClock::time_point last_progress = SteadyClock::now();
+  curl_off_t last_down = 0, last_up = 0;
+  std::chrono::seconds stall_limit{30};
+  bool stalled = false;
   S3Answer answer;
   bool in_headers = true;
   bool headers_reported = false;
@@ -59,8 +67,31 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// Ends a transfer whose store side has been silent for the stall limit. curl's own
+// low-speed check averages over several seconds (a 1 s limit fired after 7 s) and
+// counts time spent waiting in our callbacks for our client, which is not the store's.
+int OnProgress(void* user, curl_off_t, curl_off_t down, curl_off_t, curl_off_t up) {
+  auto* t = static_cast<Transfer*>(user);
+  const auto now = SteadyClock::now();
+  if (down != t->last_down || up != t->last_up) {
+    t->last_down = down;
+    t->last_up = up;
+    t->last_progress = now;
+    return 0;
+  }
+  if (now - t->last_progress > t->stall_limit) {
+    t->stalled = true;
+    return 1;
+  }
+  return 0;
+}
+
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
+  struct Touch {
+    Transfer* t;
+    ~Touch() { t->last_progress = SteadyClock::now(); }
+  } touch{t};
   const size_t bytes = size * n;
   const bool ok = t->answer.status >= 200 && t->answer.status < 300;
   if (ok && t->call->sink) {
@@ -82,6 +113,10 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 
 size_t OnRead(char* out, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
+  struct Touch {
+    Transfer* t;
+    ~Touch() { t->last_progress = SteadyClock::now(); }
+  } touch{t};
   const size_t want = size * n;
   if (t->call->pull) {
     if (t->sent >= t->call->pull_size) return 0;
@@ -233,9 +268,11 @@ Result<S3Answer> S3Http::SendOnce(const S3Call& call) {
   const bool streamed = call.sink || call.pull;
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS,
                    streamed ? 0L : static_cast<long>(endpoint_.request_timeout_ms));
-  // A transfer stalled below 1 byte/s this long is broken even inside the overall timeout.
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(endpoint_.stall_seconds));
+  // A store silent this long ends the transfer (OnProgress), even inside the overall timeout.
+  t.stall_limit = std::chrono::seconds(endpoint_.stall_seconds);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   // Larger slices than curl's 16 KiB/64 KiB defaults: fewer callbacks and hand-offs per
   // large object (measured in bench/s3_backend.py).
   curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 512L * 1024);
@@ -268,6 +305,13 @@ Result<S3Answer> S3Http::SendOnce(const S3Call& call) {
   if (rc != CURLE_OK) {
     // A handle whose transfer broke may hold a broken connection: not reused.
     if (t.cancelled) return Fail(ErrorCode::kUnavailable, "The read was cancelled");
+    if (t.stalled) {
+      return Fail(Error{
+          ErrorCode::kUnavailable,
+          "The S3 backend did not answer: nothing moved for " +
+              std::to_string(endpoint_.stall_seconds) + " s",
+          {}}.With("backend", "stalled"));
+    }
     return Fail(Error{
         ErrorCode::kUnavailable,
         std::string("The S3 backend did not answer: ") + curl_easy_strerror(rc),
