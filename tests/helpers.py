@@ -66,3 +66,39 @@ def warehouse_s3(server, acct):
                         aws_secret_access_key=cred["client_secret"],
                         config=Config(s3={"addressing_style": "path"}))
 
+
+
+def writers_until_killed(server, s3, bucket, body_for, want, writers=8, timeout=20):
+    """`writers` threads put k00000, k00001, … (body_for(i) each) into `bucket` until the
+    server is SIGKILLed, which happens once `want` puts were acknowledged (or `timeout`
+    passed). Returns {key: i} of the acknowledged puts."""
+    import signal
+    import threading
+
+    acknowledged = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(w):
+        i = w
+        while not stop.is_set():
+            try:
+                s3.put_object(Bucket=bucket, Key=f"k{i:05d}", Body=body_for(i))
+            except Exception:
+                return  # the server died under us: this write was never acknowledged
+            with lock:
+                acknowledged[f"k{i:05d}"] = i
+            i += writers
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    deadline = time.time() + timeout
+    while len(acknowledged) < want and time.time() < deadline:
+        time.sleep(0.01)
+    server.proc.send_signal(signal.SIGKILL)
+    server.proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+    return acknowledged

@@ -5,7 +5,6 @@ requests."""
 import hashlib
 import subprocess
 import signal
-import threading
 import time
 
 import boto3
@@ -13,6 +12,7 @@ import requests
 from botocore.config import Config
 
 from conftest import OPERATORS, Server
+from helpers import writers_until_killed
 
 
 def client(server):
@@ -33,33 +33,9 @@ def test_sigkill_loses_no_acknowledged_write():
     try:
         s3 = client(server)
         s3.create_bucket(Bucket="crash")
-        acknowledged = {}
-        lock = threading.Lock()
-        stop = threading.Event()
-
-        def writer(w):
-            i = w
-            while not stop.is_set():
-                data = body_for(i)
-                try:
-                    s3.put_object(Bucket="crash", Key=f"k{i:05d}", Body=data)
-                except Exception:
-                    return  # the server died under us: this write was never acknowledged
-                with lock:
-                    acknowledged[f"k{i:05d}"] = hashlib.md5(data).hexdigest()
-                i += 8
-
-        threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
-        for t in threads:
-            t.start()
-        deadline = time.time() + 20
-        while len(acknowledged) < 200 and time.time() < deadline:
-            time.sleep(0.01)
-        server.proc.send_signal(signal.SIGKILL)
-        server.proc.wait()
-        stop.set()
-        for t in threads:
-            t.join()
+        acknowledged = {
+            key: hashlib.md5(body_for(i)).hexdigest()
+            for key, i in writers_until_killed(server, s3, "crash", body_for, want=200).items()}
         assert len(acknowledged) >= 50
 
         server.restart()

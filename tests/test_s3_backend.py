@@ -28,6 +28,7 @@ from botocore.exceptions import ClientError
 import seaweed
 from conftest import OPERATORS, Server, catalog_token
 from engines import duckdb_from_recipe
+from helpers import writers_until_killed
 
 
 @pytest.fixture(scope="module")
@@ -211,32 +212,7 @@ def test_kill_9_during_uploads_leaves_no_partial_object_in_the_backend(weed):
     try:
         s3 = ours(server, read_timeout=30)
         s3.create_bucket(Bucket="crash")
-        acknowledged = {}
-        lock = threading.Lock()
-        stop = threading.Event()
-
-        def writer(w):
-            i = w
-            while not stop.is_set():
-                try:
-                    s3.put_object(Bucket="crash", Key=f"k{i:05d}", Body=body_for(i))
-                except Exception:
-                    return
-                with lock:
-                    acknowledged[f"k{i:05d}"] = i
-                i += 8
-
-        threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
-        for t in threads:
-            t.start()
-        deadline = time.time() + 30
-        while len(acknowledged) < 120 and time.time() < deadline:
-            time.sleep(0.01)
-        server.proc.send_signal(signal.SIGKILL)
-        server.proc.wait()
-        stop.set()
-        for t in threads:
-            t.join()
+        acknowledged = writers_until_killed(server, s3, "crash", body_for, want=120, timeout=30)
         assert len(acknowledged) >= 40
 
         # In the backend itself, before any restart: every object is whole.

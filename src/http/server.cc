@@ -788,8 +788,8 @@ class ServerImpl final : public Server {
     Release(c);
   }
 
-  // Discards what the peer still sends after our last response, until it closes, goes
-  // quiet, kLingerCloseMs pass, or other requests wait for a thread (kLingerCloseMs).
+  // Discards what the peer still sends after our last response, until it closes,
+  // kLingerCloseMs pass, or other requests wait for a thread.
   void LingerBeforeClose(int fd) {
     ::shutdown(fd, SHUT_WR);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLingerCloseMs);

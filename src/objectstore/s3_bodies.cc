@@ -8,6 +8,39 @@
 
 namespace tablemere::objectstore {
 
+// ---- ChunkQueue, SendInBackground ----
+
+void ChunkQueue::Push(const char* data, size_t size) {
+  chunks_.emplace_back(data, size);
+  queued_ += size;
+}
+
+std::string_view ChunkQueue::Front(size_t max) const {
+  if (chunks_.empty()) return {};
+  const std::string& front = chunks_.front();
+  return std::string_view(front.data() + offset_, std::min(max, front.size() - offset_));
+}
+
+void ChunkQueue::Consume(size_t n) {
+  offset_ += n;
+  queued_ -= n;
+  if (offset_ == chunks_.front().size()) {
+    chunks_.pop_front();
+    offset_ = 0;
+  }
+}
+
+std::thread SendInBackground(S3Http& http, const S3Call& call, std::mutex& mu,
+                             std::condition_variable& cv, Result<S3Answer>& answer, bool& done) {
+  return std::thread([&http, &call, &mu, &cv, &answer, &done] {
+    auto got = http.Send(call);
+    std::lock_guard lock(mu);
+    answer = std::move(got);
+    done = true;
+    cv.notify_all();
+  });
+}
+
 // ---- SpoolWriter ----
 
 SpoolWriter::SpoolWriter(int fd, Finish finish)
@@ -54,13 +87,7 @@ StreamWriter::StreamWriter(S3Http& http, S3Call call, uint64_t size, Finish fini
       md5_(crypto::DigestAlgorithm::kMd5) {
   call_.pull = [this](char* out, size_t want) { return Pull(out, want); };
   call_.pull_size = size_;
-  thread_ = std::thread([this, &http] {
-    auto answer = http.Send(call_);
-    std::lock_guard lock(mu_);
-    answer_ = std::move(answer);
-    done_ = true;
-    cv_.notify_all();
-  });
+  thread_ = SendInBackground(http, call_, mu_, cv_, answer_, done_);
 }
 
 StreamWriter::~StreamWriter() { Abort(); }
@@ -72,18 +99,12 @@ long StreamWriter::Pull(char* out, size_t want) {
     // The last byte waits for Release: without it the store cannot complete the object.
     const uint64_t allowed = released_ ? size_ : size_ - 1;
     if (!chunks_.empty() && delivered_ < allowed) {
-      std::string& front = chunks_.front();
-      size_t n = std::min<uint64_t>({want, front.size() - offset_, allowed - delivered_});
-      std::memcpy(out, front.data() + offset_, n);
-      offset_ += n;
-      queued_ -= n;
-      delivered_ += n;
-      if (offset_ == front.size()) {
-        chunks_.pop_front();
-        offset_ = 0;
-      }
+      std::string_view front = chunks_.Front(std::min<uint64_t>(want, allowed - delivered_));
+      std::memcpy(out, front.data(), front.size());
+      chunks_.Consume(front.size());
+      delivered_ += front.size();
       cv_.notify_all();
-      return static_cast<long>(n);
+      return static_cast<long>(front.size());
     }
     cv_.wait(lock);
   }
@@ -97,7 +118,7 @@ Result<void> StreamWriter::Write(const char* data, size_t size) {
     return Fail(ErrorCode::kInvalidInput,
                 "The body is longer than the declared " + std::to_string(size_) + " bytes");
   }
-  cv_.wait(lock, [&] { return queued_ < kWindow || done_ || aborted_; });
+  cv_.wait(lock, [&] { return chunks_.queued() < kWindow || done_ || aborted_; });
   if (done_) {
     // The store ended the request before the body did: refused, timed out or gone.
     if (!answer_) return Fail(answer_.error());
@@ -108,8 +129,7 @@ Result<void> StreamWriter::Write(const char* data, size_t size) {
   }
   if (aborted_) return Fail(ErrorCode::kUnavailable, "writer closed");
   md5_.Update(data, size);
-  chunks_.emplace_back(data, size);
-  queued_ += size;
+  chunks_.Push(data, size);
   received_ += size;
   cv_.notify_all();
   return {};
@@ -165,20 +185,13 @@ StreamReader::StreamReader(S3Http& http, S3Call call,
   };
   call_.sink = [this](const char* data, size_t size) {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return cancelled_ || queued_ < kWindow; });
+    cv_.wait(lock, [&] { return cancelled_ || chunks_.queued() < kWindow; });
     if (cancelled_) return false;
-    chunks_.emplace_back(data, size);
-    queued_ += size;
+    chunks_.Push(data, size);
     cv_.notify_all();
     return true;
   };
-  thread_ = std::thread([this, &http] {
-    auto answer = http.Send(call_);
-    std::lock_guard lock(mu_);
-    answer_ = std::move(answer);
-    done_ = true;
-    cv_.notify_all();
-  });
+  thread_ = SendInBackground(http, call_, mu_, cv_, answer_, done_);
 }
 
 StreamReader::~StreamReader() {
@@ -200,13 +213,8 @@ Result<std::map<std::string, std::string>> StreamReader::Start() {
 
 bool StreamReader::Await(std::unique_lock<std::mutex>& lock, std::optional<Error>& end) {
   if (lent_ > 0) {
-    offset_ += lent_;
-    queued_ -= lent_;
+    chunks_.Consume(lent_);
     lent_ = 0;
-    if (offset_ == chunks_.front().size()) {
-      chunks_.pop_front();
-      offset_ = 0;
-    }
     cv_.notify_all();
   }
   cv_.wait(lock, [&] { return !chunks_.empty() || done_; });
@@ -226,17 +234,11 @@ Result<size_t> StreamReader::Read(char* buffer, size_t size) {
     if (end) return Fail(*end);
     return 0;
   }
-  std::string& front = chunks_.front();
-  size_t n = std::min(size, front.size() - offset_);
-  std::memcpy(buffer, front.data() + offset_, n);
-  offset_ += n;
-  queued_ -= n;
-  if (offset_ == front.size()) {
-    chunks_.pop_front();
-    offset_ = 0;
-  }
+  std::string_view front = chunks_.Front(size);
+  std::memcpy(buffer, front.data(), front.size());
+  chunks_.Consume(front.size());
   cv_.notify_all();
-  return n;
+  return front.size();
 }
 
 Result<std::string_view> StreamReader::Next(size_t max) {
@@ -246,10 +248,9 @@ Result<std::string_view> StreamReader::Next(size_t max) {
     if (end) return Fail(*end);
     return std::string_view();
   }
-  // Elements of a deque stay where they are while others are added at the back.
-  const std::string& front = chunks_.front();
-  lent_ = std::min(max, front.size() - offset_);
-  return std::string_view(front.data() + offset_, lent_);
+  std::string_view front = chunks_.Front(max);
+  lent_ = front.size();
+  return front;
 }
 
 }  // namespace tablemere::objectstore

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "common/crypto.h"
@@ -18,6 +19,30 @@
 #include "objectstore/s3_http.h"
 
 namespace tablemere::objectstore {
+
+// Bytes handed from one thread to another, guarded by the owner's mutex: appended in
+// chunks, taken from the front. Elements of a deque stay put while others are appended,
+// so a view of the front stays valid until that front is consumed.
+class ChunkQueue {
+ public:
+  void Push(const char* data, size_t size);
+  bool empty() const { return chunks_.empty(); }
+  size_t queued() const { return queued_; }
+  // The first bytes waiting (at most `max`), still queued.
+  std::string_view Front(size_t max) const;
+  // Removes `n` bytes (at most Front's) from the front.
+  void Consume(size_t n);
+
+ private:
+  std::deque<std::string> chunks_;
+  size_t offset_ = 0;  // into chunks_.front()
+  size_t queued_ = 0;
+};
+
+// Runs `call` on a new thread; when it ends, stores its answer in `answer`, sets `done`
+// and notifies `cv`, all under `mu`.
+std::thread SendInBackground(S3Http& http, const S3Call& call, std::mutex& mu,
+                             std::condition_variable& cv, Result<S3Answer>& answer, bool& done);
 
 // A body on local disk: written by the layer above, sent once it is complete (so it can
 // be sent with its Content-MD5, and a body of unknown length can be sent at all).
@@ -69,9 +94,7 @@ class StreamWriter final : public ObjectWriter {
   crypto::Digest md5_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> chunks_;
-  size_t offset_ = 0;       // into chunks_.front()
-  size_t queued_ = 0;       // bytes in chunks_ not yet pulled
+  ChunkQueue chunks_;       // written, not yet pulled
   uint64_t received_ = 0;   // bytes given to Write
   uint64_t delivered_ = 0;  // bytes handed to the store request
   bool released_ = false, aborted_ = false, done_ = false, committed_ = false;
@@ -100,12 +123,10 @@ class StreamReader final : public ObjectReader {
 
   S3Call call_;
   std::function<Error(const S3Answer&)> describe_failure_;
-  size_t lent_ = 0;  // bytes of chunks_.front() (from offset_) the last Next lent
+  size_t lent_ = 0;  // bytes at the front of chunks_ the last Next lent
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> chunks_;
-  size_t offset_ = 0;
-  size_t queued_ = 0;
+  ChunkQueue chunks_;  // received, not yet read
   bool ready_ = false, done_ = false, cancelled_ = false;
   long status_ = 0;
   std::map<std::string, std::string> headers_;

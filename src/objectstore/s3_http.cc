@@ -86,12 +86,16 @@ int OnProgress(void* user, curl_off_t, curl_off_t down, curl_off_t, curl_off_t u
   return 0;
 }
 
+// Marks the end of a body callback as progress: the time it waited on our own client
+// (a full window, a slow upload) is not the store's silence.
+struct CallbackReturned {
+  Transfer* t;
+  ~CallbackReturned() { t->last_progress = SteadyClock::now(); }
+};
+
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  struct Touch {
-    Transfer* t;
-    ~Touch() { t->last_progress = SteadyClock::now(); }
-  } touch{t};
+  CallbackReturned returned{t};
   const size_t bytes = size * n;
   const bool ok = t->answer.status >= 200 && t->answer.status < 300;
   if (ok && t->call->sink) {
@@ -113,10 +117,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 
 size_t OnRead(char* out, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  struct Touch {
-    Transfer* t;
-    ~Touch() { t->last_progress = SteadyClock::now(); }
-  } touch{t};
+  CallbackReturned returned{t};
   const size_t want = size * n;
   if (t->call->pull) {
     if (t->sent >= t->call->pull_size) return 0;

@@ -749,8 +749,16 @@ class S3Store final : public ObjectStore {
       TM_TRY(CheckConditionsHere(bucket, key, conditions));
     }
     TM_ASSIGN(S3Answer a, http_.Send(put));
+    return ObjectStored(bucket, key, conditions, a, size, etag, std::move(info));
+  }
+
+  // Judges the store's answer to an object's write and describes what was stored.
+  Result<ObjectInfo> ObjectStored(const std::string& bucket, const std::string& key,
+                                  const PutConditions& conditions, const S3Answer& a, uint64_t size,
+                                  const std::string& etag, ObjectInfo info) {
     if (a.status == 412) return Fail(ConditionFailure(bucket, key, conditions));
     if (!Ok(a)) return Fail(FailureFrom("store the object", a));
+    TM_TRY(SameBytes(a, etag));
     info.key = key;
     info.size = size;
     info.etag = etag;
@@ -791,19 +799,13 @@ class S3Store final : public ObjectStore {
             TM_TRY(CheckConditionsHere(bucket, key, conditions));
           }
           TM_ASSIGN(S3Answer a, self.Release());
-          if (a.status == 412) return Fail(ConditionFailure(bucket, key, conditions));
-          if (!Ok(a)) return Fail(FailureFrom("store the object", a));
-          TM_TRY(SameBytes(a, etag));
-          info.key = key;
-          info.size = size;
-          info.etag = etag;
-          info.last_modified_ms = clock_.NowMillis();
-          return info;
+          return ObjectStored(bucket, key, conditions, a, size, etag, std::move(info));
         }));
   }
 
   // A streamed body goes without Content-MD5 (unknown when the request starts); the
-  // store's ETag of a single-part write is the MD5 of what it stored, so compare.
+  // store's ETag of a single-part write is the MD5 of what it stored, so compare. (A
+  // spooled body is sent with its Content-MD5; the check costs nothing there either.)
   static Result<void> SameBytes(const S3Answer& a, const std::string& md5_hex) {
     const std::string stored = Unquote(a.Header("etag"));
     if (stored.size() == 32 && stored.find('-') == std::string::npos && stored != md5_hex) {
