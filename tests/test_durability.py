@@ -3,6 +3,9 @@ acknowledged write and exposes no partial object; graceful shutdown finishes in-
 requests."""
 
 import hashlib
+import json
+import os
+import sqlite3
 import subprocess
 import signal
 import time
@@ -115,5 +118,35 @@ def test_a_second_server_on_the_same_data_dir_is_refused():
         assert requests.get(server.api + "/healthz", timeout=5).json()["ok"] is True
         server.restart()  # the lock went with the stopped process
         assert requests.get(server.api + "/healthz", timeout=5).json()["ok"] is True
+    finally:
+        server.cleanup()
+
+
+def test_buckets_the_local_index_kept_are_imported_into_the_metastore_on_upgrade():
+    """Releases before the bucket registry moved to the metastore kept each bucket, with
+    its tags, ACL and CORS, in the local disk's own index. The first start after the
+    upgrade (an empty registry) imports them: nothing a user set is lost."""
+    server = Server(object_store="local")
+    try:
+        s3 = client(server)
+        s3.create_bucket(Bucket="kept-b")
+        s3.put_object(Bucket="kept-b", Key="k", Body=b"v")
+        server.stop()
+        data = os.path.join(server.data_dir, "data")
+        # The state the earlier release left: attributes in the index, no registry rows.
+        with sqlite3.connect(os.path.join(data, "objects", "index.db")) as index:
+            index.execute("UPDATE buckets SET attrs = ? WHERE name = 'kept-b'", (json.dumps(
+                {"tags": {"team": "data"}, "acl": "public-read"}),))
+        with sqlite3.connect(os.path.join(data, "state.db")) as state:
+            state.execute("DELETE FROM s3_bucket_tags")
+            state.execute("DELETE FROM s3_buckets")
+        server.restart()
+        s3 = client(server)
+        s3.head_bucket(Bucket="kept-b")
+        assert s3.get_bucket_tagging(Bucket="kept-b")["TagSet"] == [
+            {"Key": "team", "Value": "data"}]
+        # Public-read as before: an unsigned read of the object succeeds.
+        assert requests.get(f"{server.s3}/kept-b/k", timeout=10).content == b"v"
+        assert s3.get_object(Bucket="kept-b", Key="k")["Body"].read() == b"v"
     finally:
         server.cleanup()

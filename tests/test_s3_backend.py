@@ -8,7 +8,8 @@ real SeaweedFS started for this module, so the tests may stop, freeze and inspec
 - a kill -9 during uploads loses no acknowledged write and leaves no partial object in
   the backend itself;
 - the server refuses to start on a backend it cannot reach, list or write, and says why
-  without printing the secret."""
+  without printing the secret;
+- buckets and their attributes live in the metastore: the backend holds objects only."""
 
 import hashlib
 import io
@@ -336,4 +337,58 @@ def test_a_streamed_body_that_fails_verification_never_reaches_the_store(weed):
         s3.put_object(Bucket="verify", Key="fresh", Body=body, ChecksumAlgorithm="CRC32")
         assert direct_get(weed, f"{root}fresh") == body
     finally:
+        server.cleanup()
+
+
+def test_buckets_and_their_attributes_live_in_the_metastore_not_the_backend(weed):
+    """A bucket, its tags, CORS and ACL are S3 state the server keeps in its metastore:
+    the backend holds only objects, so bucket calls answer with the backend frozen, and
+    every replica in front of the same backend will see the same buckets."""
+    server = Server(object_store="s3", backend=weed, args=["--object-store-stall-seconds", "2"])
+    try:
+        s3 = ours(server)
+        s3.create_bucket(Bucket="attrs")
+        s3.put_bucket_tagging(Bucket="attrs",
+                              Tagging={"TagSet": [{"Key": "team", "Value": "data"}]})
+        s3.put_bucket_cors(Bucket="attrs", CORSConfiguration={"CORSRules": [
+            {"AllowedMethods": ["GET"], "AllowedOrigins": ["https://app.example"]}]})
+        s3.put_bucket_acl(Bucket="attrs", ACL="public-read")
+        # Nothing of the bucket reaches the backend until an object does.
+        assert direct_listing(weed, f"{server.store_root}/") == {}
+
+        weed.pause()
+        try:
+            s3.head_bucket(Bucket="attrs")
+            assert [b["Name"] for b in s3.list_buckets()["Buckets"]] == ["attrs"]
+            assert s3.get_bucket_tagging(Bucket="attrs")["TagSet"] == [
+                {"Key": "team", "Value": "data"}]
+            assert s3.get_bucket_cors(Bucket="attrs")["CORSRules"][0]["AllowedOrigins"] == [
+                "https://app.example"]
+        finally:
+            weed.resume()
+
+        s3.put_object(Bucket="attrs", Key="k", Body=b"v")
+        assert list(direct_listing(weed, f"{server.store_root}/")) == [
+            f"{server.store_root}/attrs/k"]
+        server.restart()
+        s3 = ours(server)
+        assert s3.get_bucket_tagging(Bucket="attrs")["TagSet"] == [
+            {"Key": "team", "Value": "data"}]
+        grants = s3.get_bucket_acl(Bucket="attrs")["Grants"]
+        assert any(g["Grantee"].get("URI", "").endswith("AllUsers") for g in grants)
+        # Deleting needs an empty bucket, as the backend says; then the name is free.
+        with pytest.raises(ClientError) as err:
+            s3.delete_bucket(Bucket="attrs")
+        assert err.value.response["Error"]["Code"] == "BucketNotEmpty"
+        s3.delete_object(Bucket="attrs", Key="k")
+        s3.delete_bucket(Bucket="attrs")
+        with pytest.raises(ClientError) as err:
+            s3.head_bucket(Bucket="attrs")
+        assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+        s3.create_bucket(Bucket="attrs")
+        with pytest.raises(ClientError) as err:
+            s3.get_bucket_tagging(Bucket="attrs")
+        assert err.value.response["Error"]["Code"] == "NoSuchTagSet"
+    finally:
+        weed.resume()
         server.cleanup()

@@ -70,7 +70,7 @@ bool ValidEmail(const std::string& email) {
          email.find('@', at + 1) == std::string::npos;
 }
 
-AccountService::AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects,
+AccountService::AccountService(metastore::Metastore& meta, objectstore::RegisteredStore& objects,
                                const Clock& clock, Random& random, const IdentitySecrets& secrets,
                                PublicUrls urls, bool unverified_signup_allowed,
                                identity::SigningKeys* signing_keys)

@@ -14,7 +14,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "metastore/metastore.h"
-#include "objectstore/object_store.h"
+#include "objectstore/registered_store.h"
 
 namespace tablemere::identity {
 class SigningKeys;
@@ -429,9 +429,10 @@ struct HandleAvailability {
 
 class AccountService {
  public:
-  AccountService(metastore::Metastore& meta, objectstore::ObjectStore& objects, const Clock& clock,
-                 Random& random, const IdentitySecrets& secrets, PublicUrls urls,
-                 bool unverified_signup_allowed, identity::SigningKeys* signing_keys = nullptr);
+  AccountService(metastore::Metastore& meta, objectstore::RegisteredStore& objects,
+                 const Clock& clock, Random& random, const IdentitySecrets& secrets,
+                 PublicUrls urls, bool unverified_signup_allowed,
+                 identity::SigningKeys* signing_keys = nullptr);
 
   // Errors: kPermissionDenied (detail code verification_required) when the one-call
   // signup is not allowed; kInvalidInput (field); kAlreadyExists.
@@ -690,7 +691,7 @@ class AccountService {
                                                 const metastore::Warehouse& w);
 
   metastore::Metastore& meta_;
-  objectstore::ObjectStore& objects_;
+  objectstore::RegisteredStore& objects_;
   const Clock& clock_;
   Random& random_;
   const IdentitySecrets& secrets_;

@@ -22,7 +22,7 @@ class CommitLoopTest : public ::testing::Test {
     meta_ = metastore::OpenSqliteMetastore((root_ / "state.db").string(), clock_).value();
     objects_ =
         objectstore::OpenLocalDiskStore((root_ / "objects").string(), clock_, random_).value();
-    ASSERT_TRUE(objects_->CreateBucket("w-wh").has_value());
+    ASSERT_TRUE(objects_->OpenBucket("w-wh").has_value());
     ASSERT_TRUE(
         meta_->catalog().CreateNamespace(metastore::Namespace{"wh", {"ns"}, "{}"}).has_value());
     files_ = std::make_unique<WarehouseFiles>(*objects_, clock_, random_, sealer_, "http://s3", 60);

@@ -4,7 +4,7 @@
 
 namespace tablemere::maintenance {
 
-TaskRunner::TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& objects)
+TaskRunner::TaskRunner(metastore::Metastore& meta, objectstore::RegisteredStore& objects)
     : meta_(meta), objects_(objects) {}
 
 TaskRunner::~TaskRunner() { Stop(); }

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "metastore/metastore.h"
-#include "objectstore/object_store.h"
+#include "objectstore/registered_store.h"
 
 namespace tablemere::maintenance {
 
@@ -22,7 +22,7 @@ inline constexpr char kDeleteBucketTask[] = "delete_bucket";
 
 class TaskRunner {
  public:
-  TaskRunner(metastore::Metastore& meta, objectstore::ObjectStore& objects);
+  TaskRunner(metastore::Metastore& meta, objectstore::RegisteredStore& objects);
   ~TaskRunner();
   // A handler for tasks of `kind` that live above this layer (metering needs accounts).
   // Register before Start(). A failed run is retried with back-off.
@@ -46,7 +46,7 @@ class TaskRunner {
   static constexpr int kPollMs = 500;
 
   metastore::Metastore& meta_;
-  objectstore::ObjectStore& objects_;
+  objectstore::RegisteredStore& objects_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;

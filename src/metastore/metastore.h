@@ -287,6 +287,23 @@ class BucketOwnerStore {
   virtual Result<void> ClearBucketOwner(const std::string& bucket) = 0;
 };
 
+// The S3 buckets and their attributes (the object store holds only their bytes).
+class BucketStore {
+ public:
+  virtual ~BucketStore() = default;
+  // kAlreadyExists when a bucket of that name is registered.
+  virtual Result<void> AddBucket(const S3Bucket& bucket) = 0;
+  // kNotFound when no bucket of that name is registered.
+  virtual Result<S3Bucket> FindBucket(const std::string& name) = 0;
+  // Every bucket, by name.
+  virtual Result<std::vector<S3Bucket>> AllBuckets() = 0;
+  // Applies `change` in one update and returns the bucket as it now is; kNotFound when
+  // unknown. Concurrent changes of different attributes both stay.
+  virtual Result<S3Bucket> UpdateBucket(const std::string& name, const S3BucketChange& change) = 0;
+  // Unregisters the bucket with its tags; false when it was not registered.
+  virtual Result<bool> RemoveBucket(const std::string& name) = 0;
+};
+
 // A compare-and-swap that lost its race: kConflict with this reason, so callers tell a
 // moved pointer (retry) from other conflicts without reading messages.
 inline constexpr char kStalePointer[] = "stale_pointer";
@@ -398,6 +415,7 @@ class Stores {
   virtual WarehouseStore& warehouses() = 0;
   virtual IdempotencyStore& idempotency() = 0;
   virtual BucketOwnerStore& bucket_owners() = 0;
+  virtual BucketStore& buckets() = 0;
   virtual CatalogStore& catalog() = 0;
   virtual TaskStore& tasks() = 0;
   virtual AuditStore& audit() = 0;

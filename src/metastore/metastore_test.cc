@@ -424,6 +424,45 @@ TEST_F(MetastoreTest, OldRateEventsArePurged) {
   EXPECT_EQ(v.PeekRate("a", 5, 1000, 40).value().count, 0);
 }
 
+TEST_F(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
+  auto& b = store_->buckets();
+  ASSERT_TRUE(b.AddBucket(S3Bucket{"logs", 5, "", "", {{"team", "data"}}}).has_value());
+  EXPECT_EQ(b.AddBucket(S3Bucket{"logs", 6, "", "", {}}).error().code, ErrorCode::kAlreadyExists);
+  ASSERT_TRUE(b.AddBucket(S3Bucket{"alpha", 7, "public-read", "", {}}).has_value());
+
+  // Each change writes only what it names: tags, then CORS, then the ACL, all kept.
+  S3BucketChange tags;
+  tags.tags = std::map<std::string, std::string>{{"env", "prod"}, {"k", "v"}};
+  ASSERT_TRUE(b.UpdateBucket("logs", tags).has_value());
+  S3BucketChange cors;
+  cors.cors = "<CORSConfiguration/>";
+  ASSERT_TRUE(b.UpdateBucket("logs", cors).has_value());
+  S3BucketChange acl;
+  acl.acl = "public-read";
+  auto changed = b.UpdateBucket("logs", acl);
+  ASSERT_TRUE(changed.has_value());
+  EXPECT_EQ(changed->created_ms, 5);
+  EXPECT_EQ(changed->cors, "<CORSConfiguration/>");
+  EXPECT_EQ(changed->acl, "public-read");
+  EXPECT_EQ(changed->tags, (std::map<std::string, std::string>{{"env", "prod"}, {"k", "v"}}));
+  EXPECT_EQ(b.UpdateBucket("nope", acl).error().code, ErrorCode::kNotFound);
+
+  auto all = b.AllBuckets();
+  ASSERT_TRUE(all.has_value());
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].name, "alpha");
+  EXPECT_TRUE((*all)[0].tags.empty());
+  EXPECT_EQ((*all)[1].name, "logs");
+  EXPECT_EQ((*all)[1].tags.size(), 2u);
+
+  EXPECT_TRUE(b.RemoveBucket("logs").value_or(false));
+  EXPECT_FALSE(b.RemoveBucket("logs").value_or(true));
+  EXPECT_EQ(b.FindBucket("logs").error().code, ErrorCode::kNotFound);
+  // A bucket registered again under the name starts without the old one's tags.
+  ASSERT_TRUE(b.AddBucket(S3Bucket{"logs", 9, "", "", {}}).has_value());
+  EXPECT_TRUE(b.FindBucket("logs")->tags.empty());
+}
+
 TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {
   for (Level l : {Level::kNone, Level::kRead, Level::kWrite}) EXPECT_EQ(ParseLevel(Name(l)), l);
   for (Role r : {Role::kAdmin, Role::kMember}) EXPECT_EQ(ParseRole(Name(r)), r);

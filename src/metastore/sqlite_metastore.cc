@@ -245,6 +245,14 @@ ALTER TABLE idempotency_keys ADD COLUMN request_hash TEXT NOT NULL DEFAULT '';
     R"sql(
 ALTER TABLE audit_events ADD COLUMN ip TEXT NOT NULL DEFAULT '';
 )sql",
+    // 23: S3 buckets and their attributes, moved here from the object store (the local
+    // disk's index keeps them until the server imports them at start)
+    R"sql(
+CREATE TABLE s3_buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,
+  acl TEXT NOT NULL, cors TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE s3_bucket_tags (bucket TEXT NOT NULL REFERENCES s3_buckets(name) ON DELETE CASCADE,
+  key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -264,6 +272,7 @@ class ScopedStores {
         warehouses_(sqlite_backend::NewWarehouseStore(scope)),
         idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
+        buckets_(sqlite_backend::NewBucketStore(scope)),
         catalog_(sqlite_backend::NewCatalogStore(scope)),
         tasks_(sqlite_backend::NewTaskStore(scope)),
         audit_(sqlite_backend::NewAuditStore(scope)),
@@ -279,6 +288,7 @@ class ScopedStores {
   std::unique_ptr<WarehouseStore> warehouses_;
   std::unique_ptr<IdempotencyStore> idempotency_;
   std::unique_ptr<BucketOwnerStore> bucket_owners_;
+  std::unique_ptr<BucketStore> buckets_;
   std::unique_ptr<CatalogStore> catalog_;
   std::unique_ptr<TaskStore> tasks_;
   std::unique_ptr<AuditStore> audit_;
@@ -296,6 +306,7 @@ class ScopedStores {
   WarehouseStore& warehouses() override { return *stores.warehouses_; }         \
   IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \
+  BucketStore& buckets() override { return *stores.buckets_; }                  \
   CatalogStore& catalog() override { return *stores.catalog_; }                 \
   TaskStore& tasks() override { return *stores.tasks_; }                        \
   AuditStore& audit() override { return *stores.audit_; }                       \

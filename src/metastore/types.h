@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -296,6 +297,23 @@ struct Task {
   std::string kind;  // "purge_prefix"
   std::string payload_json;
   int attempts = 0;
+};
+
+// An S3 bucket as the S3 front end knows it: registered here, whichever object store
+// holds its bytes, so every replica sees the same buckets and attributes.
+struct S3Bucket {
+  std::string name;
+  int64_t created_ms = 0;
+  std::string acl;   // canned ACL; "" is private
+  std::string cors;  // the CORS configuration as S3 XML; "" when none
+  std::map<std::string, std::string> tags;
+};
+
+// A change to a bucket's attributes; each set field replaces the old value.
+struct S3BucketChange {
+  std::optional<std::string> acl;
+  std::optional<std::string> cors;
+  std::optional<std::map<std::string, std::string>> tags;
 };
 
 }  // namespace tablemere::metastore

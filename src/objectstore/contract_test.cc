@@ -1,5 +1,7 @@
 // The ObjectStore contract (objectstore/object_store.h), as one suite that runs unchanged
-// against every backend. A backend joins by adding its factory to Backends(); a test
+// against every backend, each behind the RegisteredStore the server puts in front of it
+// (buckets registered in a real SQLite metastore of the test's own). A backend joins by
+// adding its factory to Backends(); a test
 // here that fails for one backend and passes for another is a difference between them
 // that the code above the store would otherwise find in production.
 //
@@ -31,8 +33,10 @@
 
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "metastore/metastore.h"
 #include "objectstore/local_disk.h"
 #include "objectstore/object_store.h"
+#include "objectstore/registered_store.h"
 
 #if TABLEMERE_HAVE_S3_STORE
 #include "objectstore/s3_store.h"
@@ -269,14 +273,19 @@ class ObjectStoreContract : public ::testing::TestWithParam<Backend> {
     dir_ = fs::temp_directory_path() /
            ("tm-contract-" + std::to_string(::getpid()) + "-" + RandomHex(6));
     fs::create_directories(dir_);
-    store_ = GetParam().open(dir_.string());
-    ASSERT_NE(store_, nullptr) << "the " << GetParam().name << " backend did not open";
+    auto meta = metastore::OpenSqliteMetastore((dir_ / "state.db").string(), TestClock());
+    ASSERT_TRUE(meta.has_value()) << meta.error().message;
+    meta_ = std::move(*meta);
+    auto backend = GetParam().open(dir_.string());
+    ASSERT_NE(backend, nullptr) << "the " << GetParam().name << " backend did not open";
+    store_ = std::make_unique<RegisteredStore>(std::move(backend), meta_->buckets(), TestClock());
     bucket_ = FreshBucketName();
     ASSERT_OK(store_->CreateBucket(bucket_));
   }
 
   void TearDown() override {
     store_.reset();
+    meta_.reset();
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
@@ -377,7 +386,8 @@ class ObjectStoreContract : public ::testing::TestWithParam<Backend> {
   }
 
   fs::path dir_;
-  std::unique_ptr<ObjectStore> store_;
+  std::unique_ptr<metastore::Metastore> meta_;
+  std::unique_ptr<RegisteredStore> store_;
   std::string bucket_;  // created for each test
 };
 
@@ -423,6 +433,30 @@ TEST_P(ObjectStoreContract, DeleteBucketOnlyWhenEmpty) {
   ASSERT_OK(store_->CreateBucket(bucket_));
   ASSERT_OK_AND_ASSIGN(ListResult listing, store_->List(bucket_, ListOptions{}));
   EXPECT_TRUE(listing.objects.empty());
+}
+
+// The backend's own part: room for a bucket's objects, opened idempotently and closed
+// only when empty, whatever the registry says.
+TEST_P(ObjectStoreContract, BackendBucketSpacesOpenTwiceAndCloseOnlyWhenEmpty) {
+  ObjectStore& backend = store_->backend();
+  const std::string space = FreshBucketName();
+  ASSERT_OK(backend.OpenBucket(space));
+  ASSERT_OK(backend.OpenBucket(space));
+  ASSERT_OK_AND_ASSIGN(auto writer, backend.BeginPut(space, "k"));
+  ASSERT_OK(writer->Write("v", 1));
+  ASSERT_OK(writer->Commit(ObjectInfo{}));
+  EXPECT_OUTCOME(backend.CloseBucket(space), "BucketNotEmpty");
+  ASSERT_OK_AND_ASSIGN(auto reader, backend.Get(space, "k", 0, std::nullopt, nullptr));
+  ASSERT_OK_AND_ASSIGN(std::string body, ReadAll(*reader));
+  EXPECT_EQ(body, "v");
+  ASSERT_OK(backend.Delete(space, "k"));
+  ASSERT_OK_AND_ASSIGN(UploadInfo open_upload, backend.CreateUpload(space, "u", ObjectInfo{}));
+  ASSERT_OK(backend.CloseBucket(space));  // an open upload goes with it
+  ASSERT_OK(backend.CloseBucket(space));  // closed already: success
+  const std::string gone = Outcome(backend.GetUpload(space, open_upload.upload_id));
+  EXPECT_TRUE(gone == "NoSuchUpload" || gone == "NoSuchBucket") << gone;
+  // Never registered, so the store in front of the backend does not know it.
+  EXPECT_OUTCOME(store_->List(space, ListOptions{}), "NoSuchBucket");
 }
 
 TEST_P(ObjectStoreContract, BucketAttributesRoundTrip) {

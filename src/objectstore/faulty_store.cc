@@ -13,27 +13,15 @@
 namespace tablemere::objectstore {
 namespace {
 
-constexpr std::array<const char*, kStoreOpCount> kOpNames = {"CreateBucket",
-                                                             "DeleteBucket",
-                                                             "HeadBucket",
-                                                             "SetBucketAttributes",
-                                                             "ListBuckets",
-                                                             "BeginPut",
-                                                             "Head",
-                                                             "Get",
-                                                             "SetObjectAttributes",
-                                                             "Delete",
-                                                             "Copy",
-                                                             "List",
-                                                             "CreateUpload",
-                                                             "GetUpload",
-                                                             "BeginPart",
-                                                             "ListParts",
-                                                             "CompleteUpload",
-                                                             "AbortUpload",
-                                                             "ListUploads",
-                                                             "Write",
-                                                             "Commit",
+constexpr std::array<const char*, kStoreOpCount> kOpNames = {"OpenBucket",  "CloseBucket",
+                                                             "BeginPut",    "Head",
+                                                             "Get",         "SetObjectAttributes",
+                                                             "Delete",      "Copy",
+                                                             "List",        "CreateUpload",
+                                                             "GetUpload",   "BeginPart",
+                                                             "ListParts",   "CompleteUpload",
+                                                             "AbortUpload", "ListUploads",
+                                                             "Write",       "Commit",
                                                              "Read"};
 
 constexpr char kInjectedDetail[] = "injected_fault";
@@ -284,30 +272,14 @@ void FaultyStore::SetReadFaults(ReadFaults faults) { state_->SetReadFaults(std::
 void FaultyStore::Clear() { state_->Clear(); }
 uint64_t FaultyStore::Calls(StoreOp op) const { return state_->Calls(op); }
 
-Result<void> FaultyStore::CreateBucket(const std::string& bucket) {
-  TM_TRY(state_->Enter(Call(StoreOp::kCreateBucket, bucket)));
-  return base_->CreateBucket(bucket);
+Result<void> FaultyStore::OpenBucket(const std::string& bucket) {
+  TM_TRY(state_->Enter(Call(StoreOp::kOpenBucket, bucket)));
+  return base_->OpenBucket(bucket);
 }
 
-Result<void> FaultyStore::DeleteBucket(const std::string& bucket) {
-  TM_TRY(state_->Enter(Call(StoreOp::kDeleteBucket, bucket)));
-  return base_->DeleteBucket(bucket);
-}
-
-Result<BucketInfo> FaultyStore::HeadBucket(const std::string& bucket) {
-  TM_TRY(state_->Enter(Call(StoreOp::kHeadBucket, bucket)));
-  return base_->HeadBucket(bucket);
-}
-
-Result<BucketInfo> FaultyStore::SetBucketAttributes(const std::string& bucket,
-                                                    const AttributeChange& change) {
-  TM_TRY(state_->Enter(Call(StoreOp::kSetBucketAttributes, bucket)));
-  return base_->SetBucketAttributes(bucket, change);
-}
-
-Result<std::vector<BucketInfo>> FaultyStore::ListBuckets() {
-  TM_TRY(state_->Enter(Call(StoreOp::kListBuckets, "")));
-  return base_->ListBuckets();
+Result<void> FaultyStore::CloseBucket(const std::string& bucket) {
+  TM_TRY(state_->Enter(Call(StoreOp::kCloseBucket, bucket)));
+  return base_->CloseBucket(bucket);
 }
 
 Result<std::unique_ptr<ObjectWriter>> FaultyStore::BeginPut(

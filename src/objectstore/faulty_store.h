@@ -35,11 +35,8 @@ namespace tablemere::objectstore {
 // Every call a FaultyStore can fault: the ObjectStore methods, then the calls on the
 // writers and readers they return.
 enum class StoreOp {
-  kCreateBucket,
-  kDeleteBucket,
-  kHeadBucket,
-  kSetBucketAttributes,
-  kListBuckets,
+  kOpenBucket,
+  kCloseBucket,
   kBeginPut,
   kHead,
   kGet,
@@ -124,12 +121,8 @@ class FaultyStore final : public ObjectStore {
   uint64_t Calls(StoreOp op) const;
 
   // ---- ObjectStore (defaults as in ObjectStore, for callers holding a FaultyStore) ----
-  Result<void> CreateBucket(const std::string& bucket) override;
-  Result<void> DeleteBucket(const std::string& bucket) override;
-  Result<BucketInfo> HeadBucket(const std::string& bucket) override;
-  Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
-                                         const AttributeChange& change) override;
-  Result<std::vector<BucketInfo>> ListBuckets() override;
+  Result<void> OpenBucket(const std::string& bucket) override;
+  Result<void> CloseBucket(const std::string& bucket) override;
   Result<std::unique_ptr<ObjectWriter>> BeginPut(
       const std::string& bucket, const std::string& key, PutConditions conditions = {},
       std::optional<uint64_t> size = std::nullopt,
@@ -162,6 +155,8 @@ class FaultyStore final : public ObjectStore {
   // A limit, not a call to the store's data: answered by the wrapped store, never faulted.
   size_t MaxKeyBytes(const std::string& bucket) const override;
   bool ListsInByteOrder() const override;
+  // Read once at start, never faulted.
+  Result<std::vector<BucketInfo>> LegacyBuckets() override { return base_->LegacyBuckets(); }
 
   // The fault settings, shared with the writers and readers handed out, which may
   // outlive this wrapper.

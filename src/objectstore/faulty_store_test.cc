@@ -1,4 +1,5 @@
 #include "objectstore/faulty_store.h"
+#include "objectstore/registered_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -42,7 +43,7 @@ class FaultyStoreTest : public ::testing::Test {
       slept_ms_ += millis;
       clock_.Advance(millis);
     });
-    ASSERT_TRUE(store_->CreateBucket("b").has_value());
+    ASSERT_TRUE(store_->OpenBucket("b").has_value());
   }
   void TearDown() override {
     store_.reset();
@@ -119,9 +120,11 @@ TEST_F(FaultyStoreTest, FailNextFailsThatManyCallsBeforeTheyReachTheStore) {
   store_->FailNext(StoreOp::kDelete);
   EXPECT_FALSE(store_->Delete("b", "k").has_value());
   EXPECT_EQ(Body(store_->base(), "k").value_or("<gone>"), "v");
-  store_->FailNext(StoreOp::kCreateBucket);
-  EXPECT_FALSE(store_->CreateBucket("other").has_value());
-  EXPECT_FALSE(store_->base().HeadBucket("other").has_value());
+  store_->FailNext(StoreOp::kOpenBucket);
+  EXPECT_FALSE(store_->OpenBucket("other").has_value());
+  auto unopened = store_->base().List("other", ListOptions{});
+  ASSERT_FALSE(unopened.has_value());
+  EXPECT_EQ(FailureOf(unopened.error()), StoreFailure::kNoSuchBucket);
 
   // The error can be chosen: here a lost race, as a concurrent writer would cause.
   store_->FailNext(StoreOp::kDelete, 1,
@@ -342,15 +345,24 @@ TEST_F(FaultyStoreTest, ClearRemovesEveryFault) {
 // fails part-way is finished by a retry.
 TEST_F(FaultyStoreTest, DeleteBucketWithContentsRecoversOnRetry) {
   for (std::string k : {"a", "b", "c", "d"}) ASSERT_TRUE(Put(*store_, k, k).has_value());
-  store_->FailNext(StoreOp::kDelete);
-  auto failed = DeleteBucketWithContents(*store_, "b");
+  auto meta = metastore::OpenSqliteMetastore((dir_ / "state.db").string(), clock_);
+  ASSERT_TRUE(meta.has_value()) << meta.error().message;
+  FaultyStore& faulty = *store_;
+  RegisteredStore store(std::move(store_), (*meta)->buckets(), clock_);
+  ASSERT_EQ(store.ImportLegacyBuckets().value_or(-1), 1);  // "b", opened in SetUp
+
+  faulty.FailNext(StoreOp::kDelete);
+  auto failed = DeleteBucketWithContents(store, "b");
   ASSERT_FALSE(failed.has_value());
   EXPECT_TRUE(Injected(failed.error()));
-  EXPECT_TRUE(store_->HeadBucket("b").has_value());
-  auto retried = DeleteBucketWithContents(*store_, "b");
+  EXPECT_TRUE(store.HeadBucket("b").has_value());
+  auto retried = DeleteBucketWithContents(store, "b");
   ASSERT_TRUE(retried.has_value()) << retried.error().message;
   EXPECT_EQ(retried->objects, 4u);
-  EXPECT_FALSE(store_->base().HeadBucket("b").has_value());
+  EXPECT_FALSE(store.HeadBucket("b").has_value());
+  auto closed = faulty.base().List("b", ListOptions{});
+  ASSERT_FALSE(closed.has_value());
+  EXPECT_EQ(FailureOf(closed.error()), StoreFailure::kNoSuchBucket);
 }
 
 // Many threads through one wrapper: every counted failure is used exactly once.

@@ -558,21 +558,16 @@ class LocalDiskStore final : public ObjectStore {
         writer_db_(std::move(writer)),
         reader_db_(std::move(reader)) {}
 
-  // ---- buckets ----
-  Result<void> CreateBucket(const std::string& bucket) override {
+  // ---- bucket spaces ----
+  Result<void> OpenBucket(const std::string& bucket) override {
     return IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
-      TM_ASSIGN(auto* st, db.Prepare("INSERT INTO buckets(name, created_ms) VALUES(?, ?)"));
-      auto r = st->Bind({bucket, clock_.NowMillis()}).Run();
-      if (!r && r.error().code == ErrorCode::kConflict) {
-        return Fail(StoreError(StoreFailure::kBucketExists, ErrorCode::kAlreadyExists,
-                               "Your previous request to create the named bucket succeeded and "
-                               "you already own it."));
-      }
-      return r;
+      TM_ASSIGN(auto* st,
+                db.Prepare("INSERT OR IGNORE INTO buckets(name, created_ms) VALUES(?, ?)"));
+      return st->Bind({bucket, clock_.NowMillis()}).Run();
     });
   }
 
-  Result<void> DeleteBucket(const std::string& bucket) override {
+  Result<void> CloseBucket(const std::string& bucket) override {
     std::vector<std::string> dropped;
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_ASSIGN(auto* probe, db.Prepare("SELECT 1 FROM objects WHERE bucket = ? LIMIT 1"));
@@ -596,7 +591,6 @@ class LocalDiskStore final : public ObjectStore {
       for (const auto& id : ids) TM_TRY(DeleteUploadRows(db, id, &parts));
       TM_ASSIGN(auto* del, db.Prepare("DELETE FROM buckets WHERE name = ?"));
       TM_TRY(del->Bind({bucket}).Run());
-      if (db.Changes() == 0) return Fail(NoSuchBucket(bucket));
       dropped = std::move(parts);
       return {};
     }));
@@ -604,23 +598,23 @@ class LocalDiskStore final : public ObjectStore {
     return {};
   }
 
-  Result<BucketInfo> HeadBucket(const std::string& bucket) override {
+  // Buckets (with their attributes) were registered here before the metastore kept them.
+  Result<std::vector<BucketInfo>> LegacyBuckets() override {
     std::lock_guard lock(reader_mu_);
-    return FindBucket(*reader_db_, bucket);
-  }
-
-  Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
-                                         const AttributeChange& change) override {
-    BucketInfo info;
-    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
-      TM_ASSIGN(info, FindBucket(db, bucket));
-      if (change.tags) info.tags = *change.tags;
-      if (change.acl) info.acl = *change.acl;
-      if (change.cors) info.cors = *change.cors;
-      TM_ASSIGN(auto* st, db.Prepare("UPDATE buckets SET attrs = ? WHERE name = ?"));
-      return st->Bind({AttrsToJson(info.tags, info.acl, info.cors), bucket}).Run();
-    }));
-    return info;
+    TM_ASSIGN(auto* st, reader_db_->Prepare("SELECT name FROM buckets ORDER BY name"));
+    st->Bind({});
+    std::vector<std::string> names;
+    while (true) {
+      TM_ASSIGN(bool row, st->Step());
+      if (!row) break;
+      names.push_back(st->Text(0));
+    }
+    std::vector<BucketInfo> out;
+    for (const auto& name : names) {
+      TM_ASSIGN(BucketInfo info, FindBucket(*reader_db_, name));
+      out.push_back(std::move(info));
+    }
+    return out;
   }
 
   Result<ObjectInfo> SetObjectAttributes(const std::string& bucket, const std::string& key,
@@ -635,19 +629,6 @@ class LocalDiskStore final : public ObjectStore {
       return st->Bind({AttrsToJson(info.tags, info.acl, ""), bucket, key}).Run();
     }));
     return info;
-  }
-
-  Result<std::vector<BucketInfo>> ListBuckets() override {
-    std::lock_guard lock(reader_mu_);
-    TM_ASSIGN(auto* st, reader_db_->Prepare("SELECT name, created_ms FROM buckets ORDER BY name"));
-    st->Bind({});
-    std::vector<BucketInfo> out;
-    while (true) {
-      TM_ASSIGN(bool row, st->Step());
-      if (!row) break;
-      out.push_back(BucketInfo{st->Text(0), st->Int(1), {}, {}, {}});
-    }
-    return out;
   }
 
   // ---- objects ----

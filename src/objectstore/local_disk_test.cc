@@ -19,7 +19,7 @@ class LocalDiskTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     store_ = OpenLocalDiskStore(dir_.string(), clock_, random_).value();
-    ASSERT_TRUE(store_->CreateBucket("b").has_value());
+    ASSERT_TRUE(store_->OpenBucket("b").has_value());
   }
   void TearDown() override {
     store_.reset();
@@ -215,7 +215,7 @@ TEST_F(LocalDiskTest, ListUploadsByPrefixDoesNotHideLaterWrites) {
   EXPECT_FALSE(store_->Head("b", "fresh").has_value());
 }
 
-TEST_F(LocalDiskTest, DeleteBucketRemovesUnfinishedUploadParts) {
+TEST_F(LocalDiskTest, CloseBucketRemovesUnfinishedUploadParts) {
   auto count_blobs = [&] {
     size_t n = 0;
     for (const auto& e : std::filesystem::recursive_directory_iterator(dir_ / "blobs")) {
@@ -229,15 +229,15 @@ TEST_F(LocalDiskTest, DeleteBucketRemovesUnfinishedUploadParts) {
   ASSERT_TRUE(w->Write("part", 4).has_value());
   ASSERT_TRUE(w->Commit(ObjectInfo{}).has_value());
   EXPECT_EQ(count_blobs(), 1u);
-  ASSERT_TRUE(store_->DeleteBucket("b").has_value());
+  ASSERT_TRUE(store_->CloseBucket("b").has_value());
   EXPECT_EQ(count_blobs(), 0u);
 }
 
-TEST_F(LocalDiskTest, DeleteBucketRequiresEmpty) {
+TEST_F(LocalDiskTest, CloseBucketRequiresEmpty) {
   Put("k", "v");
-  EXPECT_EQ(store_->DeleteBucket("b").error().Detail("store_failure"), "BucketNotEmpty");
+  EXPECT_EQ(store_->CloseBucket("b").error().Detail("store_failure"), "BucketNotEmpty");
   ASSERT_TRUE(store_->Delete("b", "k").has_value());
-  EXPECT_TRUE(store_->DeleteBucket("b").has_value());
+  EXPECT_TRUE(store_->CloseBucket("b").has_value());
 }
 
 // A failed directory sync in a group commit fails that batch and every later write

@@ -63,31 +63,4 @@ std::optional<StoreFailure> FailureOf(const Error& error) {
   return std::nullopt;
 }
 
-Result<EmptiedBucket> DeleteBucketWithContents(ObjectStore& store, const std::string& bucket) {
-  EmptiedBucket out;
-  auto gone = [](const Error& e) { return FailureOf(e) == StoreFailure::kNoSuchBucket; };
-  auto uploads = store.ListUploads(bucket, "");
-  if (!uploads) return gone(uploads.error()) ? Result<EmptiedBucket>(out) : Fail(uploads.error());
-  for (const auto& u : *uploads) {
-    auto aborted = store.AbortUpload(bucket, u.upload_id);
-    if (!aborted && !(aborted.error().code == ErrorCode::kNotFound)) return Fail(aborted.error());
-  }
-  while (true) {
-    ListOptions opts;
-    opts.max_keys = 1000;
-    auto page = store.List(bucket, opts);
-    if (!page) return gone(page.error()) ? Result<EmptiedBucket>(out) : Fail(page.error());
-    for (const auto& o : page->objects) {
-      auto deleted = store.Delete(bucket, o.key);
-      if (!deleted && deleted.error().code != ErrorCode::kNotFound) return Fail(deleted.error());
-      out.objects++;
-      out.bytes += o.size;
-    }
-    if (!page->truncated) break;
-  }
-  auto deleted = store.DeleteBucket(bucket);
-  if (!deleted && !gone(deleted.error())) return Fail(deleted.error());
-  return out;
-}
-
 }  // namespace tablemere::objectstore

@@ -126,18 +126,29 @@ Error StoreError(StoreFailure reason, ErrorCode code, std::string message);
 // The reason a store call failed, if it failed for one of the reasons above.
 std::optional<StoreFailure> FailureOf(const Error& error);
 
-// Errors used throughout: the StoreFailure reasons above; kUnavailable for I/O failures.
-// All methods are thread-safe.
+// What a backend implements: the bytes of objects and uploads. Errors used throughout:
+// the StoreFailure reasons above; kUnavailable for I/O failures. All methods are
+// thread-safe.
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
 
-  virtual Result<void> CreateBucket(const std::string& bucket) = 0;
-  virtual Result<void> DeleteBucket(const std::string& bucket) = 0;  // must be empty
-  virtual Result<BucketInfo> HeadBucket(const std::string& bucket) = 0;
-  virtual Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
-                                                 const AttributeChange& change) = 0;
-  virtual Result<std::vector<BucketInfo>> ListBuckets() = 0;
+  // ---- bucket spaces. Which buckets exist, and their attributes, is S3 state kept in the
+  // metastore (RegisteredStore); a backend keeps only the room its buckets' objects need.
+  // Object calls on a bucket that was never opened (or was closed) fail kNoSuchBucket on
+  // a backend that keeps bucket state (local disk); one that keeps none (S3) leaves the
+  // check to RegisteredStore.
+
+  // Makes room for `bucket`'s objects. Idempotent: an opened bucket stays as it is.
+  virtual Result<void> OpenBucket(const std::string& bucket) = 0;
+  // Removes `bucket`'s room, and its open uploads, once it holds no object:
+  // kBucketNotEmpty while one remains. A bucket never opened, or closed already, is
+  // success.
+  virtual Result<void> CloseBucket(const std::string& bucket) = 0;
+  // The buckets an earlier release registered in the store itself, with their
+  // attributes, for the server to import into the metastore once; empty for a backend
+  // that never registered any.
+  virtual Result<std::vector<BucketInfo>> LegacyBuckets() { return std::vector<BucketInfo>{}; }
 
   // Commit fails with kPreconditionFailed, or kNoSuchKey for if_match on a missing key,
   // when `conditions` no longer hold. `size`, when the caller knows it (a request's
@@ -201,14 +212,5 @@ class ObjectStore {
 // writers do not check a declared size themselves.
 std::unique_ptr<ObjectWriter> HoldToSize(std::unique_ptr<ObjectWriter> writer,
                                          std::optional<uint64_t> size);
-
-// What emptying a bucket removed.
-struct EmptiedBucket {
-  uint64_t objects = 0;
-  uint64_t bytes = 0;
-};
-// Deletes every object and open upload of `bucket`, then the bucket itself. A bucket
-// that is already gone is success (a retried deletion). Errors: kUnavailable (I/O).
-Result<EmptiedBucket> DeleteBucketWithContents(ObjectStore& store, const std::string& bucket);
 
 }  // namespace tablemere::objectstore

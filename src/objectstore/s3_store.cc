@@ -1,6 +1,5 @@
 // The S3 backend. Layout inside the backend bucket (all under `<root>/`):
 //   <bucket>/<key>                       an object, byte for byte, with its HTTP headers
-//   .tablemere/buckets/<bucket>          a bucket's registry entry (JSON: created, tags, ACL, CORS)
 //   .tablemere/extras/<bucket>/<key>     what S3 keeps beside a multipart object (part sizes and
 //                                        checksums, tags, ACL), tied to the object's etag
 //   .tablemere/uploads/<bucket>/<id>     an open multipart upload (our id → the backend's)
@@ -38,7 +37,6 @@ constexpr size_t kMaxInlineExtras = 1024;  // S3 allows 2 KB of user metadata in
 // Bodies of known size at least this large stream to the store (StreamWriter); smaller
 // ones are spooled, sent with their Content-MD5, and cost one extra local copy at most.
 constexpr uint64_t kStreamFrom = 1u << 20;
-constexpr int64_t kBucketCacheMs = 2000;  // how stale a bucket's cached registry entry may be
 // The largest UTF-8 code point: appended to a common prefix, it sorts after every key
 // under it, so a listing resumed from it skips them.
 constexpr char kAfterEverything[] = "\xF4\x8F\xBF\xBF";
@@ -216,88 +214,21 @@ class S3Store final : public ObjectStore {
     return prefix >= 1024 ? 0 : 1024 - prefix;
   }
 
-  // ---- buckets ----
-  Result<void> CreateBucket(const std::string& bucket) override {
-    Json entry = {{"created_ms", clock_.NowMillis()}};
-    auto guard = LockKey(RegistryKey(bucket));
-    S3Call put = Call("PUT", RegistryKey(bucket));
-    put.body = entry.dump();
-    put.headers.push_back({"Content-Type", "application/json"});
-    if (conditional_) {
-      put.headers.push_back({"If-None-Match", "*"});
-    } else {
-      TM_ASSIGN(auto existing, ReadRegistry(bucket));
-      if (existing) return Fail(BucketExists());
-    }
-    TM_ASSIGN(S3Answer a, http_.Send(put));
-    if (a.status == 412) return Fail(BucketExists());
-    if (!Ok(a)) return Fail(Unavailable("create bucket " + bucket, a));
-    Forget(bucket);
-    return {};
-  }
+  // ---- bucket spaces ----
+  // A bucket is a key prefix: nothing to make.
+  Result<void> OpenBucket(const std::string& /*bucket*/) override { return {}; }
 
-  Result<void> DeleteBucket(const std::string& bucket) override {
-    TM_TRY(HeadBucket(bucket));
+  Result<void> CloseBucket(const std::string& bucket) override {
     ListOptions one;
     one.max_keys = 1;
     TM_ASSIGN(ListResult listed, List(bucket, one));
-    TM_ASSIGN(auto uploads, ListUploads(bucket, ""));
-    if (!listed.objects.empty() || !listed.common_prefixes.empty() || !uploads.empty()) {
+    if (!listed.objects.empty() || !listed.common_prefixes.empty()) {
       return Fail(StoreError(StoreFailure::kBucketNotEmpty, ErrorCode::kConflict,
                              "The bucket you tried to delete is not empty"));
     }
-    TM_TRY(DeleteKey(RegistryKey(bucket)));
-    Forget(bucket);
+    TM_ASSIGN(auto uploads, ListUploads(bucket, ""));
+    for (const auto& u : uploads) TM_TRY(AbortUpload(bucket, u.upload_id));
     return {};
-  }
-
-  Result<BucketInfo> HeadBucket(const std::string& bucket) override {
-    {
-      std::lock_guard lock(cache_mu_);
-      auto it = bucket_cache_.find(bucket);
-      if (it != bucket_cache_.end() && clock_.NowMillis() - it->second.first < kBucketCacheMs) {
-        return it->second.second;
-      }
-    }
-    TM_ASSIGN(auto found, ReadRegistry(bucket));
-    if (!found) return Fail(NoSuchBucket(bucket));
-    std::lock_guard lock(cache_mu_);
-    bucket_cache_[bucket] = {clock_.NowMillis(), *found};
-    return *found;
-  }
-
-  Result<BucketInfo> SetBucketAttributes(const std::string& bucket,
-                                         const AttributeChange& change) override {
-    auto guard = LockKey(RegistryKey(bucket));
-    TM_ASSIGN(auto found, ReadRegistry(bucket));
-    if (!found) return Fail(NoSuchBucket(bucket));
-    BucketInfo info = *found;
-    if (change.tags) info.tags = *change.tags;
-    if (change.acl) info.acl = *change.acl;
-    if (change.cors) info.cors = *change.cors;
-    Json entry = {{"created_ms", info.created_ms}};
-    if (!info.tags.empty()) entry["tags"] = info.tags;
-    if (!info.acl.empty()) entry["acl"] = info.acl;
-    if (!info.cors.empty()) entry["cors"] = info.cors;
-    S3Call put = Call("PUT", RegistryKey(bucket));
-    put.body = entry.dump();
-    put.headers.push_back({"Content-Type", "application/json"});
-    TM_ASSIGN(S3Answer a, http_.Send(put));
-    if (!Ok(a)) return Fail(Unavailable("update bucket " + bucket, a));
-    Forget(bucket);
-    return info;
-  }
-
-  Result<std::vector<BucketInfo>> ListBuckets() override {
-    std::vector<BucketInfo> out;
-    const std::string prefix = Path(".tablemere/buckets/");
-    TM_TRY(ListRaw(prefix, "", "", [&](const ObjectInfo& o) -> Result<void> {
-      std::string name = o.key.substr(prefix.size());
-      TM_ASSIGN(auto found, ReadRegistry(name));
-      if (found) out.push_back(*found);
-      return {};
-    }));
-    return out;
   }
 
   // ---- objects ----
@@ -305,7 +236,6 @@ class S3Store final : public ObjectStore {
       const std::string& bucket, const std::string& key, PutConditions conditions,
       std::optional<uint64_t> size,
       std::optional<std::map<std::string, std::string>> headers) override {
-    TM_TRY(HeadBucket(bucket));
     if (size && headers && *size >= kStreamFrom) {
       if (Unholdable(key, *size)) return Fail(CannotHold());
       return StreamPut(bucket, key, std::move(conditions), *size, std::move(*headers));
@@ -320,7 +250,6 @@ class S3Store final : public ObjectStore {
   }
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
-    TM_TRY(HeadBucket(bucket));
     if (Unholdable(key, 0)) return Fail(NoSuchKey());
     TM_ASSIGN(S3Answer a, http_.Send(Idempotent(Call("HEAD", ObjectKey(bucket, key)))));
     if (!Ok(a)) return Fail(FailureFrom("read the object", a));
@@ -335,7 +264,6 @@ class S3Store final : public ObjectStore {
       if (info) *info = std::move(head);
       return std::unique_ptr<ObjectReader>(std::make_unique<EmptyReader>());
     }
-    TM_TRY(HeadBucket(bucket));
     if (Unholdable(key, 0)) return Fail(NoSuchKey());
     S3Call call = Idempotent(Call("GET", ObjectKey(bucket, key)));
     if (offset > 0 || length) {
@@ -368,7 +296,6 @@ class S3Store final : public ObjectStore {
   }
 
   Result<void> Delete(const std::string& bucket, const std::string& key) override {
-    TM_TRY(HeadBucket(bucket));
     if (Unholdable(key, 0)) return {};
     TM_TRY(DeleteKey(ObjectKey(bucket, key)));
     return DeleteKey(ExtrasKey(bucket, key));
@@ -378,7 +305,6 @@ class S3Store final : public ObjectStore {
                           const std::string& dst_bucket, const std::string& dst_key,
                           std::optional<ObjectInfo> replace_metadata) override {
     TM_ASSIGN(ObjectInfo src, Head(src_bucket, src_key));
-    TM_TRY(HeadBucket(dst_bucket));
     if (Unholdable(dst_key, src.size)) return Fail(CannotHold());
     ObjectInfo info = replace_metadata ? std::move(*replace_metadata) : src;
     if (!replace_metadata) info.checksums = src.checksums;
@@ -389,7 +315,6 @@ class S3Store final : public ObjectStore {
   }
 
   Result<ListResult> List(const std::string& bucket, const ListOptions& options) override {
-    TM_TRY(HeadBucket(bucket));
     ListResult result;
     int max_keys = std::max(0, std::min(options.max_keys, 1000));
     if (max_keys == 0) return result;
@@ -445,7 +370,6 @@ class S3Store final : public ObjectStore {
   // ---- multipart ----
   Result<UploadInfo> CreateUpload(const std::string& bucket, const std::string& key,
                                   ObjectInfo pending) override {
-    TM_TRY(HeadBucket(bucket));
     if (Unholdable(key, 1)) return Fail(CannotHold());
     S3Call create = Call("POST", ObjectKey(bucket, key));
     create.query = {{"uploads", ""}};
@@ -569,7 +493,6 @@ class S3Store final : public ObjectStore {
 
   Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                               const std::string& prefix) override {
-    TM_TRY(HeadBucket(bucket));
     std::vector<UploadInfo> out;
     const std::string dir = Path(".tablemere/uploads/" + bucket + "/");
     TM_TRY(ListRaw(dir, "/", "", [&](const ObjectInfo& o) -> Result<void> {
@@ -591,9 +514,7 @@ class S3Store final : public ObjectStore {
   std::string ObjectKey(const std::string& bucket, const std::string& key) const {
     return Path(bucket + "/" + key);
   }
-  std::string RegistryKey(const std::string& bucket) const {
-    return Path(".tablemere/buckets/" + bucket);
-  }
+
   std::string ExtrasKey(const std::string& bucket, const std::string& key) const {
     return Path(".tablemere/extras/" + bucket + "/" + key);
   }
@@ -614,15 +535,6 @@ class S3Store final : public ObjectStore {
   static S3Call Idempotent(S3Call c) {
     c.idempotent = true;
     return c;
-  }
-
-  static Error NoSuchBucket(const std::string& bucket) {
-    return StoreError(StoreFailure::kNoSuchBucket, ErrorCode::kNotFound,
-                      "The bucket " + bucket + " does not exist");
-  }
-  static Error BucketExists() {
-    return StoreError(StoreFailure::kBucketExists, ErrorCode::kAlreadyExists,
-                      "The bucket already exists");
   }
 
   // Whether the store keeps a key with an empty segment ("a//b") as it is: a store built
@@ -964,31 +876,9 @@ class S3Store final : public ObjectStore {
     return {};
   }
 
-  Result<std::optional<BucketInfo>> ReadRegistry(const std::string& bucket) {
-    TM_ASSIGN(auto text, ReadSmall(RegistryKey(bucket)));
-    if (!text) return std::optional<BucketInfo>();
-    Json j = Json::parse(*text, nullptr, false);
-    if (!j.is_object()) return Fail(ErrorCode::kUnavailable, "Bucket entry is damaged: " + bucket);
-    BucketInfo info;
-    info.name = bucket;
-    info.created_ms = j.value("created_ms", int64_t{0});
-    if (j.contains("tags") && j["tags"].is_object()) {
-      info.tags = j["tags"].get<std::map<std::string, std::string>>();
-    }
-    info.acl = j.value("acl", "");
-    info.cors = j.value("cors", "");
-    return std::optional<BucketInfo>(info);
-  }
-
-  void Forget(const std::string& bucket) {
-    std::lock_guard lock(cache_mu_);
-    bucket_cache_.erase(bucket);
-  }
-
   // (the upload, the backend's upload id)
   Result<std::pair<UploadInfo, std::string>> ReadUpload(const std::string& bucket,
                                                         const std::string& id) {
-    TM_TRY(HeadBucket(bucket));
     auto missing = [] {
       return StoreError(StoreFailure::kNoSuchUpload, ErrorCode::kNotFound,
                         "The specified upload does not exist");
@@ -1081,8 +971,6 @@ class S3Store final : public ObjectStore {
   bool conditional_ = true;
   bool path_keys_only_ = false;
   std::array<std::mutex, 64> stripes_;
-  std::mutex cache_mu_;
-  std::map<std::string, std::pair<int64_t, BucketInfo>> bucket_cache_;
 };
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "objectstore/object_store.h"
+#include "objectstore/registered_store.h"
 #include "s3/conditions.h"
 #include "storage/access.h"
 
@@ -48,10 +48,10 @@ inline constexpr char kPublicRead[] = "public-read";
 
 class S3Service {
  public:
-  S3Service(objectstore::ObjectStore& store, storage::IdentityResolver& identities)
+  S3Service(objectstore::RegisteredStore& store, storage::IdentityResolver& identities)
       : store_(store), identities_(identities) {}
 
-  objectstore::ObjectStore& store() { return store_; }
+  objectstore::RegisteredStore& store() { return store_; }
 
   Result<void> Authorize(const storage::S3Identity& id, const std::string& bucket,
                          const std::string& key, Access access);
@@ -109,7 +109,7 @@ class S3Service {
   std::optional<CompletedUpload> RepeatedComplete(const std::string& bucket, const std::string& key,
                                                   const std::vector<RequestedPart>& parts);
 
-  objectstore::ObjectStore& store_;
+  objectstore::RegisteredStore& store_;
   storage::IdentityResolver& identities_;
 };
 

@@ -109,7 +109,11 @@ class AppImpl final : public App {
     TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
     TM_ASSIGN(KeyRing keys, KeyRing::LoadOrCreate(config.data_dir + "/master.key"));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
-    TM_ASSIGN(objects_, OpenObjectStore(config, clock_, random_));
+    TM_ASSIGN(auto backend, OpenObjectStore(config, clock_, random_));
+    objects_ = std::make_unique<objectstore::RegisteredStore>(std::move(backend), meta_->buckets(),
+                                                              clock_);
+    // Buckets were registered in the object store before the metastore kept them.
+    TM_TRY(objects_->ImportLegacyBuckets());
     if (!config.access_log.empty() && config.access_log != "-") {
       log_file_ = std::fopen(config.access_log.c_str(), "a");
       if (!log_file_) return Fail(ErrorCode::kUnavailable, "cannot open " + config.access_log);
@@ -377,7 +381,7 @@ class AppImpl final : public App {
   SystemRandom random_;
   std::unique_ptr<KeyRing> keys_;
   std::unique_ptr<metastore::Metastore> meta_;
-  std::unique_ptr<objectstore::ObjectStore> objects_;
+  std::unique_ptr<objectstore::RegisteredStore> objects_;
   std::unique_ptr<accounts::IdentitySecrets> secrets_;
   std::unique_ptr<storage::SessionSealer> sealer_;
   std::unique_ptr<catalog::CatalogTokens> tokens_;

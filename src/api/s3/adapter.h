@@ -77,7 +77,7 @@ Result<void> CheckContentMd5Form(const std::string& header);
 
 class Adapter {
  public:
-  Adapter(objectstore::ObjectStore& store, storage::IdentityResolver& identities,
+  Adapter(objectstore::RegisteredStore& store, storage::IdentityResolver& identities,
           const Clock& clock, S3ApiOptions options)
       : service_(store, identities),
         store_(store),
@@ -156,7 +156,7 @@ class Adapter {
       std::optional<storage::ChecksumAlgorithm> default_algorithm);
 
   tablemere::s3::S3Service service_;
-  objectstore::ObjectStore& store_;
+  objectstore::RegisteredStore& store_;
   storage::IdentityResolver& identities_;
   const Clock& clock_;
   S3ApiOptions options_;

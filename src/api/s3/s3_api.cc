@@ -308,7 +308,7 @@ struct S3Api::Impl {
   Adapter adapter;
 };
 
-S3Api::S3Api(objectstore::ObjectStore& store, storage::IdentityResolver& identities,
+S3Api::S3Api(objectstore::RegisteredStore& store, storage::IdentityResolver& identities,
              const Clock& clock, S3ApiOptions options)
     : impl_(std::make_unique<Impl>(Impl{Adapter(store, identities, clock, std::move(options))})) {}
 S3Api::~S3Api() = default;

@@ -8,7 +8,7 @@
 #include "common/clock.h"
 #include "http/cors.h"
 #include "http/message.h"
-#include "objectstore/object_store.h"
+#include "objectstore/registered_store.h"
 #include "storage/access.h"
 
 namespace tablemere::api::s3 {
@@ -21,8 +21,8 @@ struct S3ApiOptions {
 
 class S3Api {
  public:
-  S3Api(objectstore::ObjectStore& store, storage::IdentityResolver& identities, const Clock& clock,
-        S3ApiOptions options);
+  S3Api(objectstore::RegisteredStore& store, storage::IdentityResolver& identities,
+        const Clock& clock, S3ApiOptions options);
   ~S3Api();
   http::Response Handle(http::Request& request);
 

@@ -1,0 +1,111 @@
+// The SQLite bucket store: S3 buckets (s3_buckets) and their tags (s3_bucket_tags).
+#include "metastore/sqlite_backend.h"
+
+namespace tablemere::metastore::sqlite_backend {
+namespace {
+
+class SqliteBuckets final : public BucketStore {
+ public:
+  explicit SqliteBuckets(Scope scope) : s_(scope) {}
+
+  Result<void> AddBucket(const S3Bucket& bucket) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(RunUnique(db, "INSERT INTO s3_buckets VALUES(?, ?, ?, ?)",
+                       {bucket.name, bucket.created_ms, bucket.acl, bucket.cors},
+                       Error{ErrorCode::kAlreadyExists, "bucket " + bucket.name + " exists", {}}));
+      return WriteTags(db, bucket.name, bucket.tags);
+    });
+  }
+
+  Result<S3Bucket> FindBucket(const std::string& name) override {
+    return s_.Read([&](sqlite::Db& db) { return Find(db, name); });
+  }
+
+  Result<std::vector<S3Bucket>> AllBuckets() override {
+    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<S3Bucket>> {
+      std::vector<S3Bucket> out;
+      TM_ASSIGN(auto* st, db.Prepare("SELECT name, created_ms, acl, cors FROM s3_buckets "
+                                     "ORDER BY name"));
+      st->Bind({});
+      while (true) {
+        TM_ASSIGN(bool row, st->Step());
+        if (!row) break;
+        out.push_back(S3Bucket{st->Text(0), st->Int(1), st->Text(2), st->Text(3), {}});
+      }
+      TM_ASSIGN(auto* tags, db.Prepare("SELECT bucket, key, value FROM s3_bucket_tags "
+                                       "ORDER BY bucket"));
+      tags->Bind({});
+      size_t at = 0;
+      while (true) {
+        TM_ASSIGN(bool row, tags->Step());
+        if (!row) break;
+        const std::string bucket = tags->Text(0);
+        while (at < out.size() && out[at].name < bucket) at++;
+        if (at < out.size() && out[at].name == bucket) out[at].tags[tags->Text(1)] = tags->Text(2);
+      }
+      return out;
+    });
+  }
+
+  Result<S3Bucket> UpdateBucket(const std::string& name, const S3BucketChange& change) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<S3Bucket> {
+      // Only the given columns are written, so a concurrent change of another attribute
+      // is not undone by this one.
+      if (change.acl)
+        TM_TRY(Run(db, "UPDATE s3_buckets SET acl = ? WHERE name = ?", {*change.acl, name}));
+      if (change.cors) {
+        TM_TRY(Run(db, "UPDATE s3_buckets SET cors = ? WHERE name = ?", {*change.cors, name}));
+      }
+      TM_ASSIGN(S3Bucket found, Find(db, name));
+      if (change.tags) {
+        TM_TRY(Run(db, "DELETE FROM s3_bucket_tags WHERE bucket = ?", {name}));
+        TM_TRY(WriteTags(db, name, *change.tags));
+        found.tags = *change.tags;
+      }
+      return found;
+    });
+  }
+
+  Result<bool> RemoveBucket(const std::string& name) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<bool> {
+      TM_TRY(Run(db, "DELETE FROM s3_bucket_tags WHERE bucket = ?", {name}));
+      TM_TRY(Run(db, "DELETE FROM s3_buckets WHERE name = ?", {name}));
+      return db.Changes() > 0;
+    });
+  }
+
+ private:
+  static Result<S3Bucket> Find(sqlite::Db& db, const std::string& name) {
+    TM_ASSIGN(S3Bucket bucket,
+              One(db, "SELECT created_ms, acl, cors FROM s3_buckets WHERE name = ?", {name},
+                  "bucket " + name, [&](sqlite::Statement& st) {
+                    return S3Bucket{name, st.Int(0), st.Text(1), st.Text(2), {}};
+                  }));
+    TM_ASSIGN(auto* st, db.Prepare("SELECT key, value FROM s3_bucket_tags WHERE bucket = ?"));
+    st->Bind({name});
+    while (true) {
+      TM_ASSIGN(bool row, st->Step());
+      if (!row) break;
+      bucket.tags[st->Text(0)] = st->Text(1);
+    }
+    return bucket;
+  }
+
+  static Result<void> WriteTags(sqlite::Db& db, const std::string& name,
+                                const std::map<std::string, std::string>& tags) {
+    for (const auto& [key, value] : tags) {
+      TM_TRY(Run(db, "INSERT INTO s3_bucket_tags VALUES(?, ?, ?)", {name, key, value}));
+    }
+    return {};
+  }
+
+  Scope s_;
+};
+
+}  // namespace
+
+std::unique_ptr<BucketStore> NewBucketStore(Scope scope) {
+  return std::make_unique<SqliteBuckets>(scope);
+}
+
+}  // namespace tablemere::metastore::sqlite_backend

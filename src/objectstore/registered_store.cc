@@ -1,0 +1,232 @@
+#include "objectstore/registered_store.h"
+
+namespace tablemere::objectstore {
+namespace {
+
+Error NoSuchBucket() {
+  return StoreError(StoreFailure::kNoSuchBucket, ErrorCode::kNotFound,
+                    "The specified bucket does not exist");
+}
+
+BucketInfo InfoOf(const metastore::S3Bucket& b) {
+  return BucketInfo{b.name, b.created_ms, b.tags, b.acl, b.cors};
+}
+
+// The metastore's kNotFound for a bucket is the store's kNoSuchBucket; other failures
+// (the database unavailable) pass through.
+Error BucketError(const Error& e) { return e.code == ErrorCode::kNotFound ? NoSuchBucket() : e; }
+
+}  // namespace
+
+RegisteredStore::RegisteredStore(std::unique_ptr<ObjectStore> backend,
+                                 metastore::BucketStore& buckets, const Clock& clock)
+    : backend_(std::move(backend)), buckets_(buckets), clock_(clock) {}
+
+Result<int> RegisteredStore::ImportLegacyBuckets() {
+  // Only into an empty registry: the first start after the upgrade. Later, a bucket the
+  // backend has room for but the registry lacks is one whose creation never finished.
+  TM_ASSIGN(auto registered, buckets_.AllBuckets());
+  if (!registered.empty()) return 0;
+  TM_ASSIGN(auto legacy, backend_->LegacyBuckets());
+  int imported = 0;
+  for (const auto& b : legacy) {
+    auto added =
+        buckets_.AddBucket(metastore::S3Bucket{b.name, b.created_ms, b.acl, b.cors, b.tags});
+    if (added) {
+      imported++;
+    } else if (added.error().code != ErrorCode::kAlreadyExists) {
+      return Fail(added.error());
+    }
+  }
+  return imported;
+}
+
+Result<void> RegisteredStore::Registered(const std::string& bucket) {
+  auto found = buckets_.FindBucket(bucket);
+  if (!found) return Fail(BucketError(found.error()));
+  return {};
+}
+
+// ---- buckets
+
+Result<void> RegisteredStore::CreateBucket(const std::string& bucket) {
+  TM_TRY(backend_->OpenBucket(bucket));
+  auto added = buckets_.AddBucket(metastore::S3Bucket{bucket, clock_.NowMillis(), "", "", {}});
+  if (!added && added.error().code == ErrorCode::kAlreadyExists) {
+    return Fail(StoreError(StoreFailure::kBucketExists, ErrorCode::kAlreadyExists,
+                           "Your previous request to create the named bucket succeeded and you "
+                           "already own it."));
+  }
+  return added;
+}
+
+Result<void> RegisteredStore::DeleteBucket(const std::string& bucket) {
+  TM_TRY(Registered(bucket));
+  TM_TRY(backend_->CloseBucket(bucket));
+  TM_ASSIGN(bool removed, buckets_.RemoveBucket(bucket));
+  if (!removed) return Fail(NoSuchBucket());  // a concurrent delete got there first
+  return {};
+}
+
+Result<BucketInfo> RegisteredStore::HeadBucket(const std::string& bucket) {
+  auto found = buckets_.FindBucket(bucket);
+  if (!found) return Fail(BucketError(found.error()));
+  return InfoOf(*found);
+}
+
+Result<BucketInfo> RegisteredStore::SetBucketAttributes(const std::string& bucket,
+                                                        const AttributeChange& change) {
+  auto updated = buckets_.UpdateBucket(
+      bucket, metastore::S3BucketChange{change.acl, change.cors, change.tags});
+  if (!updated) return Fail(BucketError(updated.error()));
+  return InfoOf(*updated);
+}
+
+Result<std::vector<BucketInfo>> RegisteredStore::ListBuckets() {
+  TM_ASSIGN(auto all, buckets_.AllBuckets());
+  std::vector<BucketInfo> out;
+  out.reserve(all.size());
+  for (const auto& b : all) out.push_back(InfoOf(b));
+  return out;
+}
+
+// ---- objects
+
+Result<void> RegisteredStore::OpenBucket(const std::string& bucket) {
+  return backend_->OpenBucket(bucket);
+}
+Result<void> RegisteredStore::CloseBucket(const std::string& bucket) {
+  return backend_->CloseBucket(bucket);
+}
+
+Result<std::unique_ptr<ObjectWriter>> RegisteredStore::BeginPut(
+    const std::string& bucket, const std::string& key, PutConditions conditions,
+    std::optional<uint64_t> size, std::optional<std::map<std::string, std::string>> headers) {
+  TM_TRY(Registered(bucket));
+  return backend_->BeginPut(bucket, key, std::move(conditions), size, std::move(headers));
+}
+
+Result<ObjectInfo> RegisteredStore::Head(const std::string& bucket, const std::string& key) {
+  TM_TRY(Registered(bucket));
+  return backend_->Head(bucket, key);
+}
+
+Result<std::unique_ptr<ObjectReader>> RegisteredStore::Get(const std::string& bucket,
+                                                           const std::string& key, uint64_t offset,
+                                                           std::optional<uint64_t> length,
+                                                           ObjectInfo* info) {
+  TM_TRY(Registered(bucket));
+  return backend_->Get(bucket, key, offset, length, info);
+}
+
+Result<ObjectInfo> RegisteredStore::SetObjectAttributes(const std::string& bucket,
+                                                        const std::string& key,
+                                                        const AttributeChange& change) {
+  TM_TRY(Registered(bucket));
+  return backend_->SetObjectAttributes(bucket, key, change);
+}
+
+Result<void> RegisteredStore::Delete(const std::string& bucket, const std::string& key) {
+  TM_TRY(Registered(bucket));
+  return backend_->Delete(bucket, key);
+}
+
+Result<ObjectInfo> RegisteredStore::Copy(const std::string& src_bucket, const std::string& src_key,
+                                         const std::string& dst_bucket, const std::string& dst_key,
+                                         std::optional<ObjectInfo> replace_metadata) {
+  TM_TRY(Registered(src_bucket));
+  if (dst_bucket != src_bucket) TM_TRY(Registered(dst_bucket));
+  return backend_->Copy(src_bucket, src_key, dst_bucket, dst_key, std::move(replace_metadata));
+}
+
+Result<ListResult> RegisteredStore::List(const std::string& bucket, const ListOptions& options) {
+  TM_TRY(Registered(bucket));
+  return backend_->List(bucket, options);
+}
+
+Result<UploadInfo> RegisteredStore::CreateUpload(const std::string& bucket, const std::string& key,
+                                                 ObjectInfo pending) {
+  TM_TRY(Registered(bucket));
+  return backend_->CreateUpload(bucket, key, std::move(pending));
+}
+
+Result<UploadInfo> RegisteredStore::GetUpload(const std::string& bucket,
+                                              const std::string& upload_id) {
+  TM_TRY(Registered(bucket));
+  return backend_->GetUpload(bucket, upload_id);
+}
+
+Result<std::unique_ptr<ObjectWriter>> RegisteredStore::BeginPart(const std::string& bucket,
+                                                                 const std::string& upload_id,
+                                                                 int part_number,
+                                                                 std::optional<uint64_t> size) {
+  TM_TRY(Registered(bucket));
+  return backend_->BeginPart(bucket, upload_id, part_number, size);
+}
+
+Result<std::vector<PartInfo>> RegisteredStore::ListParts(const std::string& bucket,
+                                                         const std::string& upload_id) {
+  TM_TRY(Registered(bucket));
+  return backend_->ListParts(bucket, upload_id);
+}
+
+Result<ObjectInfo> RegisteredStore::CompleteUpload(const std::string& bucket,
+                                                   const std::string& upload_id,
+                                                   const std::vector<int>& part_numbers,
+                                                   ObjectInfo final_info,
+                                                   PutConditions conditions) {
+  TM_TRY(Registered(bucket));
+  return backend_->CompleteUpload(bucket, upload_id, part_numbers, std::move(final_info),
+                                  std::move(conditions));
+}
+
+Result<void> RegisteredStore::AbortUpload(const std::string& bucket, const std::string& upload_id) {
+  TM_TRY(Registered(bucket));
+  return backend_->AbortUpload(bucket, upload_id);
+}
+
+size_t RegisteredStore::MaxKeyBytes(const std::string& bucket) const {
+  return backend_->MaxKeyBytes(bucket);
+}
+
+bool RegisteredStore::ListsInByteOrder() const { return backend_->ListsInByteOrder(); }
+
+Result<std::vector<UploadInfo>> RegisteredStore::ListUploads(const std::string& bucket,
+                                                             const std::string& prefix) {
+  TM_TRY(Registered(bucket));
+  return backend_->ListUploads(bucket, prefix);
+}
+
+// ---- emptying
+
+Result<EmptiedBucket> DeleteBucketWithContents(RegisteredStore& store, const std::string& bucket) {
+  EmptiedBucket out;
+  auto gone = [](const Error& e) { return FailureOf(e) == StoreFailure::kNoSuchBucket; };
+  // A bucket the backend no longer has room for is still unregistered below (a deletion
+  // that stopped between closing and unregistering).
+  auto uploads = store.ListUploads(bucket, "");
+  if (!uploads && !gone(uploads.error())) return Fail(uploads.error());
+  for (const auto& u : uploads ? *uploads : std::vector<UploadInfo>{}) {
+    auto aborted = store.AbortUpload(bucket, u.upload_id);
+    if (!aborted && !(aborted.error().code == ErrorCode::kNotFound)) return Fail(aborted.error());
+  }
+  while (uploads) {
+    ListOptions opts;
+    opts.max_keys = 1000;
+    auto page = store.List(bucket, opts);
+    if (!page && gone(page.error())) break;
+    if (!page) return Fail(page.error());
+    for (const auto& o : page->objects) {
+      auto deleted = store.Delete(bucket, o.key);
+      if (!deleted && deleted.error().code != ErrorCode::kNotFound) return Fail(deleted.error());
+      out.objects++;
+      out.bytes += o.size;
+    }
+    if (!page->truncated) break;
+  }
+  auto deleted = store.DeleteBucket(bucket);
+  if (!deleted && !gone(deleted.error())) return Fail(deleted.error());
+  return out;
+}
+
+}  // namespace tablemere::objectstore

@@ -1,0 +1,96 @@
+// The object store the server uses: a backend's bytes, with the S3 buckets (names,
+// creation times, tags, canned ACL, CORS) registered in the metastore, so whichever
+// backend holds the bytes, and every replica in front of it, sees the same buckets.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "metastore/metastore.h"
+#include "objectstore/object_store.h"
+
+namespace tablemere::objectstore {
+
+// Default arguments repeat ObjectStore's, for callers holding a RegisteredStore.
+// Every object call first finds its bucket in the metastore (kNoSuchBucket when it is
+// not registered), then goes to the backend.
+class RegisteredStore final : public ObjectStore {
+ public:
+  RegisteredStore(std::unique_ptr<ObjectStore> backend, metastore::BucketStore& buckets,
+                  const Clock& clock);
+
+  // Registers the buckets the backend kept itself before they moved to the metastore
+  // (LegacyBuckets) when the registry is empty, as it is on the first start after the
+  // upgrade; returns how many. Idempotent.
+  Result<int> ImportLegacyBuckets();
+
+  // ---- buckets
+  // Opens the bucket's room in the backend, then registers it: kBucketExists when it is
+  // registered already. A crash in between leaves an empty opened room, which the next
+  // create of that name reuses.
+  Result<void> CreateBucket(const std::string& bucket);
+  // Closes the bucket's room (kBucketNotEmpty while an object remains), then unregisters
+  // it; kNoSuchBucket when it is not registered. A crash in between leaves a registered
+  // bucket without room, which a retried delete removes.
+  Result<void> DeleteBucket(const std::string& bucket);
+  Result<BucketInfo> HeadBucket(const std::string& bucket);
+  Result<BucketInfo> SetBucketAttributes(const std::string& bucket, const AttributeChange& change);
+  Result<std::vector<BucketInfo>> ListBuckets();
+
+  // ---- ObjectStore: the bucket is checked, then the backend is called
+  Result<void> OpenBucket(const std::string& bucket) override;
+  Result<void> CloseBucket(const std::string& bucket) override;
+  Result<std::unique_ptr<ObjectWriter>> BeginPut(
+      const std::string& bucket, const std::string& key, PutConditions conditions = {},
+      std::optional<uint64_t> size = std::nullopt,
+      std::optional<std::map<std::string, std::string>> headers = std::nullopt) override;
+  Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override;
+  Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket, const std::string& key,
+                                            uint64_t offset, std::optional<uint64_t> length,
+                                            ObjectInfo* info) override;
+  Result<ObjectInfo> SetObjectAttributes(const std::string& bucket, const std::string& key,
+                                         const AttributeChange& change) override;
+  Result<void> Delete(const std::string& bucket, const std::string& key) override;
+  Result<ObjectInfo> Copy(const std::string& src_bucket, const std::string& src_key,
+                          const std::string& dst_bucket, const std::string& dst_key,
+                          std::optional<ObjectInfo> replace_metadata) override;
+  Result<ListResult> List(const std::string& bucket, const ListOptions& options) override;
+  Result<UploadInfo> CreateUpload(const std::string& bucket, const std::string& key,
+                                  ObjectInfo pending) override;
+  Result<UploadInfo> GetUpload(const std::string& bucket, const std::string& upload_id) override;
+  Result<std::unique_ptr<ObjectWriter>> BeginPart(
+      const std::string& bucket, const std::string& upload_id, int part_number,
+      std::optional<uint64_t> size = std::nullopt) override;
+  Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
+                                          const std::string& upload_id) override;
+  Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
+                                    const std::vector<int>& part_numbers, ObjectInfo final_info,
+                                    PutConditions conditions = {}) override;
+  Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) override;
+  size_t MaxKeyBytes(const std::string& bucket) const override;
+  bool ListsInByteOrder() const override;
+  Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
+                                              const std::string& prefix) override;
+
+  ObjectStore& backend() { return *backend_; }
+
+ private:
+  Result<void> Registered(const std::string& bucket);
+
+  std::unique_ptr<ObjectStore> backend_;
+  metastore::BucketStore& buckets_;
+  const Clock& clock_;
+};
+
+// What emptying a bucket removed.
+struct EmptiedBucket {
+  uint64_t objects = 0;
+  uint64_t bytes = 0;
+};
+// Deletes every object and open upload of `bucket`, then the bucket itself. A bucket
+// that is already gone is success (a retried deletion). Errors: kUnavailable (I/O).
+Result<EmptiedBucket> DeleteBucketWithContents(RegisteredStore& store, const std::string& bucket);
+
+}  // namespace tablemere::objectstore
