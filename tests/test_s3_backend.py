@@ -27,7 +27,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 import seaweed
-from conftest import OPERATORS, Server, catalog_token
+from conftest import BOOTSTRAP_SECRET, OPERATORS, Server, advance_clock, catalog_token
 from engines import duckdb_from_recipe
 from helpers import writers_until_killed
 
@@ -391,4 +391,42 @@ def test_buckets_and_their_attributes_live_in_the_metastore_not_the_backend(weed
         assert err.value.response["Error"]["Code"] == "NoSuchTagSet"
     finally:
         weed.resume()
+        server.cleanup()
+
+
+def test_metering_reads_counters_kept_as_objects_change_and_relists_daily(weed):
+    """Metering no longer lists the backend every hour (a request per 1,000 keys): the
+    server counts each bucket's bytes and objects as they are written and deleted, and
+    lists only once a day to correct the counters. An object written to the backend
+    behind our back shows only after that listing."""
+    server = Server(object_store="s3", backend=weed,
+                    extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET,
+                               "TABLEMERE_TEST_CLOCK": "1"})
+    try:
+        account = server.signup()
+        key, wid = account["api_key"], account["warehouse_id"]
+        cred = server.connection(key)["catalog_credential"]
+        s3 = boto3.client("s3", endpoint_url=server.s3, aws_access_key_id=cred["client_id"],
+                          aws_secret_access_key=cred["client_secret"], region_name="us-east-1")
+        bucket = f"b-{wid}"
+
+        def meter():
+            r = requests.post(server.api + "/internal/usage",
+                              headers={"X-Bootstrap-Secret": BOOTSTRAP_SECRET},
+                              json={"warehouse_id": wid})
+            assert r.status_code == 200, r.text
+            return r.json()["blob_bytes"], r.json()["blob_objects"]
+
+        s3.put_object(Bucket=bucket, Key="a.bin", Body=b"a" * 1000)
+        assert meter() == (1000, 1)  # the first metering lists, once
+        s3.put_object(Bucket=bucket, Key="b.bin", Body=b"b" * 300)
+        s3.put_object(Bucket=bucket, Key="a.bin", Body=b"a" * 100)  # replaces 1000 bytes
+        s3.delete_object(Bucket=bucket, Key="b.bin")
+        s3.delete_object(Bucket=bucket, Key="never-there.bin")
+        weed.client().put_object(Bucket=seaweed.BUCKET, Key=f"{server.store_root}/{bucket}/x.bin",
+                                 Body=b"x" * 50)
+        assert meter() == (100, 1)  # counted, not listed: the object behind our back is unseen
+        advance_clock(server, 25 * 3600)
+        assert meter() == (150, 2)  # a day on, the listing corrects the counters
+    finally:
         server.cleanup()

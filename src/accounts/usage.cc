@@ -11,12 +11,13 @@
 namespace tablemere::accounts {
 namespace {
 
-// Sums a bucket's objects; a bucket that is gone counts as empty.
-// A bucket's bytes and objects, less the noncurrent objects in `skip` (by key, with the
-// size they had when found).
-Result<std::pair<int64_t, int64_t>> Footprint(objectstore::ObjectStore& objects,
-                                              const std::string& bucket,
-                                              const std::map<std::string, int64_t>& skip = {}) {
+// How often metering lists a bucket to correct its usage counters. Between listings it
+// reads the counters the object store keeps as objects are written and deleted.
+constexpr int64_t kRelistEveryMs = 24 * 3600 * 1000;
+
+// Lists a bucket: its bytes and objects; a bucket that is gone counts as empty.
+Result<std::pair<int64_t, int64_t>> Listed(objectstore::ObjectStore& objects,
+                                           const std::string& bucket) {
   int64_t bytes = 0, count = 0;
   objectstore::ListOptions opts;
   opts.max_keys = 1000;
@@ -27,8 +28,6 @@ Result<std::pair<int64_t, int64_t>> Footprint(objectstore::ObjectStore& objects,
       return Fail(page.error());
     }
     for (const auto& o : page->objects) {
-      auto noncurrent = skip.find(o.key);
-      if (noncurrent != skip.end() && noncurrent->second == static_cast<int64_t>(o.size)) continue;
       bytes += static_cast<int64_t>(o.size);
       count++;
     }
@@ -36,6 +35,41 @@ Result<std::pair<int64_t, int64_t>> Footprint(objectstore::ObjectStore& objects,
     opts.continuation = page->next_marker;
   }
   return std::pair{bytes, count};
+}
+
+// A bucket's bytes and objects from its usage counters, corrected by a listing when the
+// last one is older than kRelistEveryMs (or a write's size change was unknown since),
+// less the noncurrent objects in `skip` still there with the size they had when found.
+Result<std::pair<int64_t, int64_t>> Footprint(
+    objectstore::RegisteredStore& objects, metastore::BucketStore& buckets, int64_t now_ms,
+    const std::string& bucket, const std::vector<metastore::NoncurrentObject>& skip = {}) {
+  TM_TRY(objects.FlushUsage());
+  auto found = buckets.FindBucket(bucket);
+  if (!found) {
+    if (found.error().code == ErrorCode::kNotFound) return std::pair<int64_t, int64_t>{0, 0};
+    return Fail(found.error());
+  }
+  metastore::BucketUsage usage = found->usage;
+  if (usage.reconciled_ms == 0 || now_ms - usage.reconciled_ms >= kRelistEveryMs) {
+    TM_ASSIGN(auto listed, Listed(objects, bucket));
+    // A correction, not an overwrite: what was counted while the listing ran stays.
+    auto reconciled = buckets.ReconcileUsage(bucket, listed.first - usage.bytes,
+                                             listed.second - usage.objects, now_ms);
+    if (!reconciled) {
+      if (reconciled.error().code == ErrorCode::kNotFound) return std::pair<int64_t, int64_t>{0, 0};
+      return Fail(reconciled.error());
+    }
+    TM_ASSIGN(auto again, buckets.FindBucket(bucket));
+    usage = again.usage;
+  }
+  for (const auto& o : skip) {
+    auto head = objects.Head(bucket, o.object_key);
+    if (head && static_cast<int64_t>(head->size) == o.size) {
+      usage.bytes -= o.size;
+      usage.objects--;
+    }
+  }
+  return std::pair{std::max<int64_t>(usage.bytes, 0), std::max<int64_t>(usage.objects, 0)};
 }
 
 }  // namespace
@@ -53,10 +87,10 @@ Result<metastore::UsageSample> AccountService::RecordUsage(
   s.at_ms = clock_.NowMillis();
   if (!reported) {
     TM_ASSIGN(auto noncurrent, meta_.maintenance().NoncurrentOfWarehouse(w->id.str()));
-    std::map<std::string, int64_t> skip;
-    for (const auto& o : noncurrent) skip[o.object_key] = o.size;
-    TM_ASSIGN(auto table, Footprint(objects_, storage::TableBucketName(w->id), skip));
-    TM_ASSIGN(auto blob, Footprint(objects_, storage::BlobBucketName(w->id)));
+    const int64_t now = clock_.NowMillis();
+    TM_ASSIGN(auto table, Footprint(objects_, meta_.buckets(), now, storage::TableBucketName(w->id),
+                                    noncurrent));
+    TM_ASSIGN(auto blob, Footprint(objects_, meta_.buckets(), now, storage::BlobBucketName(w->id)));
     s.table_bytes = table.first;
     s.table_objects = table.second;
     s.blob_bytes = blob.first;

@@ -302,6 +302,13 @@ class BucketStore {
   virtual Result<S3Bucket> UpdateBucket(const std::string& name, const S3BucketChange& change) = 0;
   // Unregisters the bucket with its tags; false when it was not registered.
   virtual Result<bool> RemoveBucket(const std::string& name) = 0;
+  // Adds every delta to its bucket's counters, in one transaction; deltas of buckets no
+  // longer registered are dropped.
+  virtual Result<void> AddUsage(const std::vector<UsageDelta>& deltas) = 0;
+  // Adds a listing's correction to the counters and records the listing's time (a delta,
+  // so writes counted while the listing ran are kept); kNotFound when unknown.
+  virtual Result<void> ReconcileUsage(const std::string& name, int64_t bytes, int64_t objects,
+                                      int64_t at_ms) = 0;
 };
 
 // A compare-and-swap that lost its race: kConflict with this reason, so callers tell a

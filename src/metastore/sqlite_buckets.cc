@@ -10,7 +10,7 @@ class SqliteBuckets final : public BucketStore {
 
   Result<void> AddBucket(const S3Bucket& bucket) override {
     return s_.Write([&](sqlite::Db& db) -> Result<void> {
-      TM_TRY(RunUnique(db, "INSERT INTO s3_buckets VALUES(?, ?, ?, ?)",
+      TM_TRY(RunUnique(db, "INSERT INTO s3_buckets(name, created_ms, acl, cors) VALUES(?, ?, ?, ?)",
                        {bucket.name, bucket.created_ms, bucket.acl, bucket.cors},
                        Error{ErrorCode::kAlreadyExists, "bucket " + bucket.name + " exists", {}}));
       return WriteTags(db, bucket.name, bucket.tags);
@@ -24,13 +24,13 @@ class SqliteBuckets final : public BucketStore {
   Result<std::vector<S3Bucket>> AllBuckets() override {
     return s_.Read([&](sqlite::Db& db) -> Result<std::vector<S3Bucket>> {
       std::vector<S3Bucket> out;
-      TM_ASSIGN(auto* st, db.Prepare("SELECT name, created_ms, acl, cors FROM s3_buckets "
-                                     "ORDER BY name"));
+      TM_ASSIGN(auto* st, db.Prepare("SELECT name, " + std::string(kColumns) +
+                                     " FROM s3_buckets ORDER BY name"));
       st->Bind({});
       while (true) {
         TM_ASSIGN(bool row, st->Step());
         if (!row) break;
-        out.push_back(S3Bucket{st->Text(0), st->Int(1), st->Text(2), st->Text(3), {}});
+        out.push_back(Row(st->Text(0), *st, 1));
       }
       TM_ASSIGN(auto* tags, db.Prepare("SELECT bucket, key, value FROM s3_bucket_tags "
                                        "ORDER BY bucket"));
@@ -66,6 +66,30 @@ class SqliteBuckets final : public BucketStore {
     });
   }
 
+  Result<void> AddUsage(const std::vector<UsageDelta>& deltas) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      for (const auto& d : deltas) {
+        TM_TRY(Run(db,
+                   "UPDATE s3_buckets SET bytes = bytes + ?, objects = objects + ?, "
+                   "reconciled_ms = CASE WHEN ? THEN 0 ELSE reconciled_ms END WHERE name = ?",
+                   {d.bytes, d.objects, int64_t{d.uncertain ? 1 : 0}, d.bucket}));
+      }
+      return {};
+    });
+  }
+
+  Result<void> ReconcileUsage(const std::string& name, int64_t bytes, int64_t objects,
+                              int64_t at_ms) override {
+    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(Run(db,
+                 "UPDATE s3_buckets SET bytes = bytes + ?, objects = objects + ?, "
+                 "reconciled_ms = ? WHERE name = ?",
+                 {bytes, objects, at_ms, name}));
+      if (db.Changes() == 0) return Fail(NotFound("bucket " + name));
+      return {};
+    });
+  }
+
   Result<bool> RemoveBucket(const std::string& name) override {
     return s_.Write([&](sqlite::Db& db) -> Result<bool> {
       TM_TRY(Run(db, "DELETE FROM s3_bucket_tags WHERE bucket = ?", {name}));
@@ -75,12 +99,18 @@ class SqliteBuckets final : public BucketStore {
   }
 
  private:
+  // The columns Row reads, in its order.
+  static constexpr char kColumns[] = "created_ms, acl, cors, bytes, objects, reconciled_ms";
+  static S3Bucket Row(std::string name, sqlite::Statement& st, int at) {
+    return S3Bucket{
+        std::move(name), st.Int(at), st.Text(at + 1),
+        st.Text(at + 2), {},         BucketUsage{st.Int(at + 3), st.Int(at + 4), st.Int(at + 5)}};
+  }
+
   static Result<S3Bucket> Find(sqlite::Db& db, const std::string& name) {
     TM_ASSIGN(S3Bucket bucket,
-              One(db, "SELECT created_ms, acl, cors FROM s3_buckets WHERE name = ?", {name},
-                  "bucket " + name, [&](sqlite::Statement& st) {
-                    return S3Bucket{name, st.Int(0), st.Text(1), st.Text(2), {}};
-                  }));
+              One(db, "SELECT " + std::string(kColumns) + " FROM s3_buckets WHERE name = ?", {name},
+                  "bucket " + name, [&](sqlite::Statement& st) { return Row(name, st, 0); }));
     TM_ASSIGN(auto* st, db.Prepare("SELECT key, value FROM s3_bucket_tags WHERE bucket = ?"));
     st->Bind({name});
     while (true) {

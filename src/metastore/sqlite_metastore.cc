@@ -253,6 +253,13 @@ CREATE TABLE s3_buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,
 CREATE TABLE s3_bucket_tags (bucket TEXT NOT NULL REFERENCES s3_buckets(name) ON DELETE CASCADE,
   key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID;
 )sql",
+    // 24: each bucket's usage counters, kept as objects are written and deleted (metering
+    // reads them instead of listing the store every hour)
+    R"sql(
+ALTER TABLE s3_buckets ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE s3_buckets ADD COLUMN objects INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE s3_buckets ADD COLUMN reconciled_ms INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.

@@ -299,6 +299,15 @@ struct Task {
   int attempts = 0;
 };
 
+// A bucket's stored bytes and objects, counted as objects are written and deleted and
+// corrected by a listing now and then (`reconciled_ms`: the last one; 0: never, or a
+// write whose size change was unknown since).
+struct BucketUsage {
+  int64_t bytes = 0;
+  int64_t objects = 0;
+  int64_t reconciled_ms = 0;
+};
+
 // An S3 bucket as the S3 front end knows it: registered here, whichever object store
 // holds its bytes, so every replica sees the same buckets and attributes.
 struct S3Bucket {
@@ -307,6 +316,15 @@ struct S3Bucket {
   std::string acl;   // canned ACL; "" is private
   std::string cors;  // the CORS configuration as S3 XML; "" when none
   std::map<std::string, std::string> tags;
+  BucketUsage usage;  // read-only here: changed by AddUsage and ReconcileUsage
+};
+
+// A change to a bucket's usage counters.
+struct UsageDelta {
+  std::string bucket;
+  int64_t bytes = 0;
+  int64_t objects = 0;
+  bool uncertain = false;  // a write whose size change is unknown: relist the bucket
 };
 
 // A change to a bucket's attributes; each set field replaces the old value.

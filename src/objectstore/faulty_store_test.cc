@@ -1,5 +1,4 @@
 #include "objectstore/faulty_store.h"
-#include "objectstore/registered_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,7 +10,9 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "metastore/metastore.h"
 #include "objectstore/local_disk.h"
+#include "objectstore/registered_store.h"
 
 namespace tablemere::objectstore {
 namespace {
@@ -363,6 +364,64 @@ TEST_F(FaultyStoreTest, DeleteBucketWithContentsRecoversOnRetry) {
   auto closed = faulty.base().List("b", ListOptions{});
   ASSERT_FALSE(closed.has_value());
   EXPECT_EQ(FailureOf(closed.error()), StoreFailure::kNoSuchBucket);
+}
+
+// The registry counts each bucket's bytes and objects as they are written, replaced,
+// copied and deleted, without ever listing the store; a write whose replaced size could
+// not be read marks the bucket for a listing instead of guessing.
+TEST_F(FaultyStoreTest, UsageIsCountedAsObjectsChangeWithoutListing) {
+  auto meta = metastore::OpenSqliteMetastore((dir_ / "state.db").string(), clock_);
+  ASSERT_TRUE(meta.has_value()) << meta.error().message;
+  FaultyStore& faulty = *store_;
+  RegisteredStore store(std::move(store_), (*meta)->buckets(), clock_);
+  ASSERT_TRUE(store.CreateBucket("u").has_value());
+  auto usage = [&] {
+    EXPECT_TRUE(store.FlushUsage().has_value());
+    return (*meta)->buckets().FindBucket("u").value().usage;
+  };
+  // Usage starts unreconciled: the first metering lists the bucket once.
+  EXPECT_EQ(usage().reconciled_ms, 0);
+  ASSERT_TRUE((*meta)->buckets().ReconcileUsage("u", 0, 0, 1).has_value());
+
+  auto put = [&](const std::string& key, size_t size) {
+    auto writer = store.BeginPut("u", key);
+    ASSERT_TRUE(writer.has_value()) << writer.error().message;
+    std::string body(size, 'x');
+    ASSERT_TRUE((*writer)->Write(body.data(), body.size()).has_value());
+    ASSERT_TRUE((*writer)->Commit(ObjectInfo{}).has_value());
+  };
+  put("a", 100);
+  put("b", 50);
+  put("a", 30);  // replaces 100 bytes
+  {
+    auto aborted = store.BeginPut("u", "never");
+    ASSERT_TRUE(aborted.has_value());
+    ASSERT_TRUE((*aborted)->Write("zz", 2).has_value());
+    (*aborted)->Abort();
+  }
+  ASSERT_TRUE(store.Copy("u", "b", "u", "c", std::nullopt).has_value());
+  ASSERT_TRUE(store.Delete("u", "b").has_value());
+  ASSERT_TRUE(store.Delete("u", "missing").has_value());
+  auto upload = store.CreateUpload("u", "a", ObjectInfo{});
+  ASSERT_TRUE(upload.has_value());
+  auto part = store.BeginPart("u", upload->upload_id, 1);
+  ASSERT_TRUE(part.has_value());
+  ASSERT_TRUE((*part)->Write("0123456789", 10).has_value());
+  ASSERT_TRUE((*part)->Commit(ObjectInfo{}).has_value());
+  ASSERT_TRUE(store.CompleteUpload("u", upload->upload_id, {1}, ObjectInfo{}).has_value());
+
+  metastore::BucketUsage counted = usage();
+  EXPECT_EQ(counted.bytes, 10 + 50);  // a (10, completed over 30) and c (50)
+  EXPECT_EQ(counted.objects, 2);
+  EXPECT_EQ(counted.reconciled_ms, 1);
+  EXPECT_EQ(faulty.Calls(StoreOp::kList), 0u);
+
+  // The replaced size unreadable: counted as new, and the bucket is due for a listing.
+  faulty.FailNext(StoreOp::kHead);
+  put("c", 5);
+  counted = usage();
+  EXPECT_EQ(counted.reconciled_ms, 0);
+  EXPECT_EQ(counted.objects, 3);
 }
 
 // Many threads through one wrapper: every counted failure is used exactly once.

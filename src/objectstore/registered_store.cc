@@ -1,5 +1,8 @@
 #include "objectstore/registered_store.h"
 
+#include <chrono>
+#include <functional>
+
 namespace tablemere::objectstore {
 namespace {
 
@@ -7,6 +10,22 @@ Error NoSuchBucket() {
   return StoreError(StoreFailure::kNoSuchBucket, ErrorCode::kNotFound,
                     "The specified bucket does not exist");
 }
+
+// A put's writer whose Commit also counts the write (see RegisteredStore::FlushUsage).
+class CountingWriter final : public ObjectWriter {
+ public:
+  using CommitFn = std::function<Result<ObjectInfo>(ObjectWriter& base, ObjectInfo info)>;
+  CountingWriter(std::unique_ptr<ObjectWriter> base, CommitFn commit)
+      : base_(std::move(base)), commit_(std::move(commit)) {}
+  Result<void> Write(const char* data, size_t size) override { return base_->Write(data, size); }
+  Result<ObjectInfo> Commit(ObjectInfo info) override { return commit_(*base_, std::move(info)); }
+  void Abort() override { base_->Abort(); }
+  uint64_t bytes_written() const override { return base_->bytes_written(); }
+
+ private:
+  std::unique_ptr<ObjectWriter> base_;
+  CommitFn commit_;
+};
 
 BucketInfo InfoOf(const metastore::S3Bucket& b) {
   return BucketInfo{b.name, b.created_ms, b.tags, b.acl, b.cors};
@@ -21,6 +40,82 @@ Error BucketError(const Error& e) { return e.code == ErrorCode::kNotFound ? NoSu
 RegisteredStore::RegisteredStore(std::unique_ptr<ObjectStore> backend,
                                  metastore::BucketStore& buckets, const Clock& clock)
     : backend_(std::move(backend)), buckets_(buckets), clock_(clock) {}
+
+RegisteredStore::~RegisteredStore() {
+  {
+    std::lock_guard lock(usage_mu_);
+    stopping_ = true;
+  }
+  flush_cv_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  (void)FlushUsage();  // best effort: what it cannot write, the next listing corrects
+}
+
+void RegisteredStore::FlushEvery(int64_t flush_every_ms) {
+  if (flusher_.joinable()) return;
+  flusher_ = std::thread([this, flush_every_ms] {
+    std::unique_lock lock(usage_mu_);
+    while (!stopping_) {
+      flush_cv_.wait_for(lock, std::chrono::milliseconds(flush_every_ms));
+      if (stopping_) break;
+      lock.unlock();
+      (void)FlushUsage();  // kept for the next round when the metastore refused it
+      lock.lock();
+    }
+  });
+}
+
+Result<void> RegisteredStore::FlushUsage() {
+  std::map<std::string, metastore::UsageDelta> taken;
+  {
+    std::lock_guard lock(usage_mu_);
+    taken.swap(pending_);
+  }
+  if (taken.empty()) return {};
+  std::vector<metastore::UsageDelta> deltas;
+  deltas.reserve(taken.size());
+  for (auto& [bucket, d] : taken) deltas.push_back(d);
+  auto added = buckets_.AddUsage(deltas);
+  if (!added) {
+    // Put back for the next flush, merged with what was counted meanwhile.
+    std::lock_guard lock(usage_mu_);
+    for (const auto& d : deltas) {
+      auto& into = pending_[d.bucket];
+      into.bucket = d.bucket;
+      into.bytes += d.bytes;
+      into.objects += d.objects;
+      into.uncertain = into.uncertain || d.uncertain;
+    }
+    return Fail(added.error());
+  }
+  return {};
+}
+
+Result<std::optional<uint64_t>> RegisteredStore::SizeBefore(const std::string& bucket,
+                                                            const std::string& key) {
+  auto head = backend_->Head(bucket, key);
+  if (head) return std::optional<uint64_t>(head->size);
+  if (FailureOf(head.error()) == StoreFailure::kNoSuchKey) return std::optional<uint64_t>();
+  return Fail(head.error());
+}
+
+void RegisteredStore::Count(const std::string& bucket,
+                            const Result<std::optional<uint64_t>>& before,
+                            std::optional<uint64_t> after) {
+  std::lock_guard lock(usage_mu_);
+  auto& d = pending_[bucket];
+  d.bucket = bucket;
+  if (!before) d.uncertain = true;
+  const std::optional<uint64_t> was = before ? *before : std::nullopt;
+  if (was) {
+    d.bytes -= static_cast<int64_t>(*was);
+    d.objects -= 1;
+  }
+  if (after) {
+    d.bytes += static_cast<int64_t>(*after);
+    d.objects += 1;
+  }
+}
 
 Result<int> RegisteredStore::ImportLegacyBuckets() {
   // Only into an empty registry: the first start after the upgrade. Later, a bucket the
@@ -103,7 +198,19 @@ Result<std::unique_ptr<ObjectWriter>> RegisteredStore::BeginPut(
     const std::string& bucket, const std::string& key, PutConditions conditions,
     std::optional<uint64_t> size, std::optional<std::map<std::string, std::string>> headers) {
   TM_TRY(Registered(bucket));
-  return backend_->BeginPut(bucket, key, std::move(conditions), size, std::move(headers));
+  // A put that must create its key replaced nothing when it succeeds: no HEAD needed.
+  const bool creates = conditions.if_none_match;
+  TM_ASSIGN(auto writer,
+            backend_->BeginPut(bucket, key, std::move(conditions), size, std::move(headers)));
+  return std::unique_ptr<ObjectWriter>(std::make_unique<CountingWriter>(
+      std::move(writer),
+      [this, bucket, key, creates](ObjectWriter& base, ObjectInfo info) -> Result<ObjectInfo> {
+        auto before =
+            creates ? Result<std::optional<uint64_t>>(std::nullopt) : SizeBefore(bucket, key);
+        TM_ASSIGN(ObjectInfo stored, base.Commit(std::move(info)));
+        Count(bucket, before, stored.size);
+        return stored;
+      }));
 }
 
 Result<ObjectInfo> RegisteredStore::Head(const std::string& bucket, const std::string& key) {
@@ -128,7 +235,10 @@ Result<ObjectInfo> RegisteredStore::SetObjectAttributes(const std::string& bucke
 
 Result<void> RegisteredStore::Delete(const std::string& bucket, const std::string& key) {
   TM_TRY(Registered(bucket));
-  return backend_->Delete(bucket, key);
+  auto before = SizeBefore(bucket, key);
+  TM_TRY(backend_->Delete(bucket, key));
+  Count(bucket, before, std::nullopt);
+  return {};
 }
 
 Result<ObjectInfo> RegisteredStore::Copy(const std::string& src_bucket, const std::string& src_key,
@@ -136,7 +246,11 @@ Result<ObjectInfo> RegisteredStore::Copy(const std::string& src_bucket, const st
                                          std::optional<ObjectInfo> replace_metadata) {
   TM_TRY(Registered(src_bucket));
   if (dst_bucket != src_bucket) TM_TRY(Registered(dst_bucket));
-  return backend_->Copy(src_bucket, src_key, dst_bucket, dst_key, std::move(replace_metadata));
+  auto before = SizeBefore(dst_bucket, dst_key);
+  TM_ASSIGN(ObjectInfo copied,
+            backend_->Copy(src_bucket, src_key, dst_bucket, dst_key, std::move(replace_metadata)));
+  Count(dst_bucket, before, copied.size);
+  return copied;
 }
 
 Result<ListResult> RegisteredStore::List(const std::string& bucket, const ListOptions& options) {
@@ -176,8 +290,13 @@ Result<ObjectInfo> RegisteredStore::CompleteUpload(const std::string& bucket,
                                                    ObjectInfo final_info,
                                                    PutConditions conditions) {
   TM_TRY(Registered(bucket));
-  return backend_->CompleteUpload(bucket, upload_id, part_numbers, std::move(final_info),
-                                  std::move(conditions));
+  TM_ASSIGN(UploadInfo upload, backend_->GetUpload(bucket, upload_id));
+  auto before = SizeBefore(bucket, upload.key);
+  TM_ASSIGN(ObjectInfo completed,
+            backend_->CompleteUpload(bucket, upload_id, part_numbers, std::move(final_info),
+                                     std::move(conditions)));
+  Count(bucket, before, completed.size);
+  return completed;
 }
 
 Result<void> RegisteredStore::AbortUpload(const std::string& bucket, const std::string& upload_id) {

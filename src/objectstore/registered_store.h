@@ -3,8 +3,13 @@
 // backend holds the bytes, and every replica in front of it, sees the same buckets.
 #pragma once
 
+#include <condition_variable>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -20,6 +25,22 @@ class RegisteredStore final : public ObjectStore {
  public:
   RegisteredStore(std::unique_ptr<ObjectStore> backend, metastore::BucketStore& buckets,
                   const Clock& clock);
+  // Writes the usage counted but not yet flushed.
+  ~RegisteredStore() override;
+  RegisteredStore(const RegisteredStore&) = delete;
+  RegisteredStore& operator=(const RegisteredStore&) = delete;
+
+  // ---- usage counters. Every put, copy, completed upload and delete changes its bucket's
+  // bytes and objects by what it added and what it replaced or removed (the key's size,
+  // read just before the write). The changes gather here and reach the metastore in one
+  // transaction when FlushUsage runs (a background thread calls it every
+  // `flush_every_ms`; metering calls it before reading), so counting adds no metastore
+  // write to a request. A crash loses at most the unflushed changes; metering's periodic
+  // listing corrects the counters (ReconcileUsage), as it does after a write whose
+  // replaced size could not be read (marked uncertain).
+  Result<void> FlushUsage();
+  // Starts the background flush; without it only FlushUsage and destruction write.
+  void FlushEvery(int64_t flush_every_ms);
 
   // Registers the buckets the backend kept itself before they moved to the metastore
   // (LegacyBuckets) when the registry is empty, as it is on the first start after the
@@ -78,10 +99,22 @@ class RegisteredStore final : public ObjectStore {
 
  private:
   Result<void> Registered(const std::string& bucket);
+  // The size of `key` before a write replaces or removes it: nullopt when absent; an
+  // error when it could not be read.
+  Result<std::optional<uint64_t>> SizeBefore(const std::string& bucket, const std::string& key);
+  // Counts a write that left `key` at `after` bytes (nullopt: deleted) where `before` was.
+  void Count(const std::string& bucket, const Result<std::optional<uint64_t>>& before,
+             std::optional<uint64_t> after);
 
   std::unique_ptr<ObjectStore> backend_;
   metastore::BucketStore& buckets_;
   const Clock& clock_;
+
+  std::mutex usage_mu_;
+  std::map<std::string, metastore::UsageDelta> pending_;  // by bucket; guarded by usage_mu_
+  std::condition_variable flush_cv_;
+  bool stopping_ = false;  // guarded by usage_mu_
+  std::thread flusher_;
 };
 
 // What emptying a bucket removed.

@@ -114,6 +114,8 @@ class AppImpl final : public App {
                                                               clock_);
     // Buckets were registered in the object store before the metastore kept them.
     TM_TRY(objects_->ImportLegacyBuckets());
+    // Usage counted as objects change reaches the metastore once a second, in one write.
+    objects_->FlushEvery(1000);
     if (!config.access_log.empty() && config.access_log != "-") {
       log_file_ = std::fopen(config.access_log.c_str(), "a");
       if (!log_file_) return Fail(ErrorCode::kUnavailable, "cannot open " + config.access_log);
