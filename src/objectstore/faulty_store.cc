@@ -155,6 +155,7 @@ class FaultyWriter final : public ObjectWriter {
   }
   void Abort() override { base_->Abort(); }
   uint64_t bytes_written() const override { return base_->bytes_written(); }
+  bool ReportsReplaced() const override { return base_->ReportsReplaced(); }
 
  private:
   Result<void> Gate(StoreOp op) {

@@ -390,9 +390,12 @@ TEST_F(FaultyStoreTest, UsageIsCountedAsObjectsChangeWithoutListing) {
     ASSERT_TRUE((*writer)->Write(body.data(), body.size()).has_value());
     ASSERT_TRUE((*writer)->Commit(ObjectInfo{}).has_value());
   };
+  const uint64_t heads = faulty.Calls(StoreOp::kHead);
   put("a", 100);
   put("b", 50);
   put("a", 30);  // replaces 100 bytes
+  // The local disk says what each put replaced: no HEAD before a put.
+  EXPECT_EQ(faulty.Calls(StoreOp::kHead), heads);
   {
     auto aborted = store.BeginPut("u", "never");
     ASSERT_TRUE(aborted.has_value());
@@ -416,12 +419,12 @@ TEST_F(FaultyStoreTest, UsageIsCountedAsObjectsChangeWithoutListing) {
   EXPECT_EQ(counted.reconciled_ms, 1);
   EXPECT_EQ(faulty.Calls(StoreOp::kList), 0u);
 
-  // The replaced size unreadable: counted as new, and the bucket is due for a listing.
+  // A deleted size unreadable: nothing subtracted, and the bucket is due for a listing.
   faulty.FailNext(StoreOp::kHead);
-  put("c", 5);
+  ASSERT_TRUE(store.Delete("u", "c").has_value());
   counted = usage();
   EXPECT_EQ(counted.reconciled_ms, 0);
-  EXPECT_EQ(counted.objects, 3);
+  EXPECT_EQ(counted.objects, 2);
 }
 
 // Many threads through one wrapper: every counted failure is used exactly once.

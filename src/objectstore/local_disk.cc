@@ -461,12 +461,15 @@ class FileWriter final : public ObjectWriter {
  public:
   // Publishes the durable file `blob` (its index row); called by Commit.
   using CommitFn = std::function<Result<ObjectInfo>(const std::string& blob, ObjectInfo info)>;
-  FileWriter(std::string blob, std::string dir, std::string path, int fd, CommitFn commit)
+  // `reports_replaced`: `commit` fills ObjectInfo::replaced (an object's put, not a part).
+  FileWriter(std::string blob, std::string dir, std::string path, int fd, CommitFn commit,
+             bool reports_replaced)
       : blob_(std::move(blob)),
         dir_(std::move(dir)),
         path_(std::move(path)),
         fd_(fd),
         commit_(std::move(commit)),
+        reports_replaced_(reports_replaced),
         md5_(crypto::DigestAlgorithm::kMd5) {}
   ~FileWriter() override { Abort(); }
 
@@ -531,6 +534,7 @@ class FileWriter final : public ObjectWriter {
     path_.clear();
   }
   uint64_t bytes_written() const override { return written_; }
+  bool ReportsReplaced() const override { return reports_replaced_; }
 
  private:
   std::string blob_;
@@ -538,6 +542,7 @@ class FileWriter final : public ObjectWriter {
   std::string path_;
   int fd_;
   CommitFn commit_;
+  bool reports_replaced_;
   crypto::Digest md5_;  // until hasher_ takes it over
   std::unique_ptr<DigestPipeline> hasher_;
   uint64_t written_ = 0;
@@ -640,10 +645,12 @@ class LocalDiskStore final : public ObjectStore {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindBucket(*reader_db_, bucket));
     }
-    return NewWriter(size,
-                     [this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
-                       return PublishObject(bucket, key, blob, conditions, std::move(info));
-                     });
+    return NewWriter(
+        size,
+        [this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
+          return PublishObject(bucket, key, blob, conditions, std::move(info));
+        },
+        true);
   }
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
@@ -968,7 +975,8 @@ class LocalDiskStore final : public ObjectStore {
   std::string BlobPath(const std::string& blob) const { return BlobDir(blob) + "/" + blob; }
 
   Result<std::unique_ptr<ObjectWriter>> NewWriter(std::optional<uint64_t> size,
-                                                  FileWriter::CommitFn commit) {
+                                                  FileWriter::CommitFn commit,
+                                                  bool reports_replaced = false) {
     std::string blob = crypto::HexEncode(random_.Bytes(16));
     std::string dir = BlobDir(blob);
     std::error_code ec;
@@ -976,7 +984,9 @@ class LocalDiskStore final : public ObjectStore {
     std::string path = dir + "/" + blob;
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
     if (fd < 0) return Fail(IoError(std::string("create blob: ") + std::strerror(errno)));
-    return HoldToSize(std::make_unique<FileWriter>(blob, dir, path, fd, std::move(commit)), size);
+    return HoldToSize(
+        std::make_unique<FileWriter>(blob, dir, path, fd, std::move(commit), reports_replaced),
+        size);
   }
 
   // Inside the publishing transaction: concurrent conditional writers serialise here.
@@ -1005,12 +1015,14 @@ class LocalDiskStore final : public ObjectStore {
     info.key = key;
     info.last_modified_ms = clock_.NowMillis();
     std::string old_blob;
+    Replaced replaced;
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindBucket(db, bucket));
       TM_TRY(CheckConditions(db, bucket, key, conditions));
-      return UpsertObject(db, bucket, key, blob, info, &old_blob);
+      return UpsertObject(db, bucket, key, blob, info, &old_blob, &replaced);
     }));
     if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    info.replaced = replaced;
     return info;
   }
 
@@ -1161,11 +1173,12 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<void> UpsertObject(sqlite::Db& db, const std::string& bucket, const std::string& key,
-                            const std::string& blob, const ObjectInfo& info,
-                            std::string* old_blob) {
-    TM_ASSIGN(auto* sel, db.Prepare("SELECT blob FROM objects WHERE bucket = ? AND key = ?"));
+                            const std::string& blob, const ObjectInfo& info, std::string* old_blob,
+                            Replaced* replaced = nullptr) {
+    TM_ASSIGN(auto* sel, db.Prepare("SELECT blob, size FROM objects WHERE bucket = ? AND key = ?"));
     TM_ASSIGN(bool row, sel->Bind({bucket, key}).Step());
     if (row) *old_blob = sel->Text(0);
+    if (replaced) *replaced = row ? Replaced{true, static_cast<uint64_t>(sel->Int(1))} : Replaced{};
     sel->Bind({});
     TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO objects(bucket, key, blob, size, etag, "
                                    "modified_ms, headers, checksums, part_sizes, attrs) "

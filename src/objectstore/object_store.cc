@@ -32,6 +32,7 @@ class SizedWriter final : public ObjectWriter {
   }
   void Abort() override { inner_->Abort(); }
   uint64_t bytes_written() const override { return inner_->bytes_written(); }
+  bool ReportsReplaced() const override { return inner_->ReportsReplaced(); }
 
  private:
   Error SizeMismatch() const {

@@ -16,6 +16,13 @@
 
 namespace tablemere::objectstore {
 
+// What a put's Commit replaced, as a backend that can tell reports it (see
+// ObjectWriter::ReportsReplaced).
+struct Replaced {
+  bool existed = false;
+  uint64_t size = 0;  // the replaced object's, when one existed
+};
+
 struct ObjectInfo {
   std::string key;
   uint64_t size = 0;
@@ -35,6 +42,8 @@ struct ObjectInfo {
   // The object's tags (key → value) and canned ACL ("" is private).
   std::map<std::string, std::string> tags;
   std::string acl;
+  // Set only in the answer of a Commit whose writer ReportsReplaced(); never stored.
+  std::optional<Replaced> replaced;
 };
 
 struct BucketInfo {
@@ -67,6 +76,10 @@ class ObjectWriter {
   // without Commit.
   virtual void Abort() = 0;
   virtual uint64_t bytes_written() const = 0;
+  // Whether a successful Commit's answer says what the put replaced (ObjectInfo::replaced),
+  // so a caller counting usage need not read the key's size beforehand. Known when the
+  // writer is handed out; a wrapper answers as the writer it wraps.
+  virtual bool ReportsReplaced() const { return false; }
 };
 
 // Conditions a put must still meet at the moment it is published (checked atomically

@@ -21,6 +21,7 @@ class CountingWriter final : public ObjectWriter {
   Result<ObjectInfo> Commit(ObjectInfo info) override { return commit_(*base_, std::move(info)); }
   void Abort() override { base_->Abort(); }
   uint64_t bytes_written() const override { return base_->bytes_written(); }
+  bool ReportsReplaced() const override { return base_->ReportsReplaced(); }
 
  private:
   std::unique_ptr<ObjectWriter> base_;
@@ -203,14 +204,31 @@ Result<std::unique_ptr<ObjectWriter>> RegisteredStore::BeginPut(
   TM_ASSIGN(auto writer,
             backend_->BeginPut(bucket, key, std::move(conditions), size, std::move(headers)));
   return std::unique_ptr<ObjectWriter>(std::make_unique<CountingWriter>(
-      std::move(writer),
-      [this, bucket, key, creates](ObjectWriter& base, ObjectInfo info) -> Result<ObjectInfo> {
-        auto before =
-            creates ? Result<std::optional<uint64_t>>(std::nullopt) : SizeBefore(bucket, key);
-        TM_ASSIGN(ObjectInfo stored, base.Commit(std::move(info)));
-        Count(bucket, before, stored.size);
-        return stored;
+      std::move(writer), [this, bucket, key, creates](ObjectWriter& base, ObjectInfo info) {
+        return CommitCounted(base, std::move(info), bucket, key, creates);
       }));
+}
+
+Result<ObjectInfo> RegisteredStore::CommitCounted(ObjectWriter& base, ObjectInfo info,
+                                                  const std::string& bucket, const std::string& key,
+                                                  bool creates) {
+  using Before = Result<std::optional<uint64_t>>;
+  if (!creates && !base.ReportsReplaced()) {
+    Before before = SizeBefore(bucket, key);
+    TM_ASSIGN(ObjectInfo stored, base.Commit(std::move(info)));
+    Count(bucket, before, stored.size);
+    return stored;
+  }
+  // The put created its key, or the backend says what it replaced.
+  TM_ASSIGN(ObjectInfo stored, base.Commit(std::move(info)));
+  Before before = std::nullopt;
+  if (!creates && !stored.replaced) {
+    before = Fail(ErrorCode::kUnavailable, "the store could not tell what the put replaced");
+  } else if (!creates && stored.replaced->existed) {
+    before = std::optional<uint64_t>(stored.replaced->size);
+  }
+  Count(bucket, before, stored.size);
+  return stored;
 }
 
 Result<ObjectInfo> RegisteredStore::Head(const std::string& bucket, const std::string& key) {

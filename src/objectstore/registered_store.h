@@ -102,6 +102,10 @@ class RegisteredStore final : public ObjectStore {
   // The size of `key` before a write replaces or removes it: nullopt when absent; an
   // error when it could not be read.
   Result<std::optional<uint64_t>> SizeBefore(const std::string& bucket, const std::string& key);
+  // Commits a put through `base` and counts it: the replaced size read before (unless
+  // the put `creates` its key or the backend reports what it replaced).
+  Result<ObjectInfo> CommitCounted(ObjectWriter& base, ObjectInfo info, const std::string& bucket,
+                                   const std::string& key, bool creates);
   // Counts a write that left `key` at `after` bytes (nullopt: deleted) where `before` was.
   void Count(const std::string& bucket, const Result<std::optional<uint64_t>>& before,
              std::optional<uint64_t> after);

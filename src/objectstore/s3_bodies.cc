@@ -43,8 +43,11 @@ std::thread SendInBackground(S3Http& http, const S3Call& call, std::mutex& mu,
 
 // ---- SpoolWriter ----
 
-SpoolWriter::SpoolWriter(int fd, Finish finish)
-    : fd_(fd), finish_(std::move(finish)), md5_(crypto::DigestAlgorithm::kMd5) {}
+SpoolWriter::SpoolWriter(int fd, Finish finish, bool reports_replaced)
+    : fd_(fd),
+      finish_(std::move(finish)),
+      reports_replaced_(reports_replaced),
+      md5_(crypto::DigestAlgorithm::kMd5) {}
 
 SpoolWriter::~SpoolWriter() { Abort(); }
 

@@ -50,16 +50,19 @@ class SpoolWriter final : public ObjectWriter {
  public:
   using Finish = std::function<Result<ObjectInfo>(int fd, uint64_t size, const std::string& md5_raw,
                                                   ObjectInfo info)>;
-  SpoolWriter(int fd, Finish finish);
+  // `reports_replaced`: `finish` fills ObjectInfo::replaced.
+  SpoolWriter(int fd, Finish finish, bool reports_replaced = false);
   ~SpoolWriter() override;
   Result<void> Write(const char* data, size_t size) override;
   Result<ObjectInfo> Commit(ObjectInfo info) override;
   void Abort() override;
   uint64_t bytes_written() const override { return written_; }
+  bool ReportsReplaced() const override { return reports_replaced_; }
 
  private:
   int fd_;
   Finish finish_;
+  bool reports_replaced_;
   crypto::Digest md5_;
   uint64_t written_ = 0;
 };

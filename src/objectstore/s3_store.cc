@@ -241,11 +241,16 @@ class S3Store final : public ObjectStore {
       return StreamPut(bucket, key, std::move(conditions), *size, std::move(*headers));
     }
     TM_ASSIGN(int fd, Spool());
+    // A store that honours conditions tells, by its answer to If-None-Match, whether the
+    // put replaced anything (see PutSpooled); not so under If-Match.
+    const bool reports_replaced = conditional_ && !conditions.if_match;
     auto writer = std::make_unique<SpoolWriter>(
-        fd, [this, bucket, key, conditions](int body, uint64_t body_size, const std::string& md5,
-                                            ObjectInfo info) {
+        fd,
+        [this, bucket, key, conditions](int body, uint64_t body_size, const std::string& md5,
+                                        ObjectInfo info) {
           return PutSpooled(bucket, key, conditions, body, body_size, md5, std::move(info));
-        });
+        },
+        reports_replaced);
     return HoldToSize(std::move(writer), size);
   }
 
@@ -655,13 +660,44 @@ class S3Store final : public ObjectStore {
     put.headers.push_back({"Content-MD5", crypto::Base64Encode(md5)});
     TM_TRY(AttachExtras(bucket, key, etag, ExtrasFromInfo(info), put.headers));
     auto guard = LockKey(ObjectKey(bucket, key));
-    if (conditional_) {
-      AddConditions(conditions, put.headers);
-    } else {
+    if (!conditional_) {
       TM_TRY(CheckConditionsHere(bucket, key, conditions));
+      TM_ASSIGN(S3Answer a, http_.Send(put));
+      return ObjectStored(bucket, key, conditions, a, size, etag, std::move(info));
+    }
+    if (conditions.if_match || conditions.if_none_match) {
+      AddConditions(conditions, put.headers);
+      TM_ASSIGN(S3Answer a, http_.Send(put));
+      TM_ASSIGN(ObjectInfo stored,
+                ObjectStored(bucket, key, conditions, a, size, etag, std::move(info)));
+      if (conditions.if_none_match) stored.replaced = Replaced{};
+      return stored;
+    }
+    // What the put replaces, for usage counting, without a HEAD in the common case: sent
+    // first as a create (If-None-Match: *); only a key that exists (412, rare for tables'
+    // uniquely named files) costs a HEAD and the put again, unconditional. The spooled
+    // body is read from its start for each send.
+    S3Call create = put;
+    create.headers.push_back({"If-None-Match", "*"});
+    TM_ASSIGN(S3Answer first, http_.Send(create));
+    if (first.status != 412) {
+      TM_ASSIGN(ObjectInfo stored,
+                ObjectStored(bucket, key, conditions, first, size, etag, std::move(info)));
+      stored.replaced = Replaced{};
+      return stored;
+    }
+    std::optional<Replaced> replaced;
+    TM_ASSIGN(S3Answer head, http_.Send(Idempotent(Call("HEAD", ObjectKey(bucket, key)))));
+    if (Ok(head)) {
+      replaced = Replaced{true, std::strtoull(head.Header("content-length").c_str(), nullptr, 10)};
+    } else if (head.status == 404) {
+      replaced = Replaced{};  // deleted in between
     }
     TM_ASSIGN(S3Answer a, http_.Send(put));
-    return ObjectStored(bucket, key, conditions, a, size, etag, std::move(info));
+    TM_ASSIGN(ObjectInfo stored,
+              ObjectStored(bucket, key, conditions, a, size, etag, std::move(info)));
+    stored.replaced = replaced;
+    return stored;
   }
 
   // Judges the store's answer to an object's write and describes what was stored.
