@@ -311,6 +311,19 @@ class BucketStore {
                                       int64_t at_ms) = 0;
 };
 
+// Leased locks on names (object keys), shared by every server over this metastore: what
+// makes a check-then-write against an object store exact across replicas.
+class KeyLockStore {
+ public:
+  virtual ~KeyLockStore() = default;
+  // Takes `key` for `holder` until `now_ms + lease_ms`, when it is free or its lease has
+  // run out; false while another holder's lease runs.
+  virtual Result<bool> TryLock(const std::string& key, const std::string& holder, int64_t now_ms,
+                               int64_t lease_ms) = 0;
+  // Releases `key` if `holder` still holds it.
+  virtual Result<void> Unlock(const std::string& key, const std::string& holder) = 0;
+};
+
 // A compare-and-swap that lost its race: kConflict with this reason, so callers tell a
 // moved pointer (retry) from other conflicts without reading messages.
 inline constexpr char kStalePointer[] = "stale_pointer";
@@ -423,6 +436,7 @@ class Stores {
   virtual IdempotencyStore& idempotency() = 0;
   virtual BucketOwnerStore& bucket_owners() = 0;
   virtual BucketStore& buckets() = 0;
+  virtual KeyLockStore& key_locks() = 0;
   virtual CatalogStore& catalog() = 0;
   virtual TaskStore& tasks() = 0;
   virtual AuditStore& audit() = 0;

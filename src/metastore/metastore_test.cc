@@ -463,6 +463,18 @@ TEST_F(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
   EXPECT_TRUE(b.FindBucket("logs")->tags.empty());
 }
 
+TEST_F(MetastoreTest, KeyLocksAreHeldUntilReleasedOrTheLeaseRunsOut) {
+  auto& locks = store_->key_locks();
+  EXPECT_TRUE(locks.TryLock("b/k", "one", 1000, 500).value_or(false));
+  EXPECT_FALSE(locks.TryLock("b/k", "two", 1200, 500).value_or(true));  // leased to one
+  EXPECT_TRUE(locks.TryLock("b/other", "two", 1200, 500).value_or(false));
+  ASSERT_TRUE(locks.Unlock("b/k", "two").has_value());  // not two's to release
+  EXPECT_FALSE(locks.TryLock("b/k", "two", 1400, 500).value_or(true));
+  EXPECT_TRUE(locks.TryLock("b/k", "two", 1500, 500).value_or(false));  // one's lease ran out
+  ASSERT_TRUE(locks.Unlock("b/k", "two").has_value());
+  EXPECT_TRUE(locks.TryLock("b/k", "three", 1600, 500).value_or(false));
+}
+
 TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {
   for (Level l : {Level::kNone, Level::kRead, Level::kWrite}) EXPECT_EQ(ParseLevel(Name(l)), l);
   for (Role r : {Role::kAdmin, Role::kMember}) EXPECT_EQ(ParseRole(Name(r)), r);

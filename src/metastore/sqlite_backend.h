@@ -145,6 +145,7 @@ std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope);
 std::unique_ptr<IdempotencyStore> NewIdempotencyStore(Scope scope);
 std::unique_ptr<BucketOwnerStore> NewBucketOwnerStore(Scope scope);
 std::unique_ptr<BucketStore> NewBucketStore(Scope scope);
+std::unique_ptr<KeyLockStore> NewKeyLockStore(Scope scope);
 std::unique_ptr<CatalogStore> NewCatalogStore(Scope scope);
 std::unique_ptr<TaskStore> NewTaskStore(Scope scope);
 std::unique_ptr<AuditStore> NewAuditStore(Scope scope);

@@ -260,6 +260,11 @@ ALTER TABLE s3_buckets ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE s3_buckets ADD COLUMN objects INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE s3_buckets ADD COLUMN reconciled_ms INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 25: leased locks on object keys (conditional writes enforced by the server)
+    R"sql(
+CREATE TABLE key_locks (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
+  expires_ms INTEGER NOT NULL) WITHOUT ROWID;
+)sql",
 };
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
@@ -280,6 +285,7 @@ class ScopedStores {
         idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
         bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
         buckets_(sqlite_backend::NewBucketStore(scope)),
+        key_locks_(sqlite_backend::NewKeyLockStore(scope)),
         catalog_(sqlite_backend::NewCatalogStore(scope)),
         tasks_(sqlite_backend::NewTaskStore(scope)),
         audit_(sqlite_backend::NewAuditStore(scope)),
@@ -296,6 +302,7 @@ class ScopedStores {
   std::unique_ptr<IdempotencyStore> idempotency_;
   std::unique_ptr<BucketOwnerStore> bucket_owners_;
   std::unique_ptr<BucketStore> buckets_;
+  std::unique_ptr<KeyLockStore> key_locks_;
   std::unique_ptr<CatalogStore> catalog_;
   std::unique_ptr<TaskStore> tasks_;
   std::unique_ptr<AuditStore> audit_;
@@ -314,6 +321,7 @@ class ScopedStores {
   IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
   BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \
   BucketStore& buckets() override { return *stores.buckets_; }                  \
+  KeyLockStore& key_locks() override { return *stores.key_locks_; }             \
   CatalogStore& catalog() override { return *stores.catalog_; }                 \
   TaskStore& tasks() override { return *stores.tasks_; }                        \
   AuditStore& audit() override { return *stores.audit_; }                       \

@@ -40,6 +40,7 @@
 
 #if TABLEMERE_HAVE_S3_STORE
 #include "objectstore/s3_store.h"
+#include "objectstore/shared_key_locks.h"
 #include "objectstore/testing/seaweed.h"
 #endif
 
@@ -1518,6 +1519,71 @@ INSTANTIATE_TEST_SUITE_P(Backends, ObjectStoreContract, ::testing::ValuesIn(Back
                          [](const ::testing::TestParamInfo<Backend>& info) {
                            return info.param.name;
                          });
+
+#if TABLEMERE_HAVE_S3_STORE
+// Two servers in front of one store that ignores conditions (as the ConditionsHere
+// variant has the server assume), sharing the metastore's key locks as replicas do:
+// If-None-Match writers racing through both still see exactly one winner, and an
+// If-Match writer never overwrites a version it did not name.
+TEST(S3BackendReplicas, ConditionalWritesAreExactAcrossServersSharingKeyLocks) {
+  auto weed = SharedSeaweed();
+  ASSERT_TRUE(weed.has_value()) << weed.error().message;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("tm-replicas-" + std::to_string(::getpid()) + "-" + RandomHex(6));
+  fs::create_directories(dir / "spool");
+  auto meta = metastore::OpenSqliteMetastore((dir / "state.db").string(), TestClock());
+  ASSERT_TRUE(meta.has_value()) << meta.error().message;
+  MetastoreKeyLocks locks((*meta)->key_locks(), TestClock());
+  S3StoreConfig config;
+  config.endpoint = (*weed)->endpoint();
+  config.bucket = (*weed)->bucket();
+  config.root = "replicas-" + RandomHex(6);
+  config.access_key = (*weed)->access_key();
+  config.secret_key = (*weed)->secret_key();
+  config.spool_dir = (dir / "spool").string();
+  config.enforce_conditions_here = true;
+  config.shared_locks = &locks;
+  std::vector<std::unique_ptr<ObjectStore>> servers;
+  for (int i = 0; i < 2; i++) {
+    auto store = OpenS3Store(config, TestClock(), TestRandom());
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    ASSERT_TRUE((*store)->OpenBucket("r").has_value());
+    servers.push_back(std::move(*store));
+  }
+  constexpr int kWriters = 8;
+  for (int round = 0; round < 4; round++) {
+    const std::string key = "race-" + std::to_string(round);
+    std::vector<std::string> outcomes(kWriters);
+    std::latch ready(kWriters);
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kWriters; w++) {
+      threads.emplace_back([&, w] {
+        PutConditions absent;
+        absent.if_none_match = true;
+        const std::string body = "writer-" + std::to_string(w);
+        auto writer = servers[w % 2]->BeginPut("r", key, absent);
+        if (writer) (void)(*writer)->Write(body.data(), body.size());
+        ready.arrive_and_wait();
+        outcomes[w] = writer ? Outcome((*writer)->Commit(ObjectInfo{})) : Outcome(writer);
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), "ok"), 1) << "round " << round;
+    EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), "PreconditionFailed"), kWriters - 1)
+        << "round " << round;
+  }
+  // No lock outlives its write.
+  for (int round = 0; round < 4; round++) {
+    const std::string locked = config.root + "/r/race-" + std::to_string(round);
+    EXPECT_TRUE(
+        (*meta)->key_locks().TryLock(locked, "test", TestClock().NowMillis(), 1).value_or(false))
+        << locked << " is still locked";
+  }
+  servers.clear();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+#endif
 
 }  // namespace
 }  // namespace tablemere::objectstore

@@ -288,7 +288,7 @@ class S3Store final : public ObjectStore {
 
   Result<ObjectInfo> SetObjectAttributes(const std::string& bucket, const std::string& key,
                                          const AttributeChange& change) override {
-    auto guard = LockKey(ObjectKey(bucket, key));
+    TM_ASSIGN(KeyGuard guard, LockKey(ObjectKey(bucket, key)));
     TM_ASSIGN(ObjectInfo info, Head(bucket, key));
     if (change.tags) info.tags = *change.tags;
     if (change.acl) info.acl = *change.acl;
@@ -302,6 +302,11 @@ class S3Store final : public ObjectStore {
 
   Result<void> Delete(const std::string& bucket, const std::string& key) override {
     if (Unholdable(key, 0)) return {};
+    // Not between a conditional write's check and its write, where they are checked here.
+    KeyGuard guard;
+    if (!conditional_) {
+      TM_ASSIGN(guard, LockKey(ObjectKey(bucket, key)));
+    }
     TM_TRY(DeleteKey(ObjectKey(bucket, key)));
     return DeleteKey(ExtrasKey(bucket, key));
   }
@@ -464,7 +469,7 @@ class S3Store final : public ObjectStore {
       final_info.part_sizes.push_back(it->second.size);
     }
     xml += "</CompleteMultipartUpload>";
-    auto guard = LockKey(ObjectKey(bucket, key));
+    TM_ASSIGN(KeyGuard guard, LockKey(ObjectKey(bucket, key)));
     if (!conditional_) TM_TRY(CheckConditionsHere(bucket, key, conditions));
     S3Call complete = Call("POST", ObjectKey(bucket, key));
     complete.query = {{"uploadId", backend_id}};
@@ -602,10 +607,46 @@ class S3Store final : public ObjectStore {
     return StoreError(StoreFailure::kNoSuchKey, ErrorCode::kNotFound, "The key does not exist");
   }
 
-  // ---- per-key locks: exact for one server; conditional writes on a backend that does
-  // not honour them are serialised here ----
-  std::unique_lock<std::mutex> LockKey(const std::string& key) {
-    return std::unique_lock(stripes_[std::hash<std::string>{}(key) % stripes_.size()]);
+  // ---- per-key locks: writes to one key are serialised within this server (a stripe
+  // mutex) and, on a store that ignores conditions, across servers too (the shared
+  // lock), so a HEAD and the write after it see no other write between them ----
+  class KeyGuard {
+   public:
+    KeyGuard() = default;
+    KeyGuard(std::unique_lock<std::mutex> local, SharedKeyLocks* shared, std::string key,
+             std::string holder)
+        : local_(std::move(local)),
+          shared_(shared),
+          key_(std::move(key)),
+          holder_(std::move(holder)) {}
+    KeyGuard(KeyGuard&& o) noexcept { *this = std::move(o); }
+    KeyGuard& operator=(KeyGuard&& o) noexcept {
+      Release();
+      local_ = std::move(o.local_);
+      shared_ = std::exchange(o.shared_, nullptr);
+      key_ = std::move(o.key_);
+      holder_ = std::move(o.holder_);
+      return *this;
+    }
+    ~KeyGuard() { Release(); }
+
+   private:
+    void Release() {
+      if (shared_) shared_->Unlock(key_, holder_);
+      shared_ = nullptr;
+      if (local_.owns_lock()) local_.unlock();
+    }
+    std::unique_lock<std::mutex> local_;
+    SharedKeyLocks* shared_ = nullptr;
+    std::string key_, holder_;
+  };
+
+  Result<KeyGuard> LockKey(const std::string& key) {
+    std::unique_lock local(stripes_[std::hash<std::string>{}(key) % stripes_.size()]);
+    if (conditional_ || !config_.shared_locks) return KeyGuard(std::move(local), nullptr, "", "");
+    const std::string holder = crypto::HexEncode(random_.Bytes(12));
+    TM_TRY(config_.shared_locks->Lock(key, holder));
+    return KeyGuard(std::move(local), config_.shared_locks, key, holder);
   }
 
   static void AddConditions(const PutConditions& c,
@@ -659,7 +700,7 @@ class S3Store final : public ObjectStore {
     AddStoredHeaders(info, put.headers);
     put.headers.push_back({"Content-MD5", crypto::Base64Encode(md5)});
     TM_TRY(AttachExtras(bucket, key, etag, ExtrasFromInfo(info), put.headers));
-    auto guard = LockKey(ObjectKey(bucket, key));
+    TM_ASSIGN(KeyGuard guard, LockKey(ObjectKey(bucket, key)));
     if (!conditional_) {
       TM_TRY(CheckConditionsHere(bucket, key, conditions));
       TM_ASSIGN(S3Answer a, http_.Send(put));
@@ -741,9 +782,9 @@ class S3Store final : public ObjectStore {
           info.part_checksums.clear();
           const std::string etag = crypto::HexEncode(md5);
           TM_TRY(WriteExtrasFile(bucket, key, etag, ExtrasFromInfo(info)));
-          std::unique_lock<std::mutex> guard;
+          KeyGuard guard;
           if (!conditional_) {
-            guard = LockKey(ObjectKey(bucket, key));
+            TM_ASSIGN(guard, LockKey(ObjectKey(bucket, key)));
             TM_TRY(CheckConditionsHere(bucket, key, conditions));
           }
           TM_ASSIGN(S3Answer a, self.Release());

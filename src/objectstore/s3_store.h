@@ -12,6 +12,18 @@
 
 namespace tablemere::objectstore {
 
+// Locks on names shared by every server in front of the same store (the metastore's
+// KeyLockStore in production): with them, writes the server checks itself (a store that
+// ignores If-None-Match / If-Match) are exact across replicas, not only within one.
+class SharedKeyLocks {
+ public:
+  virtual ~SharedKeyLocks() = default;
+  // Holds `key` for `holder`, waiting while another server holds it; kUnavailable when
+  // it could not be had in time (or the lock store failed).
+  virtual Result<void> Lock(const std::string& key, const std::string& holder) = 0;
+  virtual void Unlock(const std::string& key, const std::string& holder) = 0;
+};
+
 struct S3StoreConfig {
   std::string endpoint;  // "http://127.0.0.1:8333" (path-style requests)
   std::string bucket;    // the backend bucket, which must exist
@@ -29,6 +41,9 @@ struct S3StoreConfig {
   // even when the store honours them: how the server behaves in front of a store that
   // does not (older MinIO, Garage, Ceph RGW releases). For tests.
   bool enforce_conditions_here = false;
+  // Where the per-key locks of writes checked here are shared with other servers; null:
+  // within this process only. Must outlive the store.
+  SharedKeyLocks* shared_locks = nullptr;
 };
 
 // Opens the store and checks that it can list, write and delete in the backend bucket.

@@ -28,6 +28,7 @@
 #include "metrics/metrics.h"
 #include "objectstore/local_disk.h"
 #include "objectstore/s3_store.h"
+#include "objectstore/shared_key_locks.h"
 #include "server/cors_defaults.h"
 #include "storage/access.h"
 
@@ -66,9 +67,9 @@ std::string UrlFor(const std::string& bound) {
 
 // The object store the configuration names; an S3 store is checked (list, write, delete)
 // before the server starts serving.
-Result<std::unique_ptr<objectstore::ObjectStore>> OpenObjectStore(const Config& config,
-                                                                  const Clock& clock,
-                                                                  Random& random) {
+Result<std::unique_ptr<objectstore::ObjectStore>> OpenObjectStore(
+    const Config& config, const Clock& clock, Random& random,
+    objectstore::SharedKeyLocks* shared_locks) {
   if (config.object_store != "s3") {
     return objectstore::OpenLocalDiskStore(config.data_dir + "/objects", clock, random);
   }
@@ -84,7 +85,8 @@ Result<std::unique_ptr<objectstore::ObjectStore>> OpenObjectStore(const Config& 
       .access_key = config.object_store_access_key,
       .secret_key = config.object_store_secret_key,
       .spool_dir = spool,
-      .stall_seconds = static_cast<int>(config.object_store_stall_seconds)};
+      .stall_seconds = static_cast<int>(config.object_store_stall_seconds),
+      .shared_locks = shared_locks};
   auto store = objectstore::OpenS3Store(s3, clock, random);
   if (!store) {
     return Fail(store.error().code, "--object-store s3 (" + config.object_store_endpoint + ", " +
@@ -109,7 +111,8 @@ class AppImpl final : public App {
     TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
     TM_ASSIGN(KeyRing keys, KeyRing::LoadOrCreate(config.data_dir + "/master.key"));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
-    TM_ASSIGN(auto backend, OpenObjectStore(config, clock_, random_));
+    key_locks_ = std::make_unique<objectstore::MetastoreKeyLocks>(meta_->key_locks(), clock_);
+    TM_ASSIGN(auto backend, OpenObjectStore(config, clock_, random_, key_locks_.get()));
     objects_ = std::make_unique<objectstore::RegisteredStore>(std::move(backend), meta_->buckets(),
                                                               clock_);
     // Buckets were registered in the object store before the metastore kept them.
@@ -383,6 +386,7 @@ class AppImpl final : public App {
   SystemRandom random_;
   std::unique_ptr<KeyRing> keys_;
   std::unique_ptr<metastore::Metastore> meta_;
+  std::unique_ptr<objectstore::MetastoreKeyLocks> key_locks_;  // before the store using it
   std::unique_ptr<objectstore::RegisteredStore> objects_;
   std::unique_ptr<accounts::IdentitySecrets> secrets_;
   std::unique_ptr<storage::SessionSealer> sealer_;
