@@ -1,6 +1,7 @@
 #include "common/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,6 +92,22 @@ Result<std::string> ReadWholeFile(const std::string& path) {
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
+}
+
+Result<FileLock> FileLock::Take(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Fail(ErrorCode::kUnavailable, "cannot open " + path);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return Fail(ErrorCode::kUnavailable,
+                "the data directory is in use by another tablemere-server (" + path +
+                    " is locked); stop it or choose another --data-dir");
+  }
+  return FileLock(fd);
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace tablemere

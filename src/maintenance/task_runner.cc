@@ -41,11 +41,12 @@ int TaskRunner::RunDue() {
     if (!task || !*task) break;
     auto result = Run(**task);
     if (result) {
-      (void)meta_.tasks().Complete((*task)->id);
+      // A lease taken over (this run outlived it) leaves the task to its new claim.
+      (void)meta_.tasks().Complete(**task);
     } else {
       // Back off exponentially (1 s, 2 s, … capped at 10 min).
       int64_t delay = std::min<int64_t>(1000LL << std::min((*task)->attempts, 20), kLeaseMs);
-      (void)meta_.tasks().Retry((*task)->id, delay);
+      (void)meta_.tasks().Retry(**task, delay);
     }
     ran++;
   }

@@ -324,6 +324,23 @@ class KeyLockStore {
   virtual Result<void> Unlock(const std::string& key, const std::string& holder) = 0;
 };
 
+// Named values every server over this metastore must hold alike (the sealed signing
+// keys), changed by compare-and-set on a version.
+struct VersionedValue {
+  std::string value;
+  int64_t version = 0;  // > 0
+};
+class SharedValueStore {
+ public:
+  virtual ~SharedValueStore() = default;
+  // nullopt when `name` was never set.
+  virtual Result<std::optional<VersionedValue>> Find(const std::string& name) = 0;
+  // Sets `name` to `value` (its version one more) if its version is still `expected`
+  // (0: never set); false, changing nothing, when another server changed it first.
+  virtual Result<bool> CompareAndSet(const std::string& name, const std::string& value,
+                                     int64_t expected) = 0;
+};
+
 // A compare-and-swap that lost its race: kConflict with this reason, so callers tell a
 // moved pointer (retry) from other conflicts without reading messages.
 inline constexpr char kStalePointer[] = "stale_pointer";
@@ -398,9 +415,11 @@ class TaskStore {
   virtual Result<void> EnqueueTask(const NewTask& task) = 0;
   // Leases the oldest runnable task for `lease_ms`; nullopt when there is none.
   virtual Result<std::optional<Task>> Claim(int64_t lease_ms) = 0;
-  virtual Result<void> Complete(int64_t task_id) = 0;
-  // Makes the task runnable again after `delay_ms`.
-  virtual Result<void> Retry(int64_t task_id, int64_t delay_ms) = 0;
+  // Removes the task claimed as `task`. kConflict (nothing changed) when its lease ran out
+  // and another claim took it over.
+  virtual Result<void> Complete(const Task& task) = 0;
+  // Makes the task claimed as `task` runnable again after `delay_ms`; kConflict as above.
+  virtual Result<void> Retry(const Task& task, int64_t delay_ms) = 0;
   // Every queued task of `kind` (runnable, leased or delayed), oldest first.
   virtual Result<std::vector<Task>> ListOfKind(const std::string& kind) = 0;
   // How many tasks are queued (runnable, leased or delayed).
@@ -437,6 +456,7 @@ class Stores {
   virtual BucketOwnerStore& bucket_owners() = 0;
   virtual BucketStore& buckets() = 0;
   virtual KeyLockStore& key_locks() = 0;
+  virtual SharedValueStore& shared_values() = 0;
   virtual CatalogStore& catalog() = 0;
   virtual TaskStore& tasks() = 0;
   virtual AuditStore& audit() = 0;
@@ -473,5 +493,18 @@ auto InTransaction(Metastore& meta, F&& fn) -> decltype(fn(std::declval<WriteTra
 
 // Opens the SQLite metastore at `path` and applies pending migrations.
 Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path, const Clock& clock);
+
+struct PostgresOptions {
+  int max_connections = 16;
+  // Bounds every statement, every lock wait and the wait for a free connection.
+  int statement_timeout_ms = 30000;
+};
+// The metastore on a PostgreSQL database shared by any number of servers. `conninfo` is
+// a libpq URI or key=value string (its password, if any, comes from PGPASSWORD or a
+// passfile, never from here). Applies the migrations not yet applied; kUnavailable when
+// the database cannot be reached.
+Result<std::unique_ptr<Metastore>> OpenPostgresMetastore(const std::string& conninfo,
+                                                         const PostgresOptions& options,
+                                                         const Clock& clock);
 
 }  // namespace tablemere::metastore

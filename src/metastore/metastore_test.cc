@@ -1,5 +1,5 @@
-// The metastore contract, run against the SQLite backend (the PostgreSQL backend will
-// run the same cases).
+// The metastore contract, run unchanged against both backends: SQLite, and PostgreSQL on
+// a throwaway cluster this binary starts (one per process; each test its own database).
 #include "metastore/metastore.h"
 
 #include <gtest/gtest.h>
@@ -10,24 +10,55 @@
 #include <thread>
 #include <vector>
 
+#include "postgres/postgres.h"
+#include "postgres/test_cluster.h"
+
 namespace tablemere::metastore {
 namespace {
 
-class MetastoreTest : public ::testing::Test {
+enum class Backend { kSqlite, kPostgres };
+
+postgres::TestCluster& Cluster() {
+  static std::unique_ptr<postgres::TestCluster> cluster = [] {
+    auto started = postgres::TestCluster::Start();
+    if (!started) {
+      ADD_FAILURE() << started.error().message;
+      std::abort();
+    }
+    return std::move(*started);
+  }();
+  return *cluster;
+}
+
+class MetastoreTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() /
-            ("tm-meta-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
-    std::filesystem::remove(path_);
-    store_ = OpenSqliteMetastore(path_.string(), clock_).value();
+    if (GetParam() == Backend::kPostgres) {
+      auto db = Cluster().CreateDatabase();
+      ASSERT_TRUE(db.has_value()) << db.error().message;
+      conninfo_ = Cluster().Conninfo(*db);
+    } else {
+      std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+      for (char& c : test) c = c == '/' ? '-' : c;
+      path_ = std::filesystem::temp_directory_path() /
+              ("tm-meta-" + std::to_string(::getpid()) + "-" + test + ".db");
+      std::filesystem::remove(path_);
+    }
+    store_ = Open().value();
     ASSERT_TRUE(store_->catalog().CreateNamespace(Namespace{"w", {"ns"}, "{}"}).has_value());
   }
   void TearDown() override {
     store_.reset();
-    for (auto suffix : {"", "-wal", "-shm", ".lock"}) {
-      std::filesystem::remove(path_.string() + suffix);
+    if (GetParam() == Backend::kSqlite) {
+      for (auto suffix : {"", "-wal", "-shm", ".lock"}) {
+        std::filesystem::remove(path_.string() + suffix);
+      }
     }
+  }
+  // Another handle on the test's database (a second server).
+  Result<std::unique_ptr<Metastore>> Open() {
+    if (GetParam() == Backend::kPostgres) return OpenPostgresMetastore(conninfo_, {}, clock_);
+    return OpenSqliteMetastore(path_.string(), clock_);
   }
   static MetadataSwap Create(const std::string& name, const std::string& kind) {
     TableEntry e{"w", {"ns"}, name, kind, "u", "s3://w/ns/" + name, "m1", "{}", 1, 1};
@@ -35,16 +66,23 @@ class MetastoreTest : public ::testing::Test {
   }
   SystemClock clock_;
   std::filesystem::path path_;
+  std::string conninfo_;
   std::unique_ptr<Metastore> store_;
 };
 
-TEST_F(MetastoreTest, MigrationsAreIdempotent) {
+INSTANTIATE_TEST_SUITE_P(Backends, MetastoreTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const auto& info) {
+                           return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+TEST_P(MetastoreTest, MigrationsAreIdempotent) {
   store_.reset();
-  store_ = OpenSqliteMetastore(path_.string(), clock_).value();
+  store_ = Open().value();
   EXPECT_TRUE(store_->catalog().GetNamespace("w", {"ns"}).has_value());
 }
 
-TEST_F(MetastoreTest, SwapIsCompareAndSwap) {
+TEST_P(MetastoreTest, SwapIsCompareAndSwap) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
   EXPECT_EQ(c.SwapMetadata({Create("t", "view")}).error().code, ErrorCode::kAlreadyExists);
@@ -57,7 +95,7 @@ TEST_F(MetastoreTest, SwapIsCompareAndSwap) {
   EXPECT_EQ(c.GetEntry("w", {"ns"}, "t")->metadata_location, "m2");
 }
 
-TEST_F(MetastoreTest, MultiTableSwapIsAllOrNothing) {
+TEST_P(MetastoreTest, MultiTableSwapIsAllOrNothing) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("a", "table"), Create("b", "table")}).has_value());
   TableEntry a = c.GetEntry("w", {"ns"}, "a").value();
@@ -71,7 +109,7 @@ TEST_F(MetastoreTest, MultiTableSwapIsAllOrNothing) {
 }
 
 // A drop and the task that follows it commit together; a drop that fails enqueues nothing.
-TEST_F(MetastoreTest, DropEnqueuesItsFollowUpInTheSameTransaction) {
+TEST_P(MetastoreTest, DropEnqueuesItsFollowUpInTheSameTransaction) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
   auto follow_up = [](const TableEntry& e) -> std::optional<NewTask> {
@@ -88,7 +126,7 @@ TEST_F(MetastoreTest, DropEnqueuesItsFollowUpInTheSameTransaction) {
 
 // A table's maintenance state (last runs, noncurrent objects) moves with a rename and goes
 // with a drop: a table created under the old name later starts with none.
-TEST_F(MetastoreTest, MaintenanceStateFollowsItsTable) {
+TEST_P(MetastoreTest, MaintenanceStateFollowsItsTable) {
   auto& c = store_->catalog();
   auto& m = store_->maintenance();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
@@ -111,7 +149,7 @@ TEST_F(MetastoreTest, MaintenanceStateFollowsItsTable) {
 }
 
 // Row moves are kept per warehouse and compaction snapshot, and forgotten by age.
-TEST_F(MetastoreTest, RowMovesAreKeptPerTableUntilForgotten) {
+TEST_P(MetastoreTest, RowMovesAreKeptPerTableUntilForgotten) {
   auto& m = store_->maintenance();
   ASSERT_TRUE(m.SaveRowMoves("w", "t1", 7, "{\"a\":1}", 100, 0).has_value());
   ASSERT_TRUE(m.SaveRowMoves("v", "t1", 7, "{\"b\":2}", 200, 0).has_value());
@@ -128,7 +166,7 @@ TEST_F(MetastoreTest, RowMovesAreKeptPerTableUntilForgotten) {
   EXPECT_TRUE(m.RowMoves("w", "t1", 9).value().has_value());
 }
 
-TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {
+TEST_P(MetastoreTest, NamespaceDropRequiresEmpty) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
   EXPECT_EQ(c.DropNamespace("w", {"ns"}).error().code, ErrorCode::kConflict);
@@ -137,18 +175,32 @@ TEST_F(MetastoreTest, NamespaceDropRequiresEmpty) {
   EXPECT_EQ(c.GetNamespace("w", {"ns"}).error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(MetastoreTest, ASecondOpenOfTheSameDatabaseIsRefused) {
-  auto second = OpenSqliteMetastore(path_.string(), clock_);
-  ASSERT_FALSE(second.has_value());
-  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
-  EXPECT_NE(second.error().message.find("in use by another tablemere-server"), std::string::npos);
-  store_.reset();  // the lock goes with the store
-  EXPECT_TRUE(OpenSqliteMetastore(path_.string(), clock_).has_value());
+// SQLite's database belongs to one server (its memos are exact only so); PostgreSQL's is
+// shared by every server opened on it, each seeing the others' writes at once.
+TEST_P(MetastoreTest, ASecondServerIsRefusedOnSqliteAndSharesPostgres) {
+  auto second = Open();
+  if (GetParam() == Backend::kSqlite) {
+    ASSERT_FALSE(second.has_value());
+    EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+    EXPECT_NE(second.error().message.find("in use by another tablemere-server"), std::string::npos);
+    store_.reset();  // the lock goes with the store
+    EXPECT_TRUE(Open().has_value());
+    return;
+  }
+  ASSERT_TRUE(second.has_value()) << second.error().message;
+  auto& mine = store_->catalog();
+  auto& theirs = (*second)->catalog();
+  ASSERT_TRUE(mine.SwapMetadata({Create("t", "table")}).has_value());
+  EXPECT_EQ(theirs.GetEntryHead("w", {"ns"}, "t")->metadata_location, "m1");
+  TableEntry next = theirs.GetEntry("w", {"ns"}, "t").value();
+  next.metadata_location = "m2";
+  ASSERT_TRUE(theirs.SwapMetadata({MetadataSwap{"w", {"ns"}, "t", "m1", next}}).has_value());
+  EXPECT_EQ(mine.GetEntryHead("w", {"ns"}, "t")->metadata_location, "m2");
 }
 
 // Head reads are memoised; none may return anything older than a write already
 // acknowledged, whichever thread wrote it.
-TEST_F(MetastoreTest, HeadReadsNeverTrailAnAcknowledgedWrite) {
+TEST_P(MetastoreTest, HeadReadsNeverTrailAnAcknowledgedWrite) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());
   constexpr int kVersions = 300;
@@ -182,7 +234,7 @@ TEST_F(MetastoreTest, HeadReadsNeverTrailAnAcknowledgedWrite) {
 
 // Names may hold any byte the catalog accepts; two tables whose names would join to the
 // same text must still be told apart by the memo.
-TEST_F(MetastoreTest, HeadReadsTellApartNamesThatJoinAlike) {
+TEST_P(MetastoreTest, HeadReadsTellApartNamesThatJoinAlike) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.CreateNamespace(Namespace{"w",
                                           {"a\x1e"
@@ -224,21 +276,41 @@ TEST_F(MetastoreTest, HeadReadsTellApartNamesThatJoinAlike) {
   }
 }
 
-TEST_F(MetastoreTest, TasksAreLeased) {
+TEST_P(MetastoreTest, TasksAreLeased) {
   auto& t = store_->tasks();
   ASSERT_TRUE(t.Enqueue("purge_prefix", "{}").has_value());
   auto first = t.Claim(60000).value();
   ASSERT_TRUE(first.has_value());
   EXPECT_FALSE(t.Claim(60000).value().has_value());  // leased
-  ASSERT_TRUE(t.Retry(first->id, 0).has_value());
+  ASSERT_TRUE(t.Retry(*first, 0).has_value());
   auto again = t.Claim(60000).value();
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->attempts, 1);
-  ASSERT_TRUE(t.Complete(again->id).has_value());
+  ASSERT_TRUE(t.Complete(*again).has_value());
   EXPECT_FALSE(t.Claim(0).value().has_value());
 }
 
-TEST_F(MetastoreTest, DelayedTasksWaitAndAreListedByKind) {
+// A worker whose lease ran out (another claim took the task over) records nothing: the
+// task stays with its new claim, which alone may complete or retry it.
+TEST_P(MetastoreTest, AWorkerWhoseLeaseWasTakenOverCannotRecordItsResult) {
+  auto& t = store_->tasks();
+  ASSERT_TRUE(t.Enqueue("purge_prefix", "{}").has_value());
+  auto slow = t.Claim(0).value().value();  // a lease that has already run out
+  auto second = GetParam() == Backend::kPostgres ? Open() : Result<std::unique_ptr<Metastore>>();
+  TaskStore& other = second && *second ? (*second)->tasks() : t;  // another replica
+  auto taken = other.Claim(60000).value().value();
+  EXPECT_EQ(taken.id, slow.id);
+  auto late = t.Complete(slow);
+  ASSERT_FALSE(late.has_value());
+  EXPECT_EQ(late.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(t.Retry(slow, 0).error().code, ErrorCode::kConflict);
+  EXPECT_EQ(t.ListOfKind("purge_prefix")->size(), 1u);  // still there, still leased
+  EXPECT_FALSE(t.Claim(60000).value().has_value());
+  ASSERT_TRUE(other.Complete(taken).has_value());
+  EXPECT_TRUE(t.ListOfKind("purge_prefix")->empty());
+}
+
+TEST_P(MetastoreTest, DelayedTasksWaitAndAreListedByKind) {
   auto& t = store_->tasks();
   auto follow_up = [](const TableEntry&) -> std::optional<NewTask> {
     return NewTask{"purge_prefix", "{\"later\":true}", 3'600'000};
@@ -265,7 +337,7 @@ Principal Human(const std::string& id, const std::string& email) {
                    .created_ms = 1};
 }
 
-TEST_F(MetastoreTest, TransactionCommitsEveryWriteTogether) {
+TEST_P(MetastoreTest, TransactionCommitsEveryWriteTogether) {
   auto txn = store_->BeginWrite().value();
   ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
   ASSERT_TRUE(txn->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
@@ -281,7 +353,7 @@ TEST_F(MetastoreTest, TransactionCommitsEveryWriteTogether) {
   EXPECT_EQ(orgs[0].second, Role::kAdmin);
 }
 
-TEST_F(MetastoreTest, TransactionWithoutCommitChangesNothing) {
+TEST_P(MetastoreTest, TransactionWithoutCommitChangesNothing) {
   {
     auto txn = store_->BeginWrite().value();
     ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
@@ -299,7 +371,7 @@ TEST_F(MetastoreTest, TransactionWithoutCommitChangesNothing) {
 
 // A store call that fails inside a transaction leaves nothing of itself behind, so the
 // caller may go on and commit the rest.
-TEST_F(MetastoreTest, FailedCallInsideTransactionIsUndoneAlone) {
+TEST_P(MetastoreTest, FailedCallInsideTransactionIsUndoneAlone) {
   ASSERT_TRUE(store_->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
   auto txn = store_->BeginWrite().value();
   ASSERT_TRUE(txn->principals().CreatePrincipal(Human("p_2", "b@x.io")).has_value());
@@ -314,7 +386,7 @@ TEST_F(MetastoreTest, FailedCallInsideTransactionIsUndoneAlone) {
 
 // While a thread holds a transaction, a write through the metastore itself (which would
 // wait for that same thread forever) fails at once.
-TEST_F(MetastoreTest, WriteOutsideTheHeldTransactionFailsInsteadOfDeadlocking) {
+TEST_P(MetastoreTest, WriteOutsideTheHeldTransactionFailsInsteadOfDeadlocking) {
   auto txn = store_->BeginWrite().value();
   auto r = store_->principals().CreatePrincipal(Human("p_1", "a@x.io"));
   EXPECT_EQ(r.error().code, ErrorCode::kInternal);
@@ -322,7 +394,7 @@ TEST_F(MetastoreTest, WriteOutsideTheHeldTransactionFailsInsteadOfDeadlocking) {
 }
 
 // Another thread's write waits for the transaction and then sees its effect.
-TEST_F(MetastoreTest, ConcurrentWritersWaitForTheTransaction) {
+TEST_P(MetastoreTest, ConcurrentWritersWaitForTheTransaction) {
   auto txn = store_->BeginWrite().value();
   ASSERT_TRUE(txn->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
   std::atomic<bool> done{false};
@@ -340,7 +412,7 @@ TEST_F(MetastoreTest, ConcurrentWritersWaitForTheTransaction) {
   EXPECT_EQ(other.error().Detail("conflict"), "handle");
 }
 
-TEST_F(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
+TEST_P(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
   auto& w = store_->warehouses();
   ASSERT_TRUE(store_->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
   ASSERT_TRUE(w.CreateProject({ProjectId("pr_1"), OrgId("o_1"), "main", 1}).has_value());
@@ -375,7 +447,7 @@ TEST_F(MetastoreTest, GrantsMembersAndIdempotencyRecords) {
   EXPECT_EQ(w.FindWarehouse(WarehouseId("w1")).error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(MetastoreTest, SessionsRotateOnceAndLinksAreSpentOnce) {
+TEST_P(MetastoreTest, SessionsRotateOnceAndLinksAreSpentOnce) {
   auto& x = store_->sessions();
   ASSERT_TRUE(store_->principals().CreatePrincipal(Human("p_1", "a@x.io")).has_value());
   for (const char* id : {"s_1", "s_2"}) {
@@ -414,7 +486,7 @@ TEST_F(MetastoreTest, SessionsRotateOnceAndLinksAreSpentOnce) {
   EXPECT_EQ(x.FindPassword(PrincipalId("p_2")).error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(MetastoreTest, OldRateEventsArePurged) {
+TEST_P(MetastoreTest, OldRateEventsArePurged) {
   auto& v = store_->verification();
   ASSERT_TRUE(v.RecordRate("a", 10).has_value());
   ASSERT_TRUE(v.RecordRate("b", 20).has_value());
@@ -424,7 +496,7 @@ TEST_F(MetastoreTest, OldRateEventsArePurged) {
   EXPECT_EQ(v.PeekRate("a", 5, 1000, 40).value().count, 0);
 }
 
-TEST_F(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
+TEST_P(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
   auto& b = store_->buckets();
   ASSERT_TRUE(b.AddBucket(S3Bucket{"logs", 5, "", "", {{"team", "data"}}}).has_value());
   EXPECT_EQ(b.AddBucket(S3Bucket{"logs", 6, "", "", {}}).error().code, ErrorCode::kAlreadyExists);
@@ -463,7 +535,7 @@ TEST_F(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
   EXPECT_TRUE(b.FindBucket("logs")->tags.empty());
 }
 
-TEST_F(MetastoreTest, KeyLocksAreHeldUntilReleasedOrTheLeaseRunsOut) {
+TEST_P(MetastoreTest, KeyLocksAreHeldUntilReleasedOrTheLeaseRunsOut) {
   auto& locks = store_->key_locks();
   EXPECT_TRUE(locks.TryLock("b/k", "one", 1000, 500).value_or(false));
   EXPECT_FALSE(locks.TryLock("b/k", "two", 1200, 500).value_or(true));  // leased to one
@@ -484,6 +556,69 @@ TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {
   EXPECT_FALSE(ParsePrincipalKind("operator").has_value());
   EXPECT_TRUE(AtLeast(Level::kWrite, Level::kRead));
   EXPECT_FALSE(AtLeast(Level::kRead, Level::kWrite));
+}
+
+}  // namespace
+}  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// Servers racing to set a shared value: exactly one wins each version.
+TEST_P(MetastoreTest, SharedValuesChangeByCompareAndSetOnly) {
+  auto& v = store_->shared_values();
+  EXPECT_FALSE(v.Find("k")->has_value());
+  EXPECT_FALSE(v.CompareAndSet("k", "a", 1).value());  // nothing at version 1 yet
+  auto second = GetParam() == Backend::kPostgres ? Open() : Result<std::unique_ptr<Metastore>>();
+  SharedValueStore& other = second && *second ? (*second)->shared_values() : v;
+  std::atomic<int> won{0};
+  std::vector<std::thread> racers;
+  for (int i = 0; i < 4; i++) {
+    racers.emplace_back([&, i] {
+      SharedValueStore& mine = i % 2 ? other : v;
+      if (mine.CompareAndSet("k", "v" + std::to_string(i), 0).value()) won++;
+    });
+  }
+  for (auto& t : racers) t.join();
+  EXPECT_EQ(won.load(), 1);
+  auto first = v.Find("k").value().value();
+  EXPECT_EQ(first.version, 1);
+  EXPECT_FALSE(v.CompareAndSet("k", "stale", 0).value());
+  EXPECT_TRUE(other.CompareAndSet("k", "next", 1).value());
+  EXPECT_FALSE(v.CompareAndSet("k", "lost", 1).value());
+  auto now = v.Find("k").value().value();
+  EXPECT_EQ(now.value, "next");
+  EXPECT_EQ(now.version, 2);
+}
+
+}  // namespace
+}  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// A write transaction whose connection dies before its COMMIT is answered: the server
+// asks PostgreSQL what became of it on another connection and reports exactly that.
+TEST(PostgresMetastoreTest, ACommitWhoseConnectionIsLostIsResolvedNotGuessed) {
+  SystemClock clock;
+  std::string db = Cluster().CreateDatabase().value();
+  auto store = OpenPostgresMetastore(Cluster().Conninfo(db), {}, clock).value();
+  auto admin = postgres::Connection::Open(Cluster().Conninfo(db), 30000).value();
+  auto txn = store->BeginWrite().value();
+  ASSERT_TRUE(txn->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
+  ASSERT_TRUE(admin
+                  ->Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname "
+                         "= current_database() AND state = 'idle in transaction'")
+                  .has_value());
+  auto committed = txn->Commit();
+  ASSERT_FALSE(committed.has_value());
+  EXPECT_EQ(committed.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(committed.error().Detail("outcome"), "not_committed");
+  txn.reset();
+  EXPECT_FALSE(store->orgs().FindOrg(OrgId("o_1")).has_value());
+  // The pool dropped the dead connection; the store goes on.
+  ASSERT_TRUE(store->orgs().CreateOrg({OrgId("o_2"), "Acme", "acme", 1}).has_value());
+  EXPECT_TRUE(store->orgs().FindOrg(OrgId("o_2")).has_value());
 }
 
 }  // namespace

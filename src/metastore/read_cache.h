@@ -48,14 +48,17 @@ inline std::string MemoKey(std::initializer_list<std::string_view> parts) {
 template <typename T>
 class ReadCache {
  public:
-  explicit ReadCache(const WriteGeneration& generation, size_t capacity = 4096)
-      : generation_(generation), capacity_(capacity) {}
+  // `exact` says the generation sees every write to the database (its owner is the only
+  // writer); when it does not, nothing is memoised and every Get reads.
+  explicit ReadCache(const WriteGeneration& generation, bool exact = true, size_t capacity = 4096)
+      : generation_(generation), exact_(exact), capacity_(capacity) {}
 
   // Returns the memoised value for `key`, or reads it with `load` (a Result<T>) and
   // memoises a success read under a stable generation. Failures (not found, database
   // errors) are never memoised.
   template <typename Load>
   auto Get(const std::string& key, Load&& load) -> decltype(load()) {
+    if (!exact_) return load();
     const uint64_t before = generation_.Current();
     if (WriteGeneration::Stable(before)) {
       std::lock_guard lock(mu_);
@@ -78,6 +81,7 @@ class ReadCache {
     T value;
   };
   const WriteGeneration& generation_;
+  const bool exact_;
   const size_t capacity_;
   std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;  // protected by mu_

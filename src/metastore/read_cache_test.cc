@@ -53,6 +53,15 @@ TEST(ReadCacheTest, FailuresAreNotKept) {
   EXPECT_EQ(*memo.Get("k", [] { return Value(5); }), 5);
 }
 
+// Over a database other servers write too, the generation sees none of their commits:
+// such a memo keeps nothing and every read goes to the database.
+TEST(ReadCacheTest, AMemoThatIsNotExactReadsEveryTime) {
+  WriteGeneration generation;
+  ReadCache<int> memo(generation, /*exact=*/false);
+  EXPECT_EQ(*memo.Get("k", [] { return Value(1); }), 1);
+  EXPECT_EQ(*memo.Get("k", [] { return Value(2); }), 2);
+}
+
 TEST(ReadCacheTest, KeysOfDifferentPartsNeverCollide) {
   EXPECT_NE(MemoKey({"w",
                      "a\x1e"

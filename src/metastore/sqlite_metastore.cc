@@ -1,373 +1,55 @@
-// The embedded metastore on SQLite (WAL). Writes go through one connection behind a
-// mutex (SQLite has one writer anyway); reads use separate connections so they never
-// wait behind a write transaction's fsync. The database belongs to one process (an
-// exclusive lock on a file beside it), so the hot point reads can be memoised exactly:
-// every write commits through Core::CommitWriter, which bumps the write generation the
-// memos check. The stores live one file each (sqlite_accounts.cc, sqlite_catalog.cc,
-// sqlite_queue.cc); this file holds the migrations, the transactions and the opening.
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+// The embedded metastore on SQLite (WAL): the pool behind the SQL metastore. Writes go
+// through one connection behind a mutex (SQLite has one writer anyway); reads use separate
+// connections so they never wait behind a write transaction's fsync. The database belongs
+// to one process (an exclusive lock on a file beside it), so the hot point reads can be
+// memoised exactly (SoleWriter).
+#include <condition_variable>
+#include <mutex>
 
-#include "common/strings.h"
-#include "metastore/sqlite_backend.h"
+#include "common/files.h"
+#include "metastore/sql_backend.h"
+#include "sqlite/sqlite.h"
 
 namespace tablemere::metastore {
-namespace sqlite_backend {
-
-Result<void> Run(sqlite::Db& db, const std::string& sql, const std::vector<sqlite::Value>& params) {
-  TM_ASSIGN(auto* st, db.Prepare(sql));
-  return st->Bind(params).Run();
-}
-
-Result<void> RunUnique(sqlite::Db& db, const std::string& sql,
-                       const std::vector<sqlite::Value>& params, Error on_conflict) {
-  auto r = Run(db, sql, params);
-  if (!r && r.error().code == ErrorCode::kConflict) return Fail(std::move(on_conflict));
-  return r;
-}
-
-Result<bool> Exists(sqlite::Db& db, const std::string& sql,
-                    const std::vector<sqlite::Value>& params) {
-  TM_ASSIGN(auto* st, db.Prepare(sql));
-  TM_ASSIGN(bool row, st->Bind(params).Step());
-  st->Bind({});
-  return row;
-}
-
-Error NotFound(const std::string& what) { return Error{ErrorCode::kNotFound, what, {}}; }
-
-std::string JoinNs(const std::vector<std::string>& levels) {
-  std::string out;
-  for (size_t i = 0; i < levels.size(); i++) {
-    if (i) out.push_back('\x1f');
-    out += levels[i];
-  }
-  return out;
-}
-std::vector<std::string> SplitNs(const std::string& joined) { return Split(joined, '\x1f'); }
-
-std::string JoinDots(const std::vector<std::string>& levels) {
-  std::string out;
-  for (size_t i = 0; i < levels.size(); i++) out += (i ? "." : "") + levels[i];
-  return out;
-}
-
-Result<void> InsertTask(sqlite::Db& db, const Clock& clock, const NewTask& task) {
-  int64_t now = clock.NowMillis();
-  return Run(db, "INSERT INTO tasks(kind, payload, run_after_ms, created_ms) VALUES(?, ?, ?, ?)",
-             {task.kind, task.payload_json, now + task.delay_ms, now});
-}
-
-}  // namespace sqlite_backend
-
 namespace {
-
-using sqlite_backend::Core;
-using sqlite_backend::Scope;
-
-// Versioned migrations, applied in order at start; each runs once, in a transaction.
-const char* const kMigrations[] = {
-    // 1: accounts, catalog, tasks
-    R"sql(
-CREATE TABLE principals (id TEXT PRIMARY KEY, kind TEXT NOT NULL, email TEXT, display_name TEXT,
-  org_id TEXT, role TEXT, created_by TEXT, created_ms INTEGER NOT NULL, suspended INTEGER NOT NULL DEFAULT 0);
-CREATE UNIQUE INDEX principals_email ON principals(email) WHERE email IS NOT NULL AND email != '';
-CREATE UNIQUE INDEX principals_agent_name ON principals(org_id, display_name) WHERE kind = 'agent';
-CREATE TABLE api_keys (key_id TEXT PRIMARY KEY, principal_id TEXT NOT NULL REFERENCES principals(id),
-  secret_hash TEXT NOT NULL, created_ms INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE orgs (id TEXT PRIMARY KEY, name TEXT NOT NULL, handle TEXT NOT NULL UNIQUE, created_ms INTEGER NOT NULL);
-CREATE TABLE memberships (org_id TEXT NOT NULL REFERENCES orgs(id), principal_id TEXT NOT NULL REFERENCES principals(id),
-  role TEXT NOT NULL, PRIMARY KEY (org_id, principal_id));
-CREATE TABLE projects (id TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id), name TEXT NOT NULL,
-  created_ms INTEGER NOT NULL, UNIQUE (org_id, name));
-CREATE TABLE warehouses (id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id),
-  org_id TEXT NOT NULL, name TEXT NOT NULL, generation INTEGER NOT NULL, created_ms INTEGER NOT NULL,
-  UNIQUE (project_id, name));
-CREATE TABLE grants (warehouse_id TEXT NOT NULL REFERENCES warehouses(id), principal_id TEXT NOT NULL REFERENCES principals(id),
-  level TEXT NOT NULL, granted_by TEXT, PRIMARY KEY (warehouse_id, principal_id));
-CREATE TABLE bucket_owners (bucket TEXT PRIMARY KEY, owner TEXT NOT NULL);
-CREATE TABLE namespaces (warehouse_id TEXT NOT NULL, name TEXT NOT NULL, properties TEXT NOT NULL,
-  PRIMARY KEY (warehouse_id, name)) WITHOUT ROWID;
-CREATE TABLE entries (warehouse_id TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,
-  kind TEXT NOT NULL, uuid TEXT NOT NULL, location TEXT NOT NULL, metadata_location TEXT NOT NULL,
-  metadata TEXT NOT NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,
-  PRIMARY KEY (warehouse_id, namespace, name)) WITHOUT ROWID;
-CREATE TABLE tasks (id INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, payload TEXT NOT NULL,
-  attempts INTEGER NOT NULL DEFAULT 0, run_after_ms INTEGER NOT NULL, created_ms INTEGER NOT NULL);
-)sql",
-    // 2: the audit log
-    R"sql(
-CREATE TABLE audit_events (id INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL,
-  principal_id TEXT NOT NULL, org_id TEXT NOT NULL, action TEXT NOT NULL, target_type TEXT NOT NULL,
-  target_id TEXT NOT NULL, request_id TEXT NOT NULL, detail TEXT NOT NULL);
-CREATE INDEX audit_by_org ON audit_events(org_id, at_ms);
-CREATE INDEX audit_by_principal ON audit_events(principal_id, at_ms);
-)sql",
-    // 3: API keys get a label and a revocation time (the api-keys routes list them)
-    R"sql(
-ALTER TABLE api_keys ADD COLUMN label TEXT NOT NULL DEFAULT '';
-ALTER TABLE api_keys ADD COLUMN revoked_ms INTEGER NOT NULL DEFAULT 0;
-CREATE INDEX api_keys_by_principal ON api_keys(principal_id, created_ms);
-)sql",
-    // 4: idempotency keys of the control plane's creating POSTs
-    R"sql(
-CREATE TABLE idempotency_keys (principal_id TEXT NOT NULL, key TEXT NOT NULL, endpoint TEXT NOT NULL,
-  resource_id TEXT NOT NULL, created_ms INTEGER NOT NULL, PRIMARY KEY (principal_id, key)) WITHOUT ROWID;
-)sql",
-    // 5: when a grant was made (the grants route lists it); emails looked up case-blind
-    R"sql(
-ALTER TABLE grants ADD COLUMN granted_ms INTEGER NOT NULL DEFAULT 0;
-CREATE UNIQUE INDEX principals_email_lower ON principals(lower(email)) WHERE email IS NOT NULL AND email != '';
-)sql",
-    // 6: organisations' status and domain join, claimed domains, invitations, Terms
-    R"sql(
-ALTER TABLE orgs ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
-ALTER TABLE orgs ADD COLUMN domain_join INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE memberships ADD COLUMN created_ms INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE memberships ADD COLUMN joined_via TEXT NOT NULL DEFAULT '';
-CREATE TABLE org_domains (domain TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id),
-  verified_via TEXT NOT NULL, created_ms INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE invitations (token_hash TEXT PRIMARY KEY, org_id TEXT NOT NULL REFERENCES orgs(id),
-  email TEXT NOT NULL, role TEXT NOT NULL, invited_by TEXT NOT NULL, created_ms INTEGER NOT NULL,
-  expires_ms INTEGER NOT NULL, accepted_ms INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-CREATE INDEX invitations_by_email ON invitations(email, created_ms);
-CREATE TABLE terms_acceptances (principal_id TEXT NOT NULL, version TEXT NOT NULL,
-  accepted_ms INTEGER NOT NULL, via TEXT NOT NULL, PRIMARY KEY (principal_id, version)) WITHOUT ROWID;
-)sql",
-    // 7: mailed codes and rate-limit windows
-    R"sql(
-CREATE TABLE pending_codes (purpose TEXT NOT NULL, email TEXT NOT NULL, code_hash TEXT NOT NULL,
-  sealed_code TEXT NOT NULL, payload TEXT NOT NULL, created_ms INTEGER NOT NULL,
-  expires_ms INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (purpose, email)) WITHOUT ROWID;
-CREATE TABLE rate_events (bucket TEXT NOT NULL, at_ms INTEGER NOT NULL);
-CREATE INDEX rate_events_by_bucket ON rate_events(bucket, at_ms);
-)sql",
-    // 8: device authorisations (the CLI's login)
-    R"sql(
-CREATE TABLE device_grants (device_code_hash TEXT PRIMARY KEY, user_code TEXT NOT NULL UNIQUE,
-  client TEXT NOT NULL, hostname TEXT NOT NULL, client_name TEXT NOT NULL,
-  requested_level TEXT NOT NULL, warehouse_ids TEXT NOT NULL, created_ms INTEGER NOT NULL,
-  expires_ms INTEGER NOT NULL, interval_s INTEGER NOT NULL, last_poll_ms INTEGER NOT NULL,
-  status TEXT NOT NULL, agent_id TEXT NOT NULL, approved_by TEXT NOT NULL) WITHOUT ROWID;
-)sql",
-    // 9: storage samples of warehouses
-    R"sql(
-CREATE TABLE usage_samples (warehouse_id TEXT NOT NULL, at_ms INTEGER NOT NULL,
-  table_bytes INTEGER NOT NULL, table_objects INTEGER NOT NULL, blob_bytes INTEGER NOT NULL,
-  blob_objects INTEGER NOT NULL, PRIMARY KEY (warehouse_id, at_ms)) WITHOUT ROWID;
-)sql",
-    // 10: passwords, login sessions and mailed login links
-    R"sql(
-CREATE TABLE passwords (principal_id TEXT PRIMARY KEY REFERENCES principals(id),
-  hash TEXT NOT NULL, changed_ms INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE sessions (id TEXT PRIMARY KEY, principal_id TEXT NOT NULL,
-  refresh_hash TEXT NOT NULL UNIQUE, previous_refresh_hash TEXT NOT NULL,
-  created_ms INTEGER NOT NULL, last_used_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL,
-  revoked_ms INTEGER NOT NULL DEFAULT 0, user_agent TEXT NOT NULL, ip TEXT NOT NULL) WITHOUT ROWID;
-CREATE INDEX sessions_by_principal ON sessions(principal_id, created_ms);
-CREATE INDEX sessions_by_previous ON sessions(previous_refresh_hash);
-CREATE TABLE login_links (token_hash TEXT PRIMARY KEY, purpose TEXT NOT NULL,
-  email TEXT NOT NULL, sealed_token TEXT NOT NULL, payload TEXT NOT NULL,
-  created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL, used_ms INTEGER NOT NULL DEFAULT 0)
-  WITHOUT ROWID;
-CREATE INDEX login_links_by_email ON login_links(email, purpose, created_ms);
-)sql",
-    // 11: published warehouses (anonymous reads of the table bucket and the catalog)
-    R"sql(
-ALTER TABLE warehouses ADD COLUMN published_ms INTEGER NOT NULL DEFAULT 0;
-)sql",
-    // 12: warehouses made read-only by the quota enforcement pass
-    R"sql(
-ALTER TABLE warehouses ADD COLUMN read_only_ms INTEGER NOT NULL DEFAULT 0;
-)sql",
-    // 13: S3 traffic counters with the storage samples
-    R"sql(
-ALTER TABLE usage_samples ADD COLUMN requests INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE usage_samples ADD COLUMN requests_failed INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE usage_samples ADD COLUMN bytes_in INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE usage_samples ADD COLUMN bytes_out INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE usage_samples ADD COLUMN counter_epoch TEXT NOT NULL DEFAULT '';
-)sql",
-    // 14: when API keys were last used
-    R"sql(
-ALTER TABLE api_keys ADD COLUMN last_used_ms INTEGER NOT NULL DEFAULT 0;
-)sql",
-    // 15: the last run of each maintenance job on each table
-    R"sql(
-CREATE TABLE maintenance_runs (warehouse_id TEXT NOT NULL, namespace TEXT NOT NULL,
-  name TEXT NOT NULL, job TEXT NOT NULL, at_ms INTEGER NOT NULL, result TEXT NOT NULL,
-  PRIMARY KEY (warehouse_id, namespace, name, job)) WITHOUT ROWID;
-)sql",
-    // 16: orphans in their noncurrent stage (kept, not counted in usage)
-    R"sql(
-CREATE TABLE noncurrent_objects (warehouse_id TEXT NOT NULL, namespace TEXT NOT NULL,
-  name TEXT NOT NULL, object_key TEXT NOT NULL, size INTEGER NOT NULL,
-  found_ms INTEGER NOT NULL,
-  PRIMARY KEY (warehouse_id, namespace, name, object_key)) WITHOUT ROWID;
-)sql",
-    // 17: where each compaction moved rows (the commit rebase re-aims deletes with them)
-    R"sql(
-CREATE TABLE row_moves (warehouse_id TEXT NOT NULL, snapshot_id INTEGER NOT NULL,
-  created_ms INTEGER NOT NULL, moves TEXT NOT NULL,
-  PRIMARY KEY (warehouse_id, snapshot_id)) WITHOUT ROWID;
-)sql",
-    // 18: maintenance state of tables dropped before drops deleted it
-    R"sql(
-DELETE FROM maintenance_runs WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE
-  e.warehouse_id = maintenance_runs.warehouse_id AND e.namespace = maintenance_runs.namespace
-  AND e.name = maintenance_runs.name AND e.kind = 'table');
-DELETE FROM noncurrent_objects WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE
-  e.warehouse_id = noncurrent_objects.warehouse_id AND
-  e.namespace = noncurrent_objects.namespace AND e.name = noncurrent_objects.name AND
-  e.kind = 'table');
-)sql",
-    // 19: row moves tied to their table too (snapshot ids are only unique within one); the
-    // moves kept so far are dropped: they only let a commit in flight be rebased
-    R"sql(
-DROP TABLE row_moves;
-CREATE TABLE row_moves (warehouse_id TEXT NOT NULL, table_uuid TEXT NOT NULL,
-  snapshot_id INTEGER NOT NULL, created_ms INTEGER NOT NULL, moves TEXT NOT NULL,
-  PRIMARY KEY (warehouse_id, table_uuid, snapshot_id)) WITHOUT ROWID;
-)sql",
-    // 20: a published warehouse's REST catalog opens to anonymous reads only on its own
-    // opt-in (publishing is storage-level); catalogs opened before stay closed until asked
-    R"sql(
-ALTER TABLE warehouses ADD COLUMN catalog_public_ms INTEGER NOT NULL DEFAULT 0;
-)sql",
-    // 21: the body an Idempotency-Key was first used with (its reuse with another body is
-    // refused)
-    R"sql(
-ALTER TABLE idempotency_keys ADD COLUMN request_hash TEXT NOT NULL DEFAULT '';
-)sql",
-    // 22: the caller's address of each audit event
-    R"sql(
-ALTER TABLE audit_events ADD COLUMN ip TEXT NOT NULL DEFAULT '';
-)sql",
-    // 23: S3 buckets and their attributes, moved here from the object store (the local
-    // disk's index keeps them until the server imports them at start)
-    R"sql(
-CREATE TABLE s3_buckets (name TEXT PRIMARY KEY, created_ms INTEGER NOT NULL,
-  acl TEXT NOT NULL, cors TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE s3_bucket_tags (bucket TEXT NOT NULL REFERENCES s3_buckets(name) ON DELETE CASCADE,
-  key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID;
-)sql",
-    // 24: each bucket's usage counters, kept as objects are written and deleted (metering
-    // reads them instead of listing the store every hour)
-    R"sql(
-ALTER TABLE s3_buckets ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE s3_buckets ADD COLUMN objects INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE s3_buckets ADD COLUMN reconciled_ms INTEGER NOT NULL DEFAULT 0;
-)sql",
-    // 25: leased locks on object keys (conditional writes enforced by the server)
-    R"sql(
-CREATE TABLE key_locks (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
-  expires_ms INTEGER NOT NULL) WITHOUT ROWID;
-)sql",
-};
 
 // Read connections kept open: enough for the cores this runs on to read concurrently.
 constexpr int kReaders = 4;
 
-// Every store bound to one scope.
-class ScopedStores {
+class SqlitePool final : public sql_backend::Pool {
  public:
-  explicit ScopedStores(Scope scope)
-      : principals_(sqlite_backend::NewPrincipalStore(scope)),
-        orgs_(sqlite_backend::NewOrgStore(scope)),
-        memberships_(sqlite_backend::NewMembershipStore(scope)),
-        verification_(sqlite_backend::NewVerificationStore(scope)),
-        sessions_(sqlite_backend::NewSessionStore(scope)),
-        devices_(sqlite_backend::NewDeviceStore(scope)),
-        usage_(sqlite_backend::NewUsageStore(scope)),
-        warehouses_(sqlite_backend::NewWarehouseStore(scope)),
-        idempotency_(sqlite_backend::NewIdempotencyStore(scope)),
-        bucket_owners_(sqlite_backend::NewBucketOwnerStore(scope)),
-        buckets_(sqlite_backend::NewBucketStore(scope)),
-        key_locks_(sqlite_backend::NewKeyLockStore(scope)),
-        catalog_(sqlite_backend::NewCatalogStore(scope)),
-        tasks_(sqlite_backend::NewTaskStore(scope)),
-        audit_(sqlite_backend::NewAuditStore(scope)),
-        maintenance_(sqlite_backend::NewMaintenanceStore(scope)) {}
+  SqlitePool(FileLock lock, std::unique_ptr<sqlite::Db> writer,
+             std::vector<std::unique_ptr<sqlite::Db>> readers)
+      : lock_(std::move(lock)), writer_(std::move(writer)), idle_readers_(std::move(readers)) {}
 
-  std::unique_ptr<PrincipalStore> principals_;
-  std::unique_ptr<OrgStore> orgs_;
-  std::unique_ptr<MembershipStore> memberships_;
-  std::unique_ptr<VerificationStore> verification_;
-  std::unique_ptr<SessionStore> sessions_;
-  std::unique_ptr<DeviceStore> devices_;
-  std::unique_ptr<UsageStore> usage_;
-  std::unique_ptr<WarehouseStore> warehouses_;
-  std::unique_ptr<IdempotencyStore> idempotency_;
-  std::unique_ptr<BucketOwnerStore> bucket_owners_;
-  std::unique_ptr<BucketStore> buckets_;
-  std::unique_ptr<KeyLockStore> key_locks_;
-  std::unique_ptr<CatalogStore> catalog_;
-  std::unique_ptr<TaskStore> tasks_;
-  std::unique_ptr<AuditStore> audit_;
-  std::unique_ptr<MaintenanceStore> maintenance_;
-};
-
-#define TM_SCOPED_STORE_ACCESSORS(stores)                                       \
-  PrincipalStore& principals() override { return *stores.principals_; }         \
-  OrgStore& orgs() override { return *stores.orgs_; }                           \
-  MembershipStore& memberships() override { return *stores.memberships_; }      \
-  VerificationStore& verification() override { return *stores.verification_; }  \
-  SessionStore& sessions() override { return *stores.sessions_; }               \
-  DeviceStore& devices() override { return *stores.devices_; }                  \
-  UsageStore& usage() override { return *stores.usage_; }                       \
-  WarehouseStore& warehouses() override { return *stores.warehouses_; }         \
-  IdempotencyStore& idempotency() override { return *stores.idempotency_; }     \
-  BucketOwnerStore& bucket_owners() override { return *stores.bucket_owners_; } \
-  BucketStore& buckets() override { return *stores.buckets_; }                  \
-  KeyLockStore& key_locks() override { return *stores.key_locks_; }             \
-  CatalogStore& catalog() override { return *stores.catalog_; }                 \
-  TaskStore& tasks() override { return *stores.tasks_; }                        \
-  AuditStore& audit() override { return *stores.audit_; }                       \
-  MaintenanceStore& maintenance() override { return *stores.maintenance_; }
-
-// Holds the writer (and its mutex) from BeginWrite until it is committed or destroyed.
-class SqliteTransaction final : public WriteTransaction {
- public:
-  SqliteTransaction(Core& core, std::unique_lock<std::mutex> lock, sqlite::Transaction txn)
-      : core_(core),
-        lock_(std::move(lock)),
-        txn_(std::move(txn)),
-        changes_before_(core.writer->TotalChanges()),
-        stores_(Scope{core, core.writer.get()}) {
-    core_.txn_owner.store(std::this_thread::get_id());
-  }
-  ~SqliteTransaction() override { core_.txn_owner.store(std::thread::id()); }
-
-  TM_SCOPED_STORE_ACCESSORS(stores_)
-
-  Result<void> Commit() override {
-    if (committed_) return Fail(ErrorCode::kInternal, "transaction committed twice");
-    committed_ = true;
-    return core_.CommitWriter(txn_, changes_before_);
+  Result<sql_backend::Lease> BeginWrite() override {
+    std::unique_lock lock(write_mu_);
+    TM_TRY(writer_->Exec("BEGIN IMMEDIATE"));
+    return sql_backend::Lease(*writer_, [lock = std::move(lock)]() mutable { lock.unlock(); });
   }
 
- private:
-  Core& core_;
-  std::unique_lock<std::mutex> lock_;  // released after txn_ has rolled back or committed
-  sqlite::Transaction txn_;
-  const int64_t changes_before_;
-  ScopedStores stores_;
-  bool committed_ = false;
-};
+  Result<sql_backend::Lease> Read() override {
+    std::unique_lock lock(read_mu_);
+    read_cv_.wait(lock, [&] { return !idle_readers_.empty(); });
+    sqlite::Db* db = idle_readers_.back().release();
+    idle_readers_.pop_back();
+    return sql_backend::Lease(*db, [this, db] {
+      {
+        std::lock_guard back(read_mu_);
+        idle_readers_.emplace_back(db);
+      }
+      read_cv_.notify_one();
+    });
+  }
 
-class SqliteMetastore final : public Metastore {
- public:
-  SqliteMetastore(int lock_fd, std::unique_ptr<sqlite::Db> writer,
-                  std::vector<std::unique_ptr<sqlite::Db>> readers, const Clock& clock)
-      : lock_(lock_fd),
-        core_(std::move(writer), std::move(readers), clock),
-        stores_(Scope{core_, nullptr}) {}
+  bool SoleWriter() const override { return true; }
 
-  Result<void> Migrate() {
-    std::lock_guard lock(core_.write_mu);
-    sqlite::Db& writer = *core_.writer;
+  // A file's COMMIT has no lost answer: it returns, or the process is gone.
+  Result<void> Commit(sql_backend::Lease& lease) override { return lease.db().Exec("COMMIT"); }
+
+  Result<void> Migrate(const std::vector<const char*>& migrations) override {
+    std::lock_guard lock(write_mu_);
+    sqlite::Db& writer = *writer_;
     TM_TRY(
         writer.Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)"));
     TM_ASSIGN(auto* st, writer.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
@@ -375,7 +57,7 @@ class SqliteMetastore final : public Metastore {
     int64_t current = row ? st->Int(0) : 0;
     st->Bind({});
     int64_t version = 0;
-    for (const char* sql : kMigrations) {
+    for (const char* sql : migrations) {
       version++;
       if (version <= current) continue;
       TM_ASSIGN(auto txn, sqlite::Transaction::Begin(writer));
@@ -387,76 +69,38 @@ class SqliteMetastore final : public Metastore {
     return {};
   }
 
-  TM_SCOPED_STORE_ACCESSORS(stores_)
-
-  Result<std::unique_ptr<WriteTransaction>> BeginWrite() override {
-    if (core_.txn_owner.load() == std::this_thread::get_id()) {
-      return Fail(ErrorCode::kInternal, "a second write transaction on the same thread");
-    }
-    std::unique_lock lock(core_.write_mu);
-    TM_ASSIGN(auto txn, sqlite::Transaction::Begin(*core_.writer));
-    return std::unique_ptr<WriteTransaction>(
-        std::make_unique<SqliteTransaction>(core_, std::move(lock), std::move(txn)));
-  }
-
-  Result<void> Ping() override {
-    return Scope{core_, nullptr}.Read([](sqlite::Db& db) { return db.Exec("SELECT 1"); });
-  }
-
  private:
   // The exclusive lock on "<db>.lock": declared first, so released after every
   // connection has closed.
-  struct LockFile {
-    explicit LockFile(int fd) : fd(fd) {}
-    ~LockFile() { ::close(fd); }
-    LockFile(const LockFile&) = delete;
-    LockFile& operator=(const LockFile&) = delete;
-    int fd;
-  } lock_;
-  Core core_;
-  ScopedStores stores_;
+  FileLock lock_;
+  std::mutex write_mu_;
+  std::unique_ptr<sqlite::Db> writer_;  // leased under write_mu_
+  std::mutex read_mu_;
+  std::condition_variable read_cv_;
+  std::vector<std::unique_ptr<sqlite::Db>> idle_readers_;  // protected by read_mu_
 };
-
-#undef TM_SCOPED_STORE_ACCESSORS
-
-// The writer connection and the pool of readers.
-Result<std::pair<std::unique_ptr<sqlite::Db>, std::vector<std::unique_ptr<sqlite::Db>>>>
-OpenConnections(const std::string& path) {
-  TM_ASSIGN(auto writer, sqlite::Db::Open(path, true));
-  std::vector<std::unique_ptr<sqlite::Db>> readers;
-  for (int i = 0; i < kReaders; i++) {
-    TM_ASSIGN(auto reader, sqlite::Db::Open(path, true));
-    readers.push_back(std::move(reader));
-  }
-  return std::pair{std::move(writer), std::move(readers)};
-}
 
 }  // namespace
 
 Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path,
                                                        const Clock& clock) {
   // One process per database: a second server on the same data directory would
-  // invalidate the memos above (and race the object store's index). The lock goes with
-  // the process, however it ends.
-  std::string lock_path = path + ".lock";
-  int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd < 0) return Fail(ErrorCode::kUnavailable, "cannot open " + lock_path);
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(lock_fd);
-    return Fail(ErrorCode::kUnavailable,
-                "the data directory is in use by another tablemere-server (" + lock_path +
-                    " is locked); stop it or choose another --data-dir");
+  // invalidate the memos (and race the object store's index). The lock goes with the
+  // process, however it ends.
+  TM_ASSIGN(FileLock lock, FileLock::Take(path + ".lock"));
+  auto writer = sqlite::Db::Open(path, true);
+  std::vector<std::unique_ptr<sqlite::Db>> readers;
+  for (int i = 0; writer && i < kReaders; i++) {
+    auto reader = sqlite::Db::Open(path, true);
+    if (!reader) {
+      writer = Fail(reader.error());
+      break;
+    }
+    readers.push_back(std::move(*reader));
   }
-  auto connections = OpenConnections(path);
-  if (!connections) {
-    ::close(lock_fd);
-    return Fail(connections.error());
-  }
-  // From here the store owns the lock.
-  auto store = std::make_unique<SqliteMetastore>(lock_fd, std::move(connections->first),
-                                                 std::move(connections->second), clock);
-  TM_TRY(store->Migrate());
-  return std::unique_ptr<Metastore>(std::move(store));
+  if (!writer) return Fail(writer.error());
+  return sql_backend::OpenSqlMetastore(
+      std::make_unique<SqlitePool>(std::move(lock), std::move(*writer), std::move(readers)), clock);
 }
 
 }  // namespace tablemere::metastore

@@ -296,7 +296,10 @@ struct Task {
   int64_t id = 0;
   std::string kind;  // "purge_prefix"
   std::string payload_json;
-  int attempts = 0;
+  int attempts = 0;  // earlier claims
+  // This claim's number (attempts after claiming): fences Complete and Retry, so a worker
+  // whose lease ran out and was taken over cannot record a result.
+  int claim = 0;
 };
 
 // A bucket's stored bytes and objects, counted as objects are written and deleted and

@@ -54,7 +54,7 @@ Result<void> Db::Exec(const std::string& sql) {
   return {};
 }
 
-Result<Statement*> Db::Prepare(const std::string& sql) {
+Result<sql::Statement*> Db::Prepare(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return it->second.get();
   sqlite3_stmt* stmt = nullptr;

@@ -1,15 +1,16 @@
-// The SQLite bucket store: S3 buckets (s3_buckets) and their tags (s3_bucket_tags).
-#include "metastore/sqlite_backend.h"
+// The SQL (SQLite and PostgreSQL) bucket store: S3 buckets (s3_buckets) and their tags
+// (s3_bucket_tags).
+#include "metastore/sql_backend.h"
 
-namespace tablemere::metastore::sqlite_backend {
+namespace tablemere::metastore::sql_backend {
 namespace {
 
-class SqliteBuckets final : public BucketStore {
+class SqlBuckets final : public BucketStore {
  public:
-  explicit SqliteBuckets(Scope scope) : s_(scope) {}
+  explicit SqlBuckets(Scope scope) : s_(scope) {}
 
   Result<void> AddBucket(const S3Bucket& bucket) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(RunUnique(db, "INSERT INTO s3_buckets(name, created_ms, acl, cors) VALUES(?, ?, ?, ?)",
                        {bucket.name, bucket.created_ms, bucket.acl, bucket.cors},
                        Error{ErrorCode::kAlreadyExists, "bucket " + bucket.name + " exists", {}}));
@@ -18,11 +19,11 @@ class SqliteBuckets final : public BucketStore {
   }
 
   Result<S3Bucket> FindBucket(const std::string& name) override {
-    return s_.Read([&](sqlite::Db& db) { return Find(db, name); });
+    return s_.Read([&](sql::Connection& db) { return Find(db, name); });
   }
 
   Result<std::vector<S3Bucket>> AllBuckets() override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<S3Bucket>> {
+    return s_.Read([&](sql::Connection& db) -> Result<std::vector<S3Bucket>> {
       std::vector<S3Bucket> out;
       TM_ASSIGN(auto* st, db.Prepare("SELECT name, " + std::string(kColumns) +
                                      " FROM s3_buckets ORDER BY name"));
@@ -48,7 +49,7 @@ class SqliteBuckets final : public BucketStore {
   }
 
   Result<S3Bucket> UpdateBucket(const std::string& name, const S3BucketChange& change) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<S3Bucket> {
+    return s_.Write([&](sql::Connection& db) -> Result<S3Bucket> {
       // Only the given columns are written, so a concurrent change of another attribute
       // is not undone by this one.
       if (change.acl)
@@ -67,7 +68,7 @@ class SqliteBuckets final : public BucketStore {
   }
 
   Result<void> AddUsage(const std::vector<UsageDelta>& deltas) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       for (const auto& d : deltas) {
         TM_TRY(Run(db,
                    "UPDATE s3_buckets SET bytes = bytes + ?, objects = objects + ?, "
@@ -80,7 +81,7 @@ class SqliteBuckets final : public BucketStore {
 
   Result<void> ReconcileUsage(const std::string& name, int64_t bytes, int64_t objects,
                               int64_t at_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(Run(db,
                  "UPDATE s3_buckets SET bytes = bytes + ?, objects = objects + ?, "
                  "reconciled_ms = ? WHERE name = ?",
@@ -91,7 +92,7 @@ class SqliteBuckets final : public BucketStore {
   }
 
   Result<bool> RemoveBucket(const std::string& name) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<bool> {
+    return s_.Write([&](sql::Connection& db) -> Result<bool> {
       TM_TRY(Run(db, "DELETE FROM s3_bucket_tags WHERE bucket = ?", {name}));
       TM_TRY(Run(db, "DELETE FROM s3_buckets WHERE name = ?", {name}));
       return db.Changes() > 0;
@@ -101,16 +102,16 @@ class SqliteBuckets final : public BucketStore {
  private:
   // The columns Row reads, in its order.
   static constexpr char kColumns[] = "created_ms, acl, cors, bytes, objects, reconciled_ms";
-  static S3Bucket Row(std::string name, sqlite::Statement& st, int at) {
+  static S3Bucket Row(std::string name, sql::Statement& st, int at) {
     return S3Bucket{
         std::move(name), st.Int(at), st.Text(at + 1),
         st.Text(at + 2), {},         BucketUsage{st.Int(at + 3), st.Int(at + 4), st.Int(at + 5)}};
   }
 
-  static Result<S3Bucket> Find(sqlite::Db& db, const std::string& name) {
+  static Result<S3Bucket> Find(sql::Connection& db, const std::string& name) {
     TM_ASSIGN(S3Bucket bucket,
               One(db, "SELECT " + std::string(kColumns) + " FROM s3_buckets WHERE name = ?", {name},
-                  "bucket " + name, [&](sqlite::Statement& st) { return Row(name, st, 0); }));
+                  "bucket " + name, [&](sql::Statement& st) { return Row(name, st, 0); }));
     TM_ASSIGN(auto* st, db.Prepare("SELECT key, value FROM s3_bucket_tags WHERE bucket = ?"));
     st->Bind({name});
     while (true) {
@@ -121,7 +122,7 @@ class SqliteBuckets final : public BucketStore {
     return bucket;
   }
 
-  static Result<void> WriteTags(sqlite::Db& db, const std::string& name,
+  static Result<void> WriteTags(sql::Connection& db, const std::string& name,
                                 const std::map<std::string, std::string>& tags) {
     for (const auto& [key, value] : tags) {
       TM_TRY(Run(db, "INSERT INTO s3_bucket_tags VALUES(?, ?, ?)", {name, key, value}));
@@ -135,7 +136,7 @@ class SqliteBuckets final : public BucketStore {
 }  // namespace
 
 std::unique_ptr<BucketStore> NewBucketStore(Scope scope) {
-  return std::make_unique<SqliteBuckets>(scope);
+  return std::make_unique<SqlBuckets>(scope);
 }
 
-}  // namespace tablemere::metastore::sqlite_backend
+}  // namespace tablemere::metastore::sql_backend

@@ -1,7 +1,7 @@
-// The SQLite SessionStore: passwords, login sessions and mailed login links.
-#include "metastore/sqlite_backend.h"
+// The SQL (SQLite and PostgreSQL) SessionStore: passwords, login sessions and mailed login links.
+#include "metastore/sql_backend.h"
 
-namespace tablemere::metastore::sqlite_backend {
+namespace tablemere::metastore::sql_backend {
 namespace {
 
 constexpr char kSessionSelect[] =
@@ -11,7 +11,7 @@ constexpr char kLinkSelect[] =
     "SELECT token_hash, purpose, email, sealed_token, payload, created_ms, expires_ms, used_ms "
     "FROM login_links";
 
-Session SessionRow(sqlite::Statement& st) {
+Session SessionRow(sql::Statement& st) {
   return Session{st.Text(0), PrincipalId(st.Text(1)),
                  st.Text(2), st.Text(3),
                  st.Int(4),  st.Int(5),
@@ -19,33 +19,35 @@ Session SessionRow(sqlite::Statement& st) {
                  st.Text(8), st.Text(9)};
 }
 
-LoginLink LinkRow(sqlite::Statement& st) {
+LoginLink LinkRow(sql::Statement& st) {
   return LoginLink{st.Text(0), st.Text(1), st.Text(2), st.Text(3),
                    st.Text(4), st.Int(5),  st.Int(6),  st.Int(7)};
 }
 
-class SqliteSessions final : public SessionStore {
+class SqlSessions final : public SessionStore {
  public:
-  explicit SqliteSessions(Scope scope) : s_(scope) {}
+  explicit SqlSessions(Scope scope) : s_(scope) {}
 
   Result<void> SetPassword(const PasswordRecord& r) override {
-    return s_.Write([&](sqlite::Db& db) {
-      return Run(db, "INSERT OR REPLACE INTO passwords VALUES(?, ?, ?)",
+    return s_.Write([&](sql::Connection& db) {
+      return Run(db,
+                 "INSERT INTO passwords VALUES(?, ?, ?) ON CONFLICT(principal_id) DO UPDATE SET "
+                 "hash = excluded.hash, changed_ms = excluded.changed_ms",
                  {r.principal_id.str(), r.hash, r.changed_ms});
     });
   }
 
   Result<PasswordRecord> FindPassword(const PrincipalId& principal_id) override {
-    return s_.Read([&](sqlite::Db& db) {
+    return s_.Read([&](sql::Connection& db) {
       return One(db, "SELECT principal_id, hash, changed_ms FROM passwords WHERE principal_id = ?",
-                 {principal_id.str()}, "no password", [](sqlite::Statement& st) {
+                 {principal_id.str()}, "no password", [](sql::Statement& st) {
                    return PasswordRecord{PrincipalId(st.Text(0)), st.Text(1), st.Int(2)};
                  });
     });
   }
 
   Result<void> CreateSession(const Session& x) override {
-    return s_.Write([&](sqlite::Db& db) {
+    return s_.Write([&](sql::Connection& db) {
       return RunUnique(
           db, "INSERT INTO sessions VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
           {x.id, x.principal_id.str(), x.refresh_hash, x.previous_refresh_hash, x.created_ms,
@@ -55,14 +57,14 @@ class SqliteSessions final : public SessionStore {
   }
 
   Result<Session> FindSession(const std::string& session_id) override {
-    return s_.Read([&](sqlite::Db& db) {
+    return s_.Read([&](sql::Connection& db) {
       return One(db, std::string(kSessionSelect) + " WHERE id = ?", {session_id}, "no such session",
                  SessionRow);
     });
   }
 
   Result<Session> SessionByRefresh(const std::string& hash) override {
-    return s_.Read([&](sqlite::Db& db) {
+    return s_.Read([&](sql::Connection& db) {
       return One(db,
                  std::string(kSessionSelect) +
                      " WHERE refresh_hash = ?1 OR previous_refresh_hash = ?1 LIMIT 1",
@@ -73,7 +75,7 @@ class SqliteSessions final : public SessionStore {
   Result<void> RotateRefresh(const std::string& session_id, const std::string& expected_hash,
                              const std::string& new_hash, int64_t now_ms,
                              int64_t expires_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(Run(db,
                  "UPDATE sessions SET previous_refresh_hash = refresh_hash, refresh_hash = ?, "
                  "last_used_ms = ?, expires_ms = ? WHERE id = ? AND refresh_hash = ? AND "
@@ -85,7 +87,7 @@ class SqliteSessions final : public SessionStore {
   }
 
   Result<bool> RevokeSession(const std::string& session_id, int64_t now_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<bool> {
+    return s_.Write([&](sql::Connection& db) -> Result<bool> {
       TM_TRY(Run(db, "UPDATE sessions SET revoked_ms = ? WHERE id = ? AND revoked_ms = 0",
                  {now_ms, session_id}));
       return db.Changes() > 0;
@@ -94,7 +96,7 @@ class SqliteSessions final : public SessionStore {
 
   Result<int> RevokeSessionsOf(const PrincipalId& principal_id, const std::string& keep,
                                int64_t now_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<int> {
+    return s_.Write([&](sql::Connection& db) -> Result<int> {
       TM_TRY(Run(db,
                  "UPDATE sessions SET revoked_ms = ? WHERE principal_id = ? AND id != ? AND "
                  "revoked_ms = 0 AND expires_ms > ?",
@@ -105,17 +107,17 @@ class SqliteSessions final : public SessionStore {
 
   Result<std::vector<Session>> LiveSessionsOf(const PrincipalId& principal_id,
                                               int64_t now_ms) override {
-    return s_.Read([&](sqlite::Db& db) {
-      return sqlite::Query(db,
-                           std::string(kSessionSelect) +
-                               " WHERE principal_id = ? AND revoked_ms = 0 AND expires_ms > ? "
-                               "ORDER BY created_ms DESC, id",
-                           {principal_id.str(), now_ms}, SessionRow);
+    return s_.Read([&](sql::Connection& db) {
+      return sql::Query(db,
+                        std::string(kSessionSelect) +
+                            " WHERE principal_id = ? AND revoked_ms = 0 AND expires_ms > ? "
+                            "ORDER BY created_ms DESC, id",
+                        {principal_id.str(), now_ms}, SessionRow);
     });
   }
 
   Result<void> PutLink(const LoginLink& l) override {
-    return s_.Write([&](sqlite::Db& db) {
+    return s_.Write([&](sql::Connection& db) {
       return Run(db, "INSERT INTO login_links VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
                  {l.token_hash, l.purpose, l.email, l.sealed_token, l.payload_json, l.created_ms,
                   l.expires_ms, l.used_ms});
@@ -123,14 +125,14 @@ class SqliteSessions final : public SessionStore {
   }
 
   Result<LoginLink> FindLink(const std::string& token_hash) override {
-    return s_.Read([&](sqlite::Db& db) {
+    return s_.Read([&](sql::Connection& db) {
       return One(db, std::string(kLinkSelect) + " WHERE token_hash = ?", {token_hash},
                  "no such link", LinkRow);
     });
   }
 
   Result<void> SpendLink(const std::string& token_hash, int64_t now_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(Run(db, "UPDATE login_links SET used_ms = ? WHERE token_hash = ? AND used_ms = 0",
                  {now_ms, token_hash}));
       if (db.Changes() == 0) return Fail(ErrorCode::kConflict, "the link was spent");
@@ -139,12 +141,12 @@ class SqliteSessions final : public SessionStore {
   }
 
   Result<std::vector<LoginLink>> OpenLinksFor(const std::string& email, int64_t now_ms) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<LoginLink>> {
-      TM_ASSIGN(auto all, sqlite::Query(db,
-                                        std::string(kLinkSelect) +
-                                            " WHERE email = ? AND used_ms = 0 AND expires_ms > ? "
-                                            "ORDER BY created_ms DESC",
-                                        {email, now_ms}, LinkRow));
+    return s_.Read([&](sql::Connection& db) -> Result<std::vector<LoginLink>> {
+      TM_ASSIGN(auto all, sql::Query(db,
+                                     std::string(kLinkSelect) +
+                                         " WHERE email = ? AND used_ms = 0 AND expires_ms > ? "
+                                         "ORDER BY created_ms DESC",
+                                     {email, now_ms}, LinkRow));
       std::vector<LoginLink> newest;
       for (auto& link : all) {
         bool seen = false;
@@ -162,7 +164,7 @@ class SqliteSessions final : public SessionStore {
 }  // namespace
 
 std::unique_ptr<SessionStore> NewSessionStore(Scope scope) {
-  return std::make_unique<SqliteSessions>(scope);
+  return std::make_unique<SqlSessions>(scope);
 }
 
-}  // namespace tablemere::metastore::sqlite_backend
+}  // namespace tablemere::metastore::sql_backend

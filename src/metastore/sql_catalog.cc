@@ -1,18 +1,18 @@
-// The SQLite CatalogStore: namespaces and the entries (tables, views, generic tables)
-// whose metadata pointers commits compare-and-swap.
+// The SQL (SQLite and PostgreSQL) CatalogStore: namespaces and the entries (tables, views, generic
+// tables) whose metadata pointers commits compare-and-swap.
 #include <algorithm>
 
-#include "metastore/sqlite_backend.h"
+#include "metastore/sql_backend.h"
 
-namespace tablemere::metastore::sqlite_backend {
+namespace tablemere::metastore::sql_backend {
 namespace {
 
-class SqliteCatalog final : public CatalogStore {
+class SqlCatalog final : public CatalogStore {
  public:
-  explicit SqliteCatalog(Scope scope) : s_(scope) {}
+  explicit SqlCatalog(Scope scope) : s_(scope) {}
 
   Result<void> CreateNamespace(const Namespace& ns) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       auto r = Run(db, "INSERT INTO namespaces VALUES(?, ?, ?)",
                    {ns.warehouse_id, JoinNs(ns.levels), ns.properties_json});
       if (!r && r.error().code == ErrorCode::kConflict) {
@@ -24,14 +24,14 @@ class SqliteCatalog final : public CatalogStore {
 
   Result<Namespace> GetNamespace(const std::string& warehouse_id,
                                  const std::vector<std::string>& levels) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<Namespace> {
+    return s_.Read([&](sql::Connection& db) -> Result<Namespace> {
       return GetNamespaceIn(db, warehouse_id, levels);
     });
   }
 
   Result<std::vector<Namespace>> ListNamespaces(const std::string& warehouse_id,
                                                 const std::vector<std::string>& parent) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<Namespace>> {
+    return s_.Read([&](sql::Connection& db) -> Result<std::vector<Namespace>> {
       TM_ASSIGN(auto* st,
                 db.Prepare("SELECT name, properties FROM namespaces WHERE warehouse_id = ? "
                            "ORDER BY name"));
@@ -52,7 +52,7 @@ class SqliteCatalog final : public CatalogStore {
   Result<void> UpdateNamespaceProperties(const std::string& warehouse_id,
                                          const std::vector<std::string>& levels,
                                          const std::string& properties_json) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(Run(db, "UPDATE namespaces SET properties = ? WHERE warehouse_id = ? AND name = ?",
                  {properties_json, warehouse_id, JoinNs(levels)}));
       if (db.Changes() == 0) return Fail(NotFound("namespace not found"));
@@ -62,7 +62,7 @@ class SqliteCatalog final : public CatalogStore {
 
   Result<void> DropNamespace(const std::string& warehouse_id,
                              const std::vector<std::string>& levels) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       std::string name = JoinNs(levels);
       TM_TRY(GetNamespaceIn(db, warehouse_id, levels));
       TM_ASSIGN(
@@ -85,18 +85,18 @@ class SqliteCatalog final : public CatalogStore {
 
   Result<TableEntry> GetEntry(const std::string& warehouse_id, const std::vector<std::string>& ns,
                               const std::string& name) override {
-    return s_.Read([&](sqlite::Db& db) { return GetEntryIn(db, warehouse_id, ns, name); });
+    return s_.Read([&](sql::Connection& db) { return GetEntryIn(db, warehouse_id, ns, name); });
   }
 
   Result<std::vector<TableEntry>> ListEntries(const std::string& warehouse_id,
                                               const std::vector<std::string>& ns,
                                               const std::string& kind) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
-      return sqlite::Query(
-          db,
-          std::string(kEntrySelect) +
-              " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name",
-          {warehouse_id, JoinNs(ns), kind}, [&](sqlite::Statement& st) { return EntryRow(st); });
+    return s_.Read([&](sql::Connection& db) -> Result<std::vector<TableEntry>> {
+      return sql::Query(db,
+                        std::string(kEntrySelect) +
+                            " WHERE warehouse_id = ? AND namespace = ? AND kind = ? ORDER BY name",
+                        {warehouse_id, JoinNs(ns), kind},
+                        [&](sql::Statement& st) { return EntryRow(st); });
     });
   }
 
@@ -111,24 +111,23 @@ class SqliteCatalog final : public CatalogStore {
 
   Result<TableEntry> ReadEntryHead(const std::string& warehouse_id,
                                    const std::vector<std::string>& ns, const std::string& name) {
-    return s_.Read([&](sqlite::Db& db) -> Result<TableEntry> {
+    return s_.Read([&](sql::Connection& db) -> Result<TableEntry> {
       return OneEntry(db, kEntryHeadSelect, warehouse_id, ns, name);
     });
   }
 
   Result<std::vector<TableEntry>> ListEntriesOfKind(const std::string& warehouse_id,
                                                     const std::string& kind) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<TableEntry>> {
-      return sqlite::Query(db,
-                           std::string(kEntrySelect) +
-                               " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name",
-                           {warehouse_id, kind},
-                           [&](sqlite::Statement& st) { return EntryRow(st); });
+    return s_.Read([&](sql::Connection& db) -> Result<std::vector<TableEntry>> {
+      return sql::Query(db,
+                        std::string(kEntrySelect) +
+                            " WHERE warehouse_id = ? AND kind = ? ORDER BY namespace, name",
+                        {warehouse_id, kind}, [&](sql::Statement& st) { return EntryRow(st); });
     });
   }
 
   Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       for (const MetadataSwap& s : swaps) {
         auto existing = GetEntryIn(db, s.warehouse_id, s.namespace_levels, s.name);
         const TableEntry& r = s.replacement;
@@ -164,7 +163,7 @@ class SqliteCatalog final : public CatalogStore {
   Result<TableEntry> DropEntry(const std::string& warehouse_id, const std::vector<std::string>& ns,
                                const std::string& name, const std::string& kind,
                                const DropFollowUp& follow_up) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<TableEntry> {
+    return s_.Write([&](sql::Connection& db) -> Result<TableEntry> {
       TM_ASSIGN(TableEntry e, GetEntryIn(db, warehouse_id, ns, name));
       if (e.kind != kind) return Fail(NotFound("no " + kind + " with that name"));
       TM_TRY(Run(db, "DELETE FROM entries WHERE warehouse_id = ? AND namespace = ? AND name = ?",
@@ -186,7 +185,7 @@ class SqliteCatalog final : public CatalogStore {
   }
 
   Result<int> DeleteWarehouseEntries(const std::string& warehouse_id) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<int> {
+    return s_.Write([&](sql::Connection& db) -> Result<int> {
       TM_ASSIGN(
           auto* st,
           db.Prepare("SELECT count(*) FROM entries WHERE warehouse_id = ? AND kind = 'table'"));
@@ -206,7 +205,7 @@ class SqliteCatalog final : public CatalogStore {
   Result<void> RenameEntry(const std::string& warehouse_id, const std::vector<std::string>& from_ns,
                            const std::string& from_name, const std::vector<std::string>& to_ns,
                            const std::string& to_name, const std::string& kind) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_ASSIGN(TableEntry e, GetEntryIn(db, warehouse_id, from_ns, from_name));
       if (e.kind != kind) return Fail(NotFound("no " + kind + " with that name"));
       TM_TRY(GetNamespaceIn(db, warehouse_id, to_ns));
@@ -222,8 +221,13 @@ class SqliteCatalog final : public CatalogStore {
                   from_name}));
       // Its maintenance state moves with it (the files stay where they are).
       for (const char* state : kMaintenanceState) {
+        // Whatever stale state the new name held gives way to the table's own.
         TM_TRY(Run(db,
-                   std::string("UPDATE OR REPLACE ") + state +
+                   std::string("DELETE FROM ") + state +
+                       " WHERE warehouse_id = ? AND namespace = ? AND name = ?",
+                   {warehouse_id, JoinNs(to_ns), to_name}));
+        TM_TRY(Run(db,
+                   std::string("UPDATE ") + state +
                        " SET namespace = ?, name = ? WHERE warehouse_id = ? AND namespace = ? "
                        "AND name = ?",
                    {JoinNs(to_ns), to_name, warehouse_id, JoinNs(from_ns), from_name}));
@@ -243,12 +247,12 @@ class SqliteCatalog final : public CatalogStore {
       "SELECT warehouse_id, namespace, name, kind, uuid, location, metadata_location, '', "
       "created_ms, updated_ms FROM entries";
 
-  static TableEntry EntryRow(sqlite::Statement& st) {
+  static TableEntry EntryRow(sql::Statement& st) {
     return TableEntry{st.Text(0), SplitNs(st.Text(1)), st.Text(2), st.Text(3), st.Text(4),
                       st.Text(5), st.Text(6),          st.Text(7), st.Int(8),  st.Int(9)};
   }
 
-  static Result<Namespace> GetNamespaceIn(sqlite::Db& db, const std::string& warehouse_id,
+  static Result<Namespace> GetNamespaceIn(sql::Connection& db, const std::string& warehouse_id,
                                           const std::vector<std::string>& levels) {
     TM_ASSIGN(auto* st,
               db.Prepare("SELECT properties FROM namespaces WHERE warehouse_id = ? AND name = ?"));
@@ -263,14 +267,14 @@ class SqliteCatalog final : public CatalogStore {
     return ns;
   }
 
-  static Result<TableEntry> GetEntryIn(sqlite::Db& db, const std::string& warehouse_id,
+  static Result<TableEntry> GetEntryIn(sql::Connection& db, const std::string& warehouse_id,
                                        const std::vector<std::string>& ns,
                                        const std::string& name) {
     return OneEntry(db, kEntrySelect, warehouse_id, ns, name);
   }
 
   // The entry `select` reads (whole, or its head without the document).
-  static Result<TableEntry> OneEntry(sqlite::Db& db, const char* select,
+  static Result<TableEntry> OneEntry(sql::Connection& db, const char* select,
                                      const std::string& warehouse_id,
                                      const std::vector<std::string>& ns, const std::string& name) {
     auto e = One(db, std::string(select) + " WHERE warehouse_id = ? AND namespace = ? AND name = ?",
@@ -288,7 +292,7 @@ class SqliteCatalog final : public CatalogStore {
 }  // namespace
 
 std::unique_ptr<CatalogStore> NewCatalogStore(Scope scope) {
-  return std::make_unique<SqliteCatalog>(scope);
+  return std::make_unique<SqlCatalog>(scope);
 }
 
-}  // namespace tablemere::metastore::sqlite_backend
+}  // namespace tablemere::metastore::sql_backend

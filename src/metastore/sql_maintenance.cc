@@ -1,20 +1,22 @@
-// The SQLite MaintenanceStore: the last run of each maintenance job on each table, the
-// noncurrent objects orphan cleanup keeps, and where compactions moved rows.
-#include "metastore/sqlite_backend.h"
+// The SQL (SQLite and PostgreSQL) MaintenanceStore: the last run of each maintenance job on each
+// table, the noncurrent objects orphan cleanup keeps, and where compactions moved rows.
+#include "metastore/sql_backend.h"
 
-namespace tablemere::metastore::sqlite_backend {
+namespace tablemere::metastore::sql_backend {
 namespace {
 
-class SqliteMaintenance final : public MaintenanceStore {
+class SqlMaintenance final : public MaintenanceStore {
  public:
-  explicit SqliteMaintenance(Scope scope) : s_(scope) {}
+  explicit SqlMaintenance(Scope scope) : s_(scope) {}
 
   Result<void> RecordRun(const MaintenanceRun& run) override {
-    return s_.Write([&](sqlite::Db& db) {
+    return s_.Write([&](sql::Connection& db) {
       return Run(db,
-                 "INSERT OR REPLACE INTO maintenance_runs (warehouse_id, namespace, name, job, "
-                 "at_ms, result) SELECT ?, ?, ?, ?, ?, ? " +
-                     std::string(kTableExists),
+                 "INSERT INTO maintenance_runs (warehouse_id, namespace, name, job, at_ms, result) "
+                 "SELECT ?, ?, ?, ?, CAST(? AS BIGINT), ? " +
+                     std::string(kTableExists) +
+                     " ON CONFLICT(warehouse_id, namespace, name, job) DO UPDATE SET "
+                     "at_ms = excluded.at_ms, result = excluded.result",
                  {run.warehouse_id, JoinNs(run.namespace_levels), run.table, run.job, run.at_ms,
                   run.result_json, run.warehouse_id, JoinNs(run.namespace_levels), run.table});
     });
@@ -23,12 +25,12 @@ class SqliteMaintenance final : public MaintenanceStore {
   Result<std::vector<MaintenanceRun>> LastRuns(const std::string& warehouse_id,
                                                const std::vector<std::string>& ns,
                                                const std::string& table) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::vector<MaintenanceRun>> {
-      return sqlite::Query(
+    return s_.Read([&](sql::Connection& db) -> Result<std::vector<MaintenanceRun>> {
+      return sql::Query(
           db,
           "SELECT job, at_ms, result FROM maintenance_runs WHERE warehouse_id = ? AND "
           "namespace = ? AND name = ? ORDER BY job",
-          {warehouse_id, JoinNs(ns), table}, [&](sqlite::Statement& st) {
+          {warehouse_id, JoinNs(ns), table}, [&](sql::Statement& st) {
             return MaintenanceRun{warehouse_id, ns, table, st.Text(0), st.Int(1), st.Text(2)};
           });
     });
@@ -37,27 +39,29 @@ class SqliteMaintenance final : public MaintenanceStore {
   Result<std::vector<NoncurrentObject>> Noncurrent(const std::string& warehouse_id,
                                                    const std::vector<std::string>& ns,
                                                    const std::string& table) override {
-    return s_.Read([&](sqlite::Db& db) {
-      return sqlite::Query(db,
-                           "SELECT object_key, size, found_ms FROM noncurrent_objects WHERE "
-                           "warehouse_id = ? AND namespace = ? AND name = ? ORDER BY object_key",
-                           {warehouse_id, JoinNs(ns), table}, ReadObject);
+    return s_.Read([&](sql::Connection& db) {
+      return sql::Query(db,
+                        "SELECT object_key, size, found_ms FROM noncurrent_objects WHERE "
+                        "warehouse_id = ? AND namespace = ? AND name = ? ORDER BY object_key",
+                        {warehouse_id, JoinNs(ns), table}, ReadObject);
     });
   }
 
   Result<void> ReplaceNoncurrent(const std::string& warehouse_id,
                                  const std::vector<std::string>& ns, const std::string& table,
                                  const std::vector<NoncurrentObject>& objects) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(Run(db,
                  "DELETE FROM noncurrent_objects WHERE warehouse_id = ? AND namespace = ? AND "
                  "name = ?",
                  {warehouse_id, JoinNs(ns), table}));
       for (const auto& o : objects) {
         TM_TRY(Run(db,
-                   "INSERT OR REPLACE INTO noncurrent_objects (warehouse_id, namespace, name, "
-                   "object_key, size, found_ms) SELECT ?, ?, ?, ?, ?, ? " +
-                       std::string(kTableExists),
+                   "INSERT INTO noncurrent_objects (warehouse_id, namespace, name, object_key, "
+                   "size, found_ms) SELECT ?, ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT) " +
+                       std::string(kTableExists) +
+                       " ON CONFLICT(warehouse_id, namespace, name, object_key) DO UPDATE SET "
+                       "size = excluded.size, found_ms = excluded.found_ms",
                    {warehouse_id, JoinNs(ns), table, o.object_key, o.size, o.found_ms, warehouse_id,
                     JoinNs(ns), table}));
       }
@@ -67,8 +71,8 @@ class SqliteMaintenance final : public MaintenanceStore {
 
   Result<std::vector<NoncurrentObject>> NoncurrentOfWarehouse(
       const std::string& warehouse_id) override {
-    return s_.Read([&](sqlite::Db& db) {
-      return sqlite::Query(
+    return s_.Read([&](sql::Connection& db) {
+      return sql::Query(
           db, "SELECT object_key, size, found_ms FROM noncurrent_objects WHERE warehouse_id = ?",
           {warehouse_id}, ReadObject);
     });
@@ -77,11 +81,12 @@ class SqliteMaintenance final : public MaintenanceStore {
   Result<void> SaveRowMoves(const std::string& warehouse_id, const std::string& table_uuid,
                             int64_t snapshot_id, const std::string& moves_json, int64_t now_ms,
                             int64_t forget_before_ms) override {
-    return s_.Write([&](sqlite::Db& db) -> Result<void> {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
       TM_TRY(Run(db, "DELETE FROM row_moves WHERE created_ms < ?", {forget_before_ms}));
       return Run(db,
-                 "INSERT OR REPLACE INTO row_moves (warehouse_id, table_uuid, snapshot_id, "
-                 "created_ms, moves) VALUES (?, ?, ?, ?, ?)",
+                 "INSERT INTO row_moves (warehouse_id, table_uuid, snapshot_id, created_ms, moves) "
+                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT(warehouse_id, table_uuid, snapshot_id) DO "
+                 "UPDATE SET created_ms = excluded.created_ms, moves = excluded.moves",
                  {warehouse_id, table_uuid, snapshot_id, now_ms, moves_json});
     });
   }
@@ -89,12 +94,12 @@ class SqliteMaintenance final : public MaintenanceStore {
   Result<std::optional<std::string>> RowMoves(const std::string& warehouse_id,
                                               const std::string& table_uuid,
                                               int64_t snapshot_id) override {
-    return s_.Read([&](sqlite::Db& db) -> Result<std::optional<std::string>> {
-      TM_ASSIGN(auto rows, sqlite::Query(db,
-                                         "SELECT moves FROM row_moves WHERE warehouse_id = ? AND "
-                                         "table_uuid = ? AND snapshot_id = ?",
-                                         {warehouse_id, table_uuid, snapshot_id},
-                                         [](sqlite::Statement& st) { return st.Text(0); }));
+    return s_.Read([&](sql::Connection& db) -> Result<std::optional<std::string>> {
+      TM_ASSIGN(auto rows, sql::Query(db,
+                                      "SELECT moves FROM row_moves WHERE warehouse_id = ? AND "
+                                      "table_uuid = ? AND snapshot_id = ?",
+                                      {warehouse_id, table_uuid, snapshot_id},
+                                      [](sql::Statement& st) { return st.Text(0); }));
       if (rows.empty()) return std::optional<std::string>();
       return std::optional<std::string>(rows.front());
     });
@@ -107,7 +112,7 @@ class SqliteMaintenance final : public MaintenanceStore {
       "WHERE EXISTS (SELECT 1 FROM entries WHERE warehouse_id = ? AND namespace = ? AND "
       "name = ? AND kind = 'table')";
 
-  static NoncurrentObject ReadObject(sqlite::Statement& st) {
+  static NoncurrentObject ReadObject(sql::Statement& st) {
     return NoncurrentObject{st.Text(0), st.Int(1), st.Int(2)};
   }
 
@@ -117,7 +122,7 @@ class SqliteMaintenance final : public MaintenanceStore {
 }  // namespace
 
 std::unique_ptr<MaintenanceStore> NewMaintenanceStore(Scope scope) {
-  return std::make_unique<SqliteMaintenance>(scope);
+  return std::make_unique<SqlMaintenance>(scope);
 }
 
-}  // namespace tablemere::metastore::sqlite_backend
+}  // namespace tablemere::metastore::sql_backend
