@@ -23,27 +23,41 @@ OPERATORS = {"operator1": "operator1-secret-key", "operator2": "operator2-secret
 # "s3" (a shared SeaweedFS, each server under its own root prefix). `pytest
 # --object-store s3` or TABLEMERE_TEST_OBJECT_STORE=s3 runs the suite on the S3 backend.
 OBJECT_STORE = {"mode": os.environ.get("TABLEMERE_TEST_OBJECT_STORE", "local")}
+# Where they keep their state: "sqlite" (their data directory) or "postgres" (a database
+# of their own on a shared throwaway cluster). `pytest --metastore postgres` or
+# TABLEMERE_TEST_METASTORE=postgres.
+METASTORE = {"mode": os.environ.get("TABLEMERE_TEST_METASTORE", "sqlite")}
 
 
 def pytest_addoption(parser):
     parser.addoption("--object-store", choices=("local", "s3"), default=None,
                      help="the object store of every test server (default local)")
+    parser.addoption("--metastore", choices=("sqlite", "postgres"), default=None,
+                     help="the metastore of every test server (default sqlite)")
 
 
 def pytest_configure(config):
     if config.getoption("--object-store"):
         OBJECT_STORE["mode"] = config.getoption("--object-store")
+    if config.getoption("--metastore"):
+        METASTORE["mode"] = config.getoption("--metastore")
 
 
 def pytest_sessionfinish(session):
     import seaweed
     seaweed.stop_shared()
+    import postgres
+    postgres.stop_shared()
 
 
 class Server:
     """A running tablemere-server process."""
 
-    def __init__(self, extra_env=None, args=(), object_store=None, backend=None):
+    def __init__(self, extra_env=None, args=(), object_store=None, backend=None,
+                 metastore=None, database=None, master_key_file=None, store_root=None,
+                 cluster=None):
+        """`database`, `master_key_file` and `store_root` make this server a replica of
+        another: the same PostgreSQL database, master key and S3 prefix."""
         self.data_dir = tempfile.mkdtemp(prefix="tm-test-")
         self.ready_file = os.path.join(self.data_dir, "ready.json")
         self.env = dict(os.environ)
@@ -53,9 +67,20 @@ class Server:
         if self.object_store == "s3":
             import seaweed
             self.backend = backend or seaweed.shared()
-            self.store_root = "srv-" + uuid.uuid4().hex[:12]
+            self.store_root = store_root or "srv-" + uuid.uuid4().hex[:12]
             store_args, store_env = self.backend.server_args(self.store_root)
             self.env.update(store_env)
+        self.metastore = metastore or METASTORE["mode"]
+        if self.metastore == "postgres":
+            import postgres
+            self.cluster = cluster or postgres.shared()
+            self.database = database or self.cluster.create_database()
+            self.master_key_file = master_key_file or os.path.join(self.data_dir, "master.key")
+            if not os.path.exists(self.master_key_file):
+                with open(self.master_key_file, "w") as f:
+                    f.write(os.urandom(32).hex() + "\n")
+            store_args = [*store_args, "--metastore", self.cluster.conninfo(self.database),
+                          "--master-key-file", self.master_key_file]
         self.env.update(extra_env or {})
         self.cmd = [
             str(SERVER_BIN),
@@ -85,7 +110,9 @@ class Server:
                 raise RuntimeError("server did not become ready")
             time.sleep(0.02)
         urls = json.load(open(self.ready_file))
-        self.api, self.catalog, self.s3 = urls["api"], urls["catalog"], urls["s3"]
+        # This process itself, even when it tells clients a balancer's URLs.
+        bound = urls["bound"]
+        self.api, self.catalog, self.s3 = bound["api"], bound["catalog"], bound["s3"]
 
     def max_key_bytes(self, bucket):
         """The longest key this server stores in `bucket`: 1024, less the S3 backend's prefix."""

@@ -125,8 +125,9 @@ def test_a_second_server_on_the_same_data_dir_is_refused():
 def test_buckets_the_local_index_kept_are_imported_into_the_metastore_on_upgrade():
     """Releases before the bucket registry moved to the metastore kept each bucket, with
     its tags, ACL and CORS, in the local disk's own index. The first start after the
-    upgrade (an empty registry) imports them: nothing a user set is lost."""
-    server = Server(object_store="local")
+    upgrade (an empty registry) imports them: nothing a user set is lost. (The embedded
+    deployment's upgrade: SQLite state beside the local index.)"""
+    server = Server(object_store="local", metastore="sqlite")
     try:
         s3 = client(server)
         s3.create_bucket(Bucket="kept-b")

@@ -43,6 +43,44 @@ Result<KeyRing> KeyRing::LoadOrCreate(const std::string& path) {
   return KeyRing(std::move(key));
 }
 
+Result<KeyRing> KeyRing::Load(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return Fail(ErrorCode::kUnavailable, "cannot read the master key file " + path +
+                                             " (create it with: openssl rand -hex 32 > " + path +
+                                             ")");
+  }
+  std::string text(2 * kMasterKeySize + 2, '\0');
+  ssize_t n = ::read(fd, text.data(), text.size());
+  ::close(fd);
+  if (n == static_cast<ssize_t>(kMasterKeySize)) {
+    text.resize(kMasterKeySize);
+    return KeyRing(std::move(text));
+  }
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string key;
+  if (text.size() == 2 * kMasterKeySize) {
+    for (size_t i = 0; i < text.size(); i += 2) {
+      int hi = hex(text[i]);
+      int lo = hex(text[i + 1]);
+      if (hi < 0 || lo < 0) break;
+      key.push_back(static_cast<char>(hi * 16 + lo));
+    }
+  }
+  if (key.size() != kMasterKeySize) {
+    return Fail(ErrorCode::kUnavailable,
+                path + " must hold 32 bytes or 64 hex digits (openssl rand -hex 32)");
+  }
+  return KeyRing(std::move(key));
+}
+
 std::string KeyRing::Derive(const std::string& purpose) const {
   return crypto::HmacSha256(master_, "tablemere/" + purpose);
 }

@@ -14,6 +14,10 @@ class KeyRing {
   // Loads the master key from `path`, creating it with fresh random bytes when absent.
   // Errors: kUnavailable (unreadable, wrong size, cannot create).
   static Result<KeyRing> LoadOrCreate(const std::string& path);
+  // Loads a master key that must exist: 32 raw bytes, or 64 hex digits (a trailing newline
+  // allowed, as `openssl rand -hex 32 > file` writes). Servers sharing a metastore read the
+  // same file. Errors: kUnavailable naming the path and the fix.
+  static Result<KeyRing> Load(const std::string& path);
   explicit KeyRing(std::string master) : master_(std::move(master)) {}
 
   // A 32-byte key for `purpose` ("session-seal", "catalog-token", …).

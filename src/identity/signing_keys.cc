@@ -135,58 +135,133 @@ struct SigningKeys::Key {
   }
 };
 
-SigningKeys::SigningKeys(std::string dir, const Clock& clock)
-    : dir_(std::move(dir)), clock_(clock) {}
+namespace {
+
+// The embedded server's set: three files in a 0700 directory, each 0600. One process owns
+// the directory, so the version is only counted.
+class DirectoryKeySetStore final : public KeySetStore {
+ public:
+  explicit DirectoryKeySetStore(std::string dir) : dir_(std::move(dir)) {}
+
+  Result<std::optional<std::pair<KeySetRecord, int64_t>>> Load() override {
+    auto current = ReadWholeFile(dir_ + "/current.pem");
+    if (!current) {
+      if (current.error().code != ErrorCode::kNotFound) return Fail(current.error());
+      return std::nullopt;
+    }
+    KeySetRecord r;
+    r.current_pem = *current;
+    auto index = ReadWholeFile(dir_ + "/keys.json");
+    if (index) {
+      Json j = Json::parse(*index, nullptr, false);
+      r.previous_until_ms = j.is_object() ? j.value("previous_until_ms", int64_t{0}) : 0;
+    }
+    auto previous = ReadWholeFile(dir_ + "/previous.pem");
+    if (previous) r.previous_pem = *previous;
+    return std::pair{std::move(r), ++version_};
+  }
+
+  Result<bool> Store(const KeySetRecord& next, int64_t) override {
+    if (!next.previous_pem.empty()) {
+      TM_TRY(WriteSecretFile(dir_, "previous.pem", next.previous_pem));
+    }
+    TM_TRY(WriteSecretFile(dir_, "keys.json",
+                           Json{{"previous_until_ms", next.previous_until_ms}}.dump()));
+    TM_TRY(WriteSecretFile(dir_, "current.pem", next.current_pem));
+    version_++;
+    return true;
+  }
+
+  bool Shared() const override { return false; }
+  std::string Where(bool current) const override {
+    return dir_ + (current ? "/current.pem" : "/previous.pem");
+  }
+
+ private:
+  const std::string dir_;
+  int64_t version_ = 0;
+};
+
+}  // namespace
+
+SigningKeys::SigningKeys(std::unique_ptr<KeySetStore> store, const Clock& clock)
+    : store_(std::move(store)), clock_(clock) {}
 SigningKeys::~SigningKeys() = default;
 
 Result<std::unique_ptr<SigningKeys>> SigningKeys::Open(const std::string& dir, const Clock& clock) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return Fail(Unavailable("cannot create " + dir + ": " + std::strerror(errno)));
   }
-  std::unique_ptr<SigningKeys> keys(new SigningKeys(dir, clock));
+  return Open(std::make_unique<DirectoryKeySetStore>(dir), clock);
+}
+
+Result<std::unique_ptr<SigningKeys>> SigningKeys::Open(std::unique_ptr<KeySetStore> store,
+                                                       const Clock& clock) {
+  std::unique_ptr<SigningKeys> keys(new SigningKeys(std::move(store), clock));
+  std::unique_lock lock(keys->mu_);
   TM_TRY(keys->Load());
   return keys;
 }
 
-Result<void> SigningKeys::Load() {
-  std::unique_lock lock(mu_);
-  auto current = ReadWholeFile(dir_ + "/current.pem");
-  if (!current) {
-    if (current.error().code != ErrorCode::kNotFound) return Fail(current.error());
-    TM_ASSIGN(current_, Key::Generate());
-    return Save();
+Result<void> SigningKeys::Load() const {
+  for (int attempt = 0; attempt < 3; attempt++) {
+    TM_ASSIGN(auto stored, store_->Load());
+    if (!stored) {
+      // None yet: create one; a server that stored first wins and this one adopts it.
+      TM_ASSIGN(auto fresh, Key::Generate());
+      TM_ASSIGN(bool stored_now, store_->Store(KeySetRecord{fresh->pem, "", 0}, 0));
+      if (!stored_now) continue;
+      current_ = std::move(fresh);
+      previous_.reset();
+      previous_until_ms_ = 0;
+      version_ = 1;
+      loaded_ms_ = clock_.NowMillis();
+      return {};
+    }
+    auto& [record, version] = *stored;
+    if (version == version_ && current_) {
+      loaded_ms_ = clock_.NowMillis();
+      return {};
+    }
+    TM_ASSIGN(current_, Key::FromPem(record.current_pem, store_->Where(true)));
+    previous_.reset();
+    previous_until_ms_ = record.previous_until_ms;
+    if (!record.previous_pem.empty() && previous_until_ms_ > clock_.NowMillis()) {
+      TM_ASSIGN(previous_, Key::FromPem(record.previous_pem, store_->Where(false)));
+    }
+    version_ = version;
+    loaded_ms_ = clock_.NowMillis();
+    return {};
   }
-  TM_ASSIGN(current_, Key::FromPem(*current, dir_ + "/current.pem"));
-  auto index = ReadWholeFile(dir_ + "/keys.json");
-  if (index) {
-    Json j = Json::parse(*index, nullptr, false);
-    previous_until_ms_ = j.is_object() ? j.value("previous_until_ms", int64_t{0}) : 0;
-  }
-  auto previous = ReadWholeFile(dir_ + "/previous.pem");
-  if (previous && previous_until_ms_ > clock_.NowMillis()) {
-    TM_ASSIGN(previous_, Key::FromPem(*previous, dir_ + "/previous.pem"));
-  }
-  return {};
+  return Fail(Unavailable("the signing keys kept changing while being read"));
 }
 
-// Requires mu_ held.
-Result<void> SigningKeys::Save() const {
-  if (previous_) TM_TRY(WriteSecretFile(dir_, "previous.pem", previous_->pem));
-  TM_TRY(WriteSecretFile(dir_, "keys.json",
-                         Json{{"current_kid", current_->kid},
-                              {"previous_kid", previous_ ? previous_->kid : ""},
-                              {"previous_until_ms", previous_until_ms_}}
-                             .dump()));
-  return WriteSecretFile(dir_, "current.pem", current_->pem);
+void SigningKeys::MaybeRefresh(bool force) const {
+  if (!store_->Shared()) return;
+  const int64_t min_age = force ? kForcedRefreshMs : kRefreshMs;
+  if (clock_.NowMillis() - loaded_ms_.load() < min_age) return;
+  std::unique_lock lock(mu_);
+  if (clock_.NowMillis() - loaded_ms_.load() < min_age) return;
+  // A failed reread keeps the keys held (they are still valid); the next one retries.
+  if (!Load()) loaded_ms_ = clock_.NowMillis();
 }
 
 Result<void> SigningKeys::Rotate(int64_t keep_previous_ms) {
   TM_ASSIGN(auto fresh, Key::Generate());
   std::unique_lock lock(mu_);
+  TM_TRY(Load());  // rotate from the newest stored set
+  KeySetRecord next{fresh->pem, current_->pem, clock_.NowMillis() + keep_previous_ms};
+  TM_ASSIGN(bool stored, store_->Store(next, version_));
+  if (!stored) {
+    // Another server rotated at the same moment: its rotation stands.
+    return Load();
+  }
   previous_ = current_;
-  previous_until_ms_ = clock_.NowMillis() + keep_previous_ms;
+  previous_until_ms_ = next.previous_until_ms;
   current_ = std::move(fresh);
-  return Save();
+  version_++;
+  if (store_->Shared()) TM_TRY(Load());  // the version the store gave
+  return {};
 }
 
 const SigningKeys::Key* SigningKeys::Find(std::string_view kid) const {
@@ -198,11 +273,13 @@ const SigningKeys::Key* SigningKeys::Find(std::string_view kid) const {
 }
 
 std::string SigningKeys::CurrentKid() const {
+  MaybeRefresh(false);
   std::shared_lock lock(mu_);
   return current_->kid;
 }
 
 std::string SigningKeys::JwksJson() const {
+  MaybeRefresh(false);
   std::shared_lock lock(mu_);
   Json keys = Json::array({current_->Jwk()});
   if (previous_ && previous_until_ms_ > clock_.NowMillis()) keys.push_back(previous_->Jwk());
@@ -210,6 +287,7 @@ std::string SigningKeys::JwksJson() const {
 }
 
 Result<std::string> SigningKeys::Issue(const Claims& claims) const {
+  MaybeRefresh(false);
   std::shared_ptr<Key> key;
   {
     std::shared_lock lock(mu_);
@@ -236,6 +314,13 @@ Result<Claims> SigningKeys::Verify(std::string_view token, std::string_view issu
   if (header.value("alg", "") != "RS256") {
     return Fail(Refused("malformed", "The token's algorithm is not RS256"));
   }
+  // A key made on another server since this one last read the set: reread it once.
+  bool known = false;
+  {
+    std::shared_lock lock(mu_);
+    known = Find(header.value("kid", "")) != nullptr;
+  }
+  if (!known) MaybeRefresh(true);
   {
     std::shared_lock lock(mu_);
     const Key* key = Find(header.value("kid", ""));

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "common/crypto.h"
 
@@ -116,6 +119,73 @@ TEST_F(SigningKeysTest, JwksCarriesTheRsaPublicKey) {
   EXPECT_EQ(k["alg"], "RS256");
   EXPECT_EQ(k["e"], "AQAB");                                                    // 65537
   EXPECT_EQ(crypto::Base64UrlDecode(k["n"].get<std::string>())->size(), 256u);  // 2048 bits
+}
+
+}  // namespace
+}  // namespace tablemere::identity
+
+namespace tablemere::identity {
+namespace {
+
+// A key set shared by several servers (the metastore's, in production): versioned
+// compare-and-set in memory.
+class SharedStore final : public KeySetStore {
+ public:
+  struct State {
+    std::mutex mu;
+    std::optional<KeySetRecord> record;
+    int64_t version = 0;
+  };
+  explicit SharedStore(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  Result<std::optional<std::pair<KeySetRecord, int64_t>>> Load() override {
+    std::lock_guard lock(state_->mu);
+    if (!state_->record) return std::nullopt;
+    return std::pair{*state_->record, state_->version};
+  }
+  Result<bool> Store(const KeySetRecord& next, int64_t expected) override {
+    std::lock_guard lock(state_->mu);
+    if (state_->version != expected) return false;
+    state_->record = next;
+    state_->version++;
+    return true;
+  }
+  bool Shared() const override { return true; }
+  std::string Where(bool) const override { return "shared"; }
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+TEST(SharedSigningKeysTest, ServersOnOneStoreAgreeAndFollowARotation) {
+  FakeClock clock;
+  auto state = std::make_shared<SharedStore::State>();
+  std::unique_ptr<SigningKeys> a, b;
+  std::thread ta(
+      [&] { a = SigningKeys::Open(std::make_unique<SharedStore>(state), clock).value(); });
+  std::thread tb(
+      [&] { b = SigningKeys::Open(std::make_unique<SharedStore>(state), clock).value(); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a->CurrentKid(), b->CurrentKid());  // one created the set, the other adopted it
+  int64_t now = clock.now / 1000;
+  Claims claims{"http://api", "p_1", now, now + 900, {}};
+  std::string before = a->Issue(claims).value();
+  EXPECT_TRUE(b->Verify(before, "http://api").has_value());
+
+  ASSERT_TRUE(a->Rotate(900'000).has_value());
+  clock.now += SigningKeys::kForcedRefreshMs;
+  std::string after = a->Issue(claims).value();
+  // b has not reread the set, yet accepts the token of the new key and keeps the old one.
+  auto verified = b->Verify(after, "http://api");
+  ASSERT_TRUE(verified.has_value()) << verified.error().message;
+  EXPECT_TRUE(b->Verify(before, "http://api").has_value());
+  EXPECT_EQ(b->CurrentKid(), a->CurrentKid());
+  EXPECT_EQ(nlohmann::json::parse(b->JwksJson())["keys"].size(), 2u);
+  // A made-up key id is refused, whatever is reread.
+  std::string forged =
+      crypto::Base64UrlEncode(nlohmann::json{{"alg", "RS256"}, {"kid", "made-up"}}.dump()) +
+      after.substr(after.find('.'));
+  EXPECT_EQ(b->Verify(forged, "http://api").error().Detail("reason"), "unknown_kid");
 }
 
 }  // namespace

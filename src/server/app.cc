@@ -13,12 +13,14 @@
 
 #include "accounts/account_service.h"
 #include "accounts/s3_identities.h"
+#include "accounts/shared_signing_keys.h"
 #include "api/control/control_api.h"
 #include "api/iceberg/iceberg_rest_api.h"
 #include "api/lakekeeper/lakekeeper_api.h"
 #include "api/s3/s3_api.h"
 #include "catalog/catalog_service.h"
 #include "catalog/generic_table_service.h"
+#include "common/files.h"
 #include "common/key_ring.h"
 #include "http/server.h"
 #include "identity/signing_keys.h"
@@ -108,8 +110,21 @@ class AppImpl final : public App {
     fs::permissions(config.data_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
     // The metastore first: it takes the data directory's exclusive lock, so two servers
     // starting together cannot both create the master key.
-    TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
-    TM_ASSIGN(KeyRing keys, KeyRing::LoadOrCreate(config.data_dir + "/master.key"));
+    if (config.metastore.empty()) {
+      TM_ASSIGN(meta_, metastore::OpenSqliteMetastore(config.data_dir + "/state.db", clock_));
+    } else {
+      // The data directory (local objects, keys) is still this process's alone.
+      TM_ASSIGN(FileLock lock, FileLock::Take(config.data_dir + "/server.lock"));
+      data_dir_lock_.emplace(std::move(lock));
+      auto opened = metastore::OpenPostgresMetastore(config.metastore, {}, clock_);
+      if (!opened) {
+        return Fail(opened.error().code, "--metastore: " + opened.error().message);
+      }
+      meta_ = std::move(*opened);
+    }
+    TM_ASSIGN(KeyRing keys, config.master_key_file.empty()
+                                ? KeyRing::LoadOrCreate(config.data_dir + "/master.key")
+                                : KeyRing::Load(config.master_key_file));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
     key_locks_ = std::make_unique<objectstore::MetastoreKeyLocks>(meta_->key_locks(), clock_);
     TM_ASSIGN(auto backend, OpenObjectStore(config, clock_, random_, key_locks_.get()));
@@ -157,7 +172,16 @@ class AppImpl final : public App {
         std::make_unique<catalog::CatalogTokens>(*keys_, clock_, config.catalog_token_seconds);
     // The one-call unverified signup is for local stacks only: loopback API, no mailer.
     bool local = IsLoopback(server_->BoundAddress("api")) && config.smtp.host.empty();
-    TM_ASSIGN(signing_keys_, identity::SigningKeys::Open(config.data_dir + "/jwt", clock_));
+    // The control API's signing keys: in the data directory for the embedded server, in
+    // the metastore (sealed) when servers share it, so any replica verifies any token.
+    if (config.metastore.empty()) {
+      TM_ASSIGN(signing_keys_, identity::SigningKeys::Open(config.data_dir + "/jwt", clock_));
+    } else {
+      TM_ASSIGN(
+          signing_keys_,
+          identity::SigningKeys::Open(
+              accounts::NewSharedKeySetStore(meta_->shared_values(), *keys_, random_), clock_));
+    }
     accounts_ = std::make_unique<accounts::AccountService>(
         *meta_, *objects_, clock_, random_, *secrets_, urls, local, signing_keys_.get());
     if (!config.oidc_issuers.empty()) {
@@ -282,7 +306,12 @@ class AppImpl final : public App {
           {"s3", urls.s3},
           {"metrics", metrics_on_api_ ? urls.api + "/metrics"
                                       : UrlFor(server_->BoundAddress("metrics")) + "/metrics"},
-          {"pid", static_cast<int64_t>(::getpid())}};
+          {"pid", static_cast<int64_t>(::getpid())},
+          // Where this process listens, when the URLs above are a balancer's.
+          {"bound",
+           {{"api", UrlFor(server_->BoundAddress("api"))},
+            {"catalog", UrlFor(server_->BoundAddress("catalog"))},
+            {"s3", UrlFor(server_->BoundAddress("s3"))}}}};
       std::string tmp = config.ready_file + ".tmp";
       std::ofstream(tmp) << ready.dump() << "\n";
       fs::rename(tmp, config.ready_file, ec);
@@ -385,6 +414,7 @@ class AppImpl final : public App {
   AdjustableClock clock_;
   SystemRandom random_;
   std::unique_ptr<KeyRing> keys_;
+  std::optional<FileLock> data_dir_lock_;
   std::unique_ptr<metastore::Metastore> meta_;
   std::unique_ptr<objectstore::MetastoreKeyLocks> key_locks_;  // before the store using it
   std::unique_ptr<objectstore::RegisteredStore> objects_;

@@ -39,6 +39,32 @@ Result<void> SetNonNegative(int64_t& target, const std::string& value, const cha
   return {};
 }
 
+// A PostgreSQL conninfo is accepted as a URI or key=value string without a password: a
+// flag's value shows in the process list and shell history.
+Result<void> CheckPostgresConninfo(const std::string& v) {
+  bool uri = v.starts_with("postgresql://") || v.starts_with("postgres://");
+  if (!uri && v.find('=') == std::string::npos) {
+    return Fail(ErrorCode::kInvalidInput,
+                "--metastore is sqlite or a PostgreSQL URI (postgresql://user@host:port/db)");
+  }
+  bool password = false;
+  if (uri) {
+    std::string authority = v.substr(v.find("://") + 3);
+    authority = authority.substr(0, authority.find_first_of("/?"));
+    size_t at = authority.rfind('@');
+    password = at != std::string::npos && authority.substr(0, at).find(':') != std::string::npos;
+    password = password || v.find("password=") != std::string::npos;
+  } else {
+    password = v.find("password") != std::string::npos;
+  }
+  if (password) {
+    return Fail(ErrorCode::kInvalidInput,
+                "--metastore must not carry the database password: set PGPASSWORD or a passfile "
+                "(PGPASSFILE) instead");
+  }
+  return {};
+}
+
 std::vector<Flag> Flags(Config& c) {
   auto str = [](std::string& target) {
     return [&target](const std::string& v) -> Result<void> {
@@ -58,6 +84,22 @@ std::vector<Flag> Flags(Config& c) {
        str(c.metrics_addr)},
       {"data-dir", "TABLEMERE_DATA_DIR", "directory for all state and objects (default ./data)",
        str(c.data_dir)},
+      {"metastore", "TABLEMERE_METASTORE",
+       "where the state lives: sqlite (under --data-dir, default) or a PostgreSQL URI, e.g. "
+       "postgresql://tablemere@db.internal/tablemere (password from PGPASSWORD or a passfile)",
+       [&c](const std::string& v) -> Result<void> {
+         if (v.empty() || v == "sqlite") {
+           c.metastore.clear();
+           return {};
+         }
+         TM_TRY(CheckPostgresConninfo(v));
+         c.metastore = v;
+         return {};
+       }},
+      {"master-key-file", "TABLEMERE_MASTER_KEY_FILE",
+       "the master key (32 bytes or 64 hex digits); required with a PostgreSQL metastore, "
+       "the same file on every replica (default <data-dir>/master.key, created)",
+       str(c.master_key_file)},
       {"object-store", "TABLEMERE_OBJECT_STORE",
        "where objects live: local (under --data-dir, default) or s3 (an existing "
        "S3-compatible store; keys from the environment)",
@@ -321,6 +363,12 @@ Result<ParseOutcome> ParseConfig(int argc, char** argv, Config& config, std::str
       value = argv[++i];
     }
     TM_TRY(it->set(value));
+  }
+  if (!config.metastore.empty() && config.master_key_file.empty()) {
+    return Fail(ErrorCode::kInvalidInput,
+                "a PostgreSQL --metastore needs --master-key-file, the same file on every "
+                "server sharing the database (create it once: openssl rand -hex 32 > "
+                "master.key)");
   }
   if (config.object_store == "s3" &&
       (config.object_store_endpoint.empty() || config.object_store_bucket.empty())) {

@@ -17,6 +17,13 @@ struct Config {
   std::string s3_addr = "127.0.0.1:9000";
   std::string metrics_addr;  // "": GET /metrics on the API listener
   std::string data_dir = "./data";
+  // Where the state lives: "" for SQLite under --data-dir, else a PostgreSQL conninfo (a
+  // postgresql:// URI or key=value string) without its password, which libpq reads from
+  // PGPASSWORD or a passfile.
+  std::string metastore;
+  // The master key's file; required with a PostgreSQL metastore (every replica reads the
+  // same key), else "<data-dir>/master.key", created on first start.
+  std::string master_key_file;
   // Where objects live: "local" (under --data-dir) or "s3" (an existing S3-compatible store:
   // endpoint, bucket, root prefix, region; its keys from the environment only).
   std::string object_store = "local";
