@@ -12,7 +12,6 @@ Figure and reference alternate five times; the round with the median ratio is re
 
 import json
 import pathlib
-import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -21,28 +20,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 import seaweed  # noqa: E402
 from catalog_fixture import create_tables, signed_up_catalog  # noqa: E402
 from conftest import OPERATORS, Server  # noqa: E402
+from measure import load, paired  # noqa: E402
 
-LOAD = str(ROOT / "build" / "bin" / "tm-load")
 QUICK = "--quick" in sys.argv
 SECONDS = "2" if QUICK else "4"
 BIG = (64 if QUICK else 256) * 1024 * 1024
-
-
-def load(*args):
-    out = subprocess.run([LOAD, *map(str, args)], check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
-def paired(measure, reference, rounds=5):
-    pairs = []
-    for i in range(rounds):
-        ref = reference(i)
-        got = measure(i)
-        pairs.append((got, ref))
-    ratios = sorted(g / r for g, r in pairs)
-    mid = ratios[len(ratios) // 2]
-    got, ref = next(p for p in pairs if p[0] / p[1] == mid)
-    return {"value": got, "reference": ref, "ratio": mid, "min": ratios[0], "max": ratios[-1]}
 
 
 def main():

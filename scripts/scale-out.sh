@@ -81,7 +81,6 @@ defaults
   timeout client 120s
   timeout server 120s
   timeout check 3s
-  option http-server-close
 frontend api
   bind 127.0.0.1:8080
   default_backend api

@@ -55,10 +55,11 @@ class Server:
 
     def __init__(self, extra_env=None, args=(), object_store=None, backend=None,
                  metastore=None, database=None, master_key_file=None, store_root=None,
-                 cluster=None):
+                 cluster=None, home=None):
         """`database`, `master_key_file` and `store_root` make this server a replica of
-        another: the same PostgreSQL database, master key and S3 prefix."""
-        self.data_dir = tempfile.mkdtemp(prefix="tm-test-")
+        another: the same PostgreSQL database, master key and S3 prefix. `home` is a directory
+        whose `data` the server uses (a restored one, say) instead of a new one."""
+        self.data_dir = home or tempfile.mkdtemp(prefix="tm-test-")
         self.ready_file = os.path.join(self.data_dir, "ready.json")
         self.env = dict(os.environ)
         self.env["TABLEMERE_S3_USERS"] = ",".join(f"{k}:{v}" for k, v in OPERATORS.items())

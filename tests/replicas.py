@@ -50,7 +50,7 @@ class Deployment:
     def _config(self):
         lines = ["global", "  maxconn 2000", "defaults", "  mode http",
                  "  timeout connect 5s", "  timeout client 120s", "  timeout server 120s",
-                 "  timeout check 3s", "  option http-server-close"]
+                 "  timeout check 3s"]
         for name in self.LISTENERS:
             lines += [f"frontend {name}", f"  bind 127.0.0.1:{self.ports[name]}",
                       f"  default_backend {name}_replicas",

@@ -156,6 +156,10 @@ def test_postgres_restarted_under_load_answers_503_then_resumes_losing_nothing(d
     while not all(_healthz(r) == 200 for r in deployment.replicas):
         assert time.time() < deadline, "the replicas did not recover"
         time.sleep(0.2)
+    # The balancer takes them back at its next health check.
+    while _healthz(deployment) != 200:
+        assert time.time() < deadline, "haproxy did not take the replicas back"
+        time.sleep(0.2)
     after = requests.post(deployment.api + "/v1/projects", headers=auth(key),
                           json={"name": "after-" + uuid.uuid4().hex[:6]})
     assert after.status_code == 201, after.text

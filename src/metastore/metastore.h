@@ -479,6 +479,12 @@ class Metastore : public Stores {
   // kUnavailable when the database cannot start a transaction.
   virtual Result<std::unique_ptr<WriteTransaction>> BeginWrite() = 0;
   virtual Result<void> Ping() = 0;
+  // The embedded backup: copies the database as committed into a new file at `path`
+  // while every write waits, and runs `while_frozen` before writes resume, so a snapshot
+  // of another store taken there is of the same moment. kNotImplemented on PostgreSQL,
+  // whose own tools (pg_dump) back it up.
+  virtual Result<void> Backup(const std::string& path,
+                              const std::function<Result<void>()>& while_frozen) = 0;
 };
 
 // Runs `fn(WriteTransaction&)` in a new transaction and commits it when fn succeeds.

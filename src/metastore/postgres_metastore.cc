@@ -83,6 +83,12 @@ class PostgresPool final : public sql_backend::Pool {
 
   bool SoleWriter() const override { return false; }
 
+  Result<void> Snapshot(const std::string&) override {
+    return Fail(ErrorCode::kNotImplemented,
+                "a PostgreSQL metastore is backed up with pg_dump (see the README's Scale-out "
+                "section), not by the server");
+  }
+
   Result<void> Migrate(const std::vector<const char*>& migrations) override {
     TM_ASSIGN(sql_backend::Lease lease, Take());
     sql::Connection& db = lease.db();

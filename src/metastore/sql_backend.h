@@ -63,6 +63,9 @@ class Pool {
   // committed, never by guessing: kUnavailable only when it did not (or cannot be known
   // yet: detail "outcome" "unknown").
   virtual Result<void> Commit(Lease& lease) = 0;
+  // Copies the database as committed into a new file at `path`; kNotImplemented where
+  // the database's own tools do it.
+  virtual Result<void> Snapshot(const std::string& path) = 0;
   // Runs the versioned migrations not yet applied, each in its own transaction.
   virtual Result<void> Migrate(const std::vector<const char*>& migrations) = 0;
 };

@@ -370,6 +370,19 @@ class SqlMetastore final : public Metastore {
         std::make_unique<SqlTransaction>(core_, sql_backend::OpenTransaction(std::move(lease))));
   }
 
+  Result<void> Backup(const std::string& path,
+                      const std::function<Result<void>()>& while_frozen) override {
+    if (core_.txn_owner.load() == std::this_thread::get_id()) {
+      return Fail(ErrorCode::kInternal, "a backup inside a write transaction");
+    }
+    // Holding the writer freezes the committed state; the transaction writes nothing and
+    // rolls back when `frozen` goes.
+    TM_ASSIGN(sql_backend::Lease lease, core_.pool->BeginWrite());
+    sql_backend::OpenTransaction frozen(std::move(lease));
+    TM_TRY(core_.pool->Snapshot(path));
+    return while_frozen();
+  }
+
   Result<void> Ping() override {
     return Scope{core_, nullptr}.Read([](sql::Connection& db) { return db.Exec("SELECT 1"); });
   }

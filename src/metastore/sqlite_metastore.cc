@@ -44,6 +44,11 @@ class SqlitePool final : public sql_backend::Pool {
 
   bool SoleWriter() const override { return true; }
 
+  Result<void> Snapshot(const std::string& path) override {
+    TM_ASSIGN(sql_backend::Lease lease, Read());
+    return static_cast<sqlite::Db&>(lease.db()).BackupTo(path);
+  }
+
   // A file's COMMIT has no lost answer: it returns, or the process is gone.
   Result<void> Commit(sql_backend::Lease& lease) override { return lease.db().Exec("COMMIT"); }
 

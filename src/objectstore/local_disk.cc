@@ -599,11 +599,41 @@ class LocalDiskStore final : public ObjectStore {
       dropped = std::move(parts);
       return {};
     }));
-    for (const auto& b : dropped) ::unlink(BlobPath(b).c_str());
+    for (const auto& b : dropped) UnlinkBlob(b);
     return {};
   }
 
   // Buckets (with their attributes) were registered here before the metastore kept them.
+  Result<std::unique_ptr<ObjectBackup>> BeginBackup(const std::string& dir) override;
+
+  // ---- deferred deletion of blobs while a backup holds them (see ObjectBackup).
+  void HoldBlobs() {
+    std::lock_guard lock(hold_mu_);
+    holds_++;
+  }
+  void ReleaseBlobs() {
+    std::vector<std::string> deferred;
+    {
+      std::lock_guard lock(hold_mu_);
+      if (--holds_ == 0) deferred.swap(deferred_);
+    }
+    for (const auto& b : deferred) ::unlink(BlobPath(b).c_str());
+  }
+  // A blob no index row names any more. Its row left the index before this call, so a
+  // backup whose hold began later cannot name it; one whose hold began earlier may.
+  void UnlinkBlob(const std::string& blob) {
+    {
+      std::lock_guard lock(hold_mu_);
+      if (holds_ > 0) {
+        deferred_.push_back(blob);
+        return;
+      }
+    }
+    ::unlink(BlobPath(blob).c_str());
+  }
+  const std::string& root() const { return root_; }
+  std::string BlobPathOf(const std::string& blob) const { return BlobPath(blob); }
+
   Result<std::vector<BucketInfo>> LegacyBuckets() override {
     std::lock_guard lock(reader_mu_);
     TM_ASSIGN(auto* st, reader_db_->Prepare("SELECT name FROM buckets ORDER BY name"));
@@ -694,7 +724,7 @@ class LocalDiskStore final : public ObjectStore {
       TM_ASSIGN(auto* del, db.Prepare("DELETE FROM objects WHERE bucket = ? AND key = ?"));
       return del->Bind({bucket, key}).Run();
     }));
-    if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    if (!old_blob.empty()) UnlinkBlob(old_blob);
     return {};
   }
 
@@ -888,12 +918,12 @@ class LocalDiskStore final : public ObjectStore {
     });
     if (!published) {
       // A concatenated file belongs to nobody yet; a single part's file stays the part's.
-      if (part_numbers.size() > 1) ::unlink(BlobPath(blob).c_str());
+      if (part_numbers.size() > 1) UnlinkBlob(blob);
       return Fail(published.error());
     }
-    if (!old_blob.empty() && old_blob != blob) ::unlink(BlobPath(old_blob).c_str());
+    if (!old_blob.empty() && old_blob != blob) UnlinkBlob(old_blob);
     for (const auto& b : dropped) {
-      if (b != blob) ::unlink(BlobPath(b).c_str());
+      if (b != blob) UnlinkBlob(b);
     }
     final_info.last_modified_ms = clock_.NowMillis();
     return final_info;
@@ -905,7 +935,7 @@ class LocalDiskStore final : public ObjectStore {
       TM_TRY(FindUpload(db, bucket, upload_id));
       return DeleteUploadRows(db, upload_id, &dropped);
     }));
-    for (const auto& b : dropped) ::unlink(BlobPath(b).c_str());
+    for (const auto& b : dropped) UnlinkBlob(b);
     return {};
   }
 
@@ -1021,7 +1051,7 @@ class LocalDiskStore final : public ObjectStore {
       TM_TRY(CheckConditions(db, bucket, key, conditions));
       return UpsertObject(db, bucket, key, blob, info, &old_blob, &replaced);
     }));
-    if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    if (!old_blob.empty()) UnlinkBlob(old_blob);
     info.replaced = replaced;
     return info;
   }
@@ -1043,7 +1073,7 @@ class LocalDiskStore final : public ObjectStore {
                   info.last_modified_ms, MapToJson(info.checksums)})
           .Run();
     }));
-    if (!old_blob.empty()) ::unlink(BlobPath(old_blob).c_str());
+    if (!old_blob.empty()) UnlinkBlob(old_blob);
     return info;
   }
 
@@ -1302,12 +1332,82 @@ class LocalDiskStore final : public ObjectStore {
   std::mutex reader_mu_;
   std::unique_ptr<sqlite::Db> reader_db_;  // protected by reader_mu_
 
+  std::mutex hold_mu_;
+  int holds_ = 0;                      // protected by hold_mu_
+  std::vector<std::string> deferred_;  // protected by hold_mu_
+
   // State below is protected by queue_mu_.
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<PendingWrite*> queue_;
   bool leader_active_ = false;
 };
+
+// A backup of the local disk: the index copied by SQLite's online backup, then every blob
+// it names hard-linked into the backup (copied and synced when the backup is on another
+// file system), blobs' deletion deferred from the start to the end.
+class LocalDiskBackup final : public ObjectBackup {
+ public:
+  LocalDiskBackup(LocalDiskStore& store, std::string dir) : store_(store), dir_(std::move(dir)) {
+    store_.HoldBlobs();
+  }
+  ~LocalDiskBackup() override {
+    if (held_) store_.ReleaseBlobs();
+  }
+
+  Result<void> Snapshot() override {
+    std::error_code ec;
+    fs::create_directories(dir_ + "/blobs", ec);
+    if (ec) return Fail(IoError("create " + dir_ + ": " + ec.message()));
+    TM_ASSIGN(auto source, sqlite::Db::Open(store_.root() + "/index.db", true));
+    return source->BackupTo(dir_ + "/index.db");
+  }
+
+  Result<void> Finish() override {
+    TM_ASSIGN(auto copy, sqlite::Db::Open(dir_ + "/index.db", true));
+    TM_ASSIGN(auto blobs, sql::Query(*copy, "SELECT blob FROM objects UNION SELECT blob FROM parts",
+                                     {}, [](sql::Statement& st) { return st.Text(0); }));
+    copy.reset();
+    for (const auto& blob : blobs) TM_TRY(Keep(blob));
+    // The links' directory entries, and any copies, reach the disk before success.
+    int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bool synced = dir >= 0 && ::syncfs(dir) == 0;
+    if (dir >= 0) ::close(dir);
+    if (!synced) return Fail(IoError("sync " + dir_));
+    held_ = false;
+    store_.ReleaseBlobs();
+    return {};
+  }
+
+ private:
+  Result<void> Keep(const std::string& blob) {
+    std::string from = store_.BlobPathOf(blob);
+    std::string to_dir = dir_ + "/blobs/" + blob.substr(0, 2);
+    std::string to = to_dir + "/" + blob;
+    std::error_code ec;
+    fs::create_directories(to_dir, ec);
+    if (ec) return Fail(IoError("create " + to_dir + ": " + ec.message()));
+    if (::link(from.c_str(), to.c_str()) == 0 || errno == EEXIST) return {};
+    if (errno != EXDEV) {
+      return Fail(IoError("link " + from + " into the backup: " + std::strerror(errno)));
+    }
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Fail(IoError("copy " + from + " into the backup: " + ec.message()));
+    int fd = ::open(to.c_str(), O_RDONLY | O_CLOEXEC);
+    bool synced = fd >= 0 && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!synced) return Fail(IoError("sync " + to));
+    return {};
+  }
+
+  LocalDiskStore& store_;
+  const std::string dir_;
+  bool held_ = true;
+};
+
+Result<std::unique_ptr<ObjectBackup>> LocalDiskStore::BeginBackup(const std::string& dir) {
+  return std::unique_ptr<ObjectBackup>(std::make_unique<LocalDiskBackup>(*this, dir));
+}
 
 }  // namespace
 

@@ -280,3 +280,49 @@ TEST_F(LocalDiskTest, FailedDirectorySyncIsSticky) {
 
 }  // namespace
 }  // namespace tablemere::objectstore
+
+namespace tablemere::objectstore {
+namespace {
+
+size_t BlobFiles(const std::filesystem::path& root) {
+  size_t n = 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(root / "blobs")) {
+    n += e.is_regular_file() ? 1 : 0;
+  }
+  return n;
+}
+
+// What the index snapshot names is in the backup, whole, even when it is overwritten or
+// deleted while the backup runs: the bytes' deletion waits for Finish.
+TEST_F(LocalDiskTest, ABackupKeepsWhatItsSnapshotNamesThroughDeletes) {
+  Put("kept", "version one");
+  Put("gone", "deleted during the backup");
+  auto backup_dir = dir_.string() + "-backup";
+  std::filesystem::remove_all(backup_dir);
+  auto backup = store_->BeginBackup(backup_dir).value();
+  ASSERT_TRUE(backup->Snapshot().has_value());
+  Put("kept", "version two");  // after the snapshot: not in the backup
+  ASSERT_TRUE(store_->Delete("b", "gone").has_value());
+  Put("new", "after the snapshot");
+  ASSERT_TRUE(backup->Finish().has_value());
+  EXPECT_EQ(BlobFiles(backup_dir), 2u);
+  EXPECT_EQ(BlobFiles(dir_), 2u);  // the deferred deletions ran: "kept" v2 and "new"
+  backup.reset();
+
+  // The backup is a store of its own, as of the snapshot.
+  auto restored = OpenLocalDiskStore(backup_dir, clock_, random_).value();
+  auto read = [&](const std::string& key) {
+    auto r = restored->Get("b", key, 0, std::nullopt, nullptr).value();
+    std::string out(1024, '\0');
+    out.resize(r->Read(out.data(), out.size()).value());
+    return out;
+  };
+  EXPECT_EQ(read("kept"), "version one");
+  EXPECT_EQ(read("gone"), "deleted during the backup");
+  EXPECT_EQ(restored->Head("b", "new").error().Detail("store_failure"), "NoSuchKey");
+  restored.reset();
+  std::filesystem::remove_all(backup_dir);
+}
+
+}  // namespace
+}  // namespace tablemere::objectstore

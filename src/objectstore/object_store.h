@@ -139,6 +139,18 @@ Error StoreError(StoreFailure reason, ErrorCode code, std::string message);
 // The reason a store call failed, if it failed for one of the reasons above.
 std::optional<StoreFailure> FailureOf(const Error& error);
 
+// A backup of a backend that keeps its objects under the server's data directory (local
+// disk), in two steps so a metastore snapshot can sit between them: from BeginBackup on,
+// the backend defers deleting object bytes; Snapshot copies its index as committed at that
+// moment; Finish links (or copies) every blob that copy names into the backup, then lets
+// the deferred deletions run. Destroying it unfinished lets them run too.
+class ObjectBackup {
+ public:
+  virtual ~ObjectBackup() = default;
+  virtual Result<void> Snapshot() = 0;
+  virtual Result<void> Finish() = 0;
+};
+
 // What a backend implements: the bytes of objects and uploads. Errors used throughout:
 // the StoreFailure reasons above; kUnavailable for I/O failures. All methods are
 // thread-safe.
@@ -162,6 +174,13 @@ class ObjectStore {
   // attributes, for the server to import into the metastore once; empty for a backend
   // that never registered any.
   virtual Result<std::vector<BucketInfo>> LegacyBuckets() { return std::vector<BucketInfo>{}; }
+  // Starts a backup into the directory `dir` (see ObjectBackup). kNotImplemented for a
+  // backend whose objects live in another system (an S3 store: back it up with that
+  // store's own tools).
+  virtual Result<std::unique_ptr<ObjectBackup>> BeginBackup(const std::string& /*dir*/) {
+    return Fail(ErrorCode::kNotImplemented,
+                "this object store is backed up with its own tools, not by the server");
+  }
 
   // Commit fails with kPreconditionFailed, or kNoSuchKey for if_match on a missing key,
   // when `conditions` no longer hold. `size`, when the caller knows it (a request's

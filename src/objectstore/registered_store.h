@@ -91,6 +91,9 @@ class RegisteredStore final : public ObjectStore {
                                     PutConditions conditions = {}) override;
   Result<void> AbortUpload(const std::string& bucket, const std::string& upload_id) override;
   size_t MaxKeyBytes(const std::string& bucket) const override;
+  Result<std::unique_ptr<ObjectBackup>> BeginBackup(const std::string& dir) override {
+    return backend_->BeginBackup(dir);
+  }
   bool ListsInByteOrder() const override;
   Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                               const std::string& prefix) override;

@@ -31,6 +31,7 @@
 #include "objectstore/local_disk.h"
 #include "objectstore/s3_store.h"
 #include "objectstore/shared_key_locks.h"
+#include "server/backup.h"
 #include "server/cors_defaults.h"
 #include "storage/access.h"
 
@@ -245,7 +246,14 @@ class AppImpl final : public App {
             [this] { return meta_->Ping().has_value(); }, config.bootstrap_secret,
             TestClockEnabled()
                 ? std::function<void(int64_t)>([this](int64_t ms) { clock_.Advance(ms); })
-                : nullptr});
+                : nullptr,
+            [this, data_dir = config.data_dir](const std::string& to) -> Result<std::string> {
+              TM_TRY(objects_->FlushUsage());  // the counters as of the backup
+              TM_ASSIGN(BackupDone done, Backup(*meta_, *objects_, data_dir, to, clock_));
+              return nlohmann::json{
+                  {"dir", done.dir}, {"at_ms", done.at_ms}, {"objects", done.objects}}
+                  .dump();
+            }});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);

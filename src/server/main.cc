@@ -3,10 +3,15 @@
 #include <csignal>
 #include <cstdio>
 
+#include <string>
+
 #include "server/app.h"
+#include "server/backup_command.h"
 
 int main(int argc, char** argv) {
   using namespace tablemere;
+  if (argc >= 2 && std::string(argv[1]) == "backup") return server::BackupCommand(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "restore") return server::RestoreCommand(argc, argv);
   server::Config config;
   std::string output;
   auto parsed = server::ParseConfig(argc, argv, config, &output);

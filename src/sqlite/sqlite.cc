@@ -67,6 +67,38 @@ Result<sql::Statement*> Db::Prepare(const std::string& sql) {
   return ptr;
 }
 
+Result<void> Db::BackupTo(const std::string& path) {
+  sqlite3* dest = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_close(dest);
+    return Fail(ErrorCode::kUnavailable, "cannot create " + path);
+  }
+  sqlite3_exec(dest, "PRAGMA synchronous=FULL", nullptr, nullptr, nullptr);
+  sqlite3_backup* backup = sqlite3_backup_init(dest, "main", db_, "main");
+  if (backup == nullptr) {
+    Error e{ErrorCode::kUnavailable,
+            "backup of the database: " + std::string(sqlite3_errmsg(dest)),
+            {}};
+    sqlite3_close(dest);
+    return Fail(std::move(e));
+  }
+  rc = sqlite3_backup_step(backup, -1);  // all pages, under one read transaction
+  sqlite3_backup_finish(backup);
+  if (rc != SQLITE_DONE) {
+    Error e{ErrorCode::kUnavailable,
+            "backup of the database: " + std::string(sqlite3_errmsg(dest)),
+            {}};
+    sqlite3_close(dest);
+    return Fail(std::move(e));
+  }
+  if (sqlite3_close(dest) != SQLITE_OK) {
+    return Fail(ErrorCode::kUnavailable, "cannot close " + path);
+  }
+  return {};
+}
+
 int64_t Db::Changes() const { return sqlite3_changes(db_); }
 int64_t Db::TotalChanges() const { return sqlite3_total_changes(db_); }
 

@@ -39,6 +39,9 @@ class Db final : public sql::Connection {
   int64_t Changes() const override;
   int64_t TotalChanges() const override;
   bool Healthy() const override { return true; }  // a file does not disconnect
+  // Copies the database as committed now into a new file at `path` (SQLite's online
+  // backup: writers on other connections go on; the copy is one consistent state).
+  Result<void> BackupTo(const std::string& path);
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}

@@ -24,6 +24,9 @@ struct ControlApiOptions {
   // Test servers only (TABLEMERE_TEST_CLOCK=1): moves the server's clock forward,
   // behind the bootstrap secret (POST /internal/clock).
   std::function<void(int64_t)> advance_clock;
+  // Writes a backup of the embedded deployment into a new directory (POST
+  // /internal/backup, behind the bootstrap secret); answers what it wrote, as JSON.
+  std::function<Result<std::string>(const std::string& to)> backup;
 };
 
 // The services the control API's routes call.

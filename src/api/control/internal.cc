@@ -195,6 +195,15 @@ void BindInternal(Binder& b, Context& ctx) {
         return Response::Json(200, Json{{"advanced_seconds", seconds->get<int64_t>()}}.dump());
       });
 
+  Internal(b, ctx, "POST", "/internal/backup",
+           [&ctx](Request& req, const PathParams&) -> Result<Response> {
+             if (!ctx.options.backup) return Fail(Hidden(req));
+             TM_ASSIGN(Json body, Body(req));
+             TM_ASSIGN(std::string to, RequiredString(body, "to"));
+             TM_ASSIGN(std::string done, ctx.options.backup(to));
+             return Response::Json(200, done);
+           });
+
   Internal(b, ctx, "POST", "/internal/signing-keys/rotate",
            [&ctx](Request&, const PathParams&) -> Result<Response> {
              auto* keys = ctx.accounts.signing_keys();
