@@ -13,6 +13,11 @@ void TaskRunner::Register(std::string kind, Handler handler) {
   handlers_[std::move(kind)] = std::move(handler);
 }
 
+void TaskRunner::RegisterRecurring(std::string kind, int64_t every_ms, Handler handler) {
+  every_ms_[kind] = every_ms;
+  Register(std::move(kind), std::move(handler));
+}
+
 void TaskRunner::Start() {
   thread_ = std::thread([this] {
     std::unique_lock lock(mu_);
@@ -42,7 +47,11 @@ int TaskRunner::RunDue() {
     auto result = Run(**task);
     if (result) {
       // A lease taken over (this run outlived it) leaves the task to its new claim.
-      (void)meta_.tasks().Complete(**task);
+      if (auto every = every_ms_.find((*task)->kind); every != every_ms_.end()) {
+        (void)meta_.tasks().CompleteAndEnqueue(**task, {(*task)->kind, "{}", every->second});
+      } else {
+        (void)meta_.tasks().Complete(**task);
+      }
     } else {
       // Back off exponentially (1 s, 2 s, … capped at 10 min).
       int64_t delay = std::min<int64_t>(1000LL << std::min((*task)->attempts, 20), kLeaseMs);

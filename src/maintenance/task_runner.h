@@ -28,6 +28,10 @@ class TaskRunner {
   // Register before Start(). A failed run is retried with back-off.
   using Handler = std::function<Result<void>(const metastore::Task&)>;
   void Register(std::string kind, Handler handler);
+  // A recurring task: after each successful run the next is queued `every_ms` later in
+  // the transaction that completes this one, fenced by its claim, so a run that outlived
+  // its lease (and was taken over) cannot start a second chain.
+  void RegisterRecurring(std::string kind, int64_t every_ms, Handler handler);
   void Start();
   void Stop();
   // Runs every task that is due now; returns how many ran. For tests and shutdown.
@@ -50,8 +54,10 @@ class TaskRunner {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;                        // protected by mu_
-  std::map<std::string, Handler> handlers_;  // fixed once started
+  bool stop_ = false;  // protected by mu_
+  // Fixed once started.
+  std::map<std::string, Handler> handlers_;
+  std::map<std::string, int64_t> every_ms_;  // of the recurring kinds
 };
 
 }  // namespace tablemere::maintenance

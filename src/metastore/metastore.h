@@ -413,11 +413,18 @@ class TaskStore {
   virtual Result<void> Enqueue(const std::string& kind, const std::string& payload_json) = 0;
   // Enqueues a task that becomes runnable after its delay.
   virtual Result<void> EnqueueTask(const NewTask& task) = 0;
+  // Enqueues `task` unless a task of its kind is queued (runnable, leased or delayed);
+  // whether it did. Atomic, so of servers starting together one starts a chain of
+  // recurring work (metering, the maintenance sweep) and the others find it.
+  virtual Result<bool> EnqueueFirstOfKind(const NewTask& task) = 0;
   // Leases the oldest runnable task for `lease_ms`; nullopt when there is none.
   virtual Result<std::optional<Task>> Claim(int64_t lease_ms) = 0;
   // Removes the task claimed as `task`. kConflict (nothing changed) when its lease ran out
   // and another claim took it over.
   virtual Result<void> Complete(const Task& task) = 0;
+  // Removes the task claimed as `task` and enqueues `next` in one transaction; kConflict
+  // (nothing changed, nothing enqueued) when the lease was taken over.
+  virtual Result<void> CompleteAndEnqueue(const Task& task, const NewTask& next) = 0;
   // Makes the task claimed as `task` runnable again after `delay_ms`; kConflict as above.
   virtual Result<void> Retry(const Task& task, int64_t delay_ms) = 0;
   // Every queued task of `kind` (runnable, leased or delayed), oldest first.

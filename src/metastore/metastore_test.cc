@@ -623,3 +623,48 @@ TEST(PostgresMetastoreTest, ACommitWhoseConnectionIsLostIsResolvedNotGuessed) {
 
 }  // namespace
 }  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// Servers starting together each try to start the chain of a recurring task: one does.
+TEST_P(MetastoreTest, OneChainOfARecurringTaskHoweverManyServersStartIt) {
+  auto second = GetParam() == Backend::kPostgres ? Open() : Result<std::unique_ptr<Metastore>>();
+  TaskStore& mine = store_->tasks();
+  TaskStore& theirs = second && *second ? (*second)->tasks() : mine;
+  std::atomic<int> started{0};
+  std::vector<std::thread> servers;
+  for (int i = 0; i < 4; i++) {
+    servers.emplace_back([&, i] {
+      TaskStore& t = i % 2 ? theirs : mine;
+      if (t.EnqueueFirstOfKind({"meter_storage", "{}", 0}).value()) started++;
+    });
+  }
+  for (auto& s : servers) s.join();
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(mine.ListOfKind("meter_storage")->size(), 1u);
+}
+
+}  // namespace
+}  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// A recurring task's next run is queued with its completion, and not at all by a run
+// whose lease was taken over: the chain stays one.
+TEST_P(MetastoreTest, ARecurringTaskIsRequeuedOnlyByItsCurrentClaim) {
+  auto& t = store_->tasks();
+  ASSERT_TRUE(t.EnqueueFirstOfKind({"sweep", "{}", 0}).value());
+  auto slow = t.Claim(0).value().value();       // its lease has already run out
+  auto taken = t.Claim(60000).value().value();  // another run took it over
+  EXPECT_EQ(t.CompleteAndEnqueue(slow, {"sweep", "{}", 1000}).error().code, ErrorCode::kConflict);
+  EXPECT_EQ(t.ListOfKind("sweep")->size(), 1u);
+  ASSERT_TRUE(t.CompleteAndEnqueue(taken, {"sweep", "{}", 1000}).has_value());
+  auto queued = t.ListOfKind("sweep").value();
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_NE(queued[0].id, taken.id);
+}
+
+}  // namespace
+}  // namespace tablemere::metastore

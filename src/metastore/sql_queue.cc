@@ -19,6 +19,15 @@ class SqlTasks final : public TaskStore {
     return s_.Write([&](sql::Connection& db) { return InsertTask(db, s_.core.clock, task); });
   }
 
+  Result<bool> EnqueueFirstOfKind(const NewTask& task) override {
+    return s_.Write([&](sql::Connection& db) -> Result<bool> {
+      TM_ASSIGN(bool queued, Exists(db, "SELECT 1 FROM tasks WHERE kind = ?", {task.kind}));
+      if (queued) return false;
+      TM_TRY(InsertTask(db, s_.core.clock, task));
+      return true;
+    });
+  }
+
   // After a fenced change: kConflict when it changed nothing (the claim was taken over).
   static Result<void> Fenced(sql::Connection& db) {
     if (db.Changes() > 0) return {};
@@ -47,6 +56,15 @@ class SqlTasks final : public TaskStore {
       TM_TRY(Run(db, "DELETE FROM tasks WHERE id = ? AND attempts = ?",
                  {task.id, int64_t{task.claim}}));
       return Fenced(db);
+    });
+  }
+
+  Result<void> CompleteAndEnqueue(const Task& task, const NewTask& next) override {
+    return s_.Write([&](sql::Connection& db) -> Result<void> {
+      TM_TRY(Run(db, "DELETE FROM tasks WHERE id = ? AND attempts = ?",
+                 {task.id, int64_t{task.claim}}));
+      TM_TRY(Fenced(db));
+      return InsertTask(db, s_.core.clock, next);
     });
   }
 

@@ -265,19 +265,20 @@ class AppImpl final : public App {
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
     // Storage metering: one chain of tasks through the queue (any replica runs it), each
     // measuring every warehouse and queueing the next an hour later.
-    tasks_->Register(accounts::kMeterStorageTask, [this](const metastore::Task&) -> Result<void> {
-      TM_TRY(accounts_->MeterAll());
-      TM_TRY(accounts_->EnforceQuotas());
-      // Rate windows are at most an hour: older events only take space.
-      TM_TRY(meta_->verification().PurgeRateEvents(clock_.NowMillis() - 2 * 3600 * 1000));
-      return meta_->tasks().EnqueueTask(
-          {accounts::kMeterStorageTask, "{}", accounts::kMeterEveryMs});
-    });
+    tasks_->RegisterRecurring(
+        accounts::kMeterStorageTask, accounts::kMeterEveryMs,
+        [this](const metastore::Task&) -> Result<void> {
+          TM_TRY(accounts_->MeterAll());
+          TM_TRY(accounts_->EnforceQuotas());
+          // Rate windows are at most an hour: older events only take space.
+          TM_TRY(meta_->verification().PurgeRateEvents(clock_.NowMillis() - 2 * 3600 * 1000));
+          return Result<void>{};
+        });
     // Table maintenance: a chain like metering's, one sweep over every table per interval.
     if (config.maintenance_interval_seconds > 0) {
       const int64_t every_ms = config.maintenance_interval_seconds * 1000;
-      tasks_->Register(
-          kMaintenanceSweepTask, [this, every_ms](const metastore::Task&) -> Result<void> {
+      tasks_->RegisterRecurring(
+          kMaintenanceSweepTask, every_ms, [this](const metastore::Task&) -> Result<void> {
             TM_ASSIGN(auto sweep, maintenance_->SweepAll());
             if (sweep.compacted > 0 || sweep.expired_snapshots > 0 || sweep.failures > 0) {
               std::fprintf(stderr,
@@ -286,7 +287,7 @@ class AppImpl final : public App {
                            sweep.tables, sweep.compacted, sweep.expired_snapshots,
                            sweep.files_deleted, sweep.failures);
             }
-            return meta_->tasks().EnqueueTask({kMaintenanceSweepTask, "{}", every_ms});
+            return Result<void>{};
           });
       // And driven by commits: a table a client writes is visited once its writes settle.
       tasks_->Register(catalog::kMaintainTableTask, [this](const metastore::Task& task) {
@@ -296,15 +297,10 @@ class AppImpl final : public App {
           [this](const metastore::Warehouse& w, const catalog::TableIdent& ident) {
             maintenance_->NoteCommit(w, ident);
           });
-      TM_ASSIGN(auto sweeps, meta_->tasks().ListOfKind(kMaintenanceSweepTask));
-      if (sweeps.empty()) {
-        TM_TRY(meta_->tasks().EnqueueTask({kMaintenanceSweepTask, "{}", every_ms}));
-      }
+      // One chain however many replicas start together.
+      TM_TRY(meta_->tasks().EnqueueFirstOfKind({kMaintenanceSweepTask, "{}", every_ms}));
     }
-    TM_ASSIGN(auto metering, meta_->tasks().ListOfKind(accounts::kMeterStorageTask));
-    if (metering.empty()) {
-      TM_TRY(meta_->tasks().EnqueueTask({accounts::kMeterStorageTask, "{}", 0}));
-    }
+    TM_TRY(meta_->tasks().EnqueueFirstOfKind({accounts::kMeterStorageTask, "{}", 0}));
     tasks_->Start();
     ready_.store(true);
     if (!config.ready_file.empty()) {
