@@ -43,7 +43,11 @@ class Deployment:
                                         master_key_file=first.master_key_file,
                                         store_root=first.store_root, cluster=self.cluster))
         self.haproxy = None
-        self._start_haproxy()
+        try:
+            self._start_haproxy()
+        except BaseException:
+            self.cleanup()  # nothing left running when the deployment cannot start
+            raise
         # Through the balancer the way clients see it.
         self.api, self.catalog, self.s3 = (self.url[n] for n in self.LISTENERS)
 
@@ -96,6 +100,7 @@ class Deployment:
         if self.haproxy and self.haproxy.poll() is None:
             self.haproxy.terminate()
             self.haproxy.wait(timeout=10)
+            self.haproxy_log.close()
         for r in self.replicas:
             r.cleanup()
         self.cluster.destroy()
