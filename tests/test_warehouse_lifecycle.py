@@ -225,3 +225,30 @@ def test_grants_list_put_and_revoke(server):
 
 def grants_of_raw(server, key, warehouse):
     return requests.get(server.api + f"/v1/warehouses/{warehouse}/grants", headers=auth(key))
+
+
+def test_concurrent_creates_cannot_pass_the_limit_together(server):
+    """The limit is counted inside the creating transaction: of creates racing for the
+    last free place, one gets it and the others are refused, and nothing of theirs stays."""
+    import threading
+
+    account = new_account(server)
+    key, project = account["api_key"], account["project_id"]
+    assert create_warehouse(server, key, project_id=project, name="two").status_code == 201
+    results = []
+
+    def create(i):
+        results.append(create_warehouse(server, key, project_id=project, name=f"race{i}"))
+
+    threads = [threading.Thread(target=create, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes = sorted(r.status_code for r in results)
+    assert codes == [201] + [409] * 5, [r.text for r in results]
+    for r in results:
+        if r.status_code == 409:
+            assert r.json()["error"]["code"] == "limit_exceeded", r.text
+    names = [w["name"] for w in warehouses(server, key).json()["warehouses"]]
+    assert len(names) == 3

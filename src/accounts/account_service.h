@@ -648,6 +648,8 @@ class AccountService {
   RequestOrigins& request_origins() { return request_origins_; }
 
  private:
+  // The warehouses-per-project refusal, naming the limit and the count.
+  Error LimitReached(int in_project) const;
   // The person an external issuer's token names (external.cc), created on first sight.
   Result<Caller> ExternalCaller(const std::string& token);
   Result<void> CreateExternalPerson(const identity::ExternalIdentity& id);

@@ -32,6 +32,15 @@ Result<bool> AccountService::IsWarehouseBucket(const std::string& bucket) {
   return Fail(w.error());
 }
 
+Error AccountService::LimitReached(int in_project) const {
+  return Coded(
+             ErrorCode::kQuotaExceeded, "limit_exceeded",
+             "The project has its " + std::to_string(limits_.warehouses_per_project) + " catalogs")
+      .With("limit_value", std::to_string(limits_.warehouses_per_project))
+      .With("current", std::to_string(in_project))
+      .With("remedy", "Delete a catalog (tablemere catalog delete) or use another project.");
+}
+
 Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
                                                          const CreateWarehouseRequest& request) {
   // ---- a replay answers with the first call's warehouse
@@ -66,16 +75,9 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
                       .With("warehouse_id", w.id));
     }
   }
-  if (in_project >= limits_.warehouses_per_project) {
-    return Fail(
-        Coded(ErrorCode::kQuotaExceeded, "limit_exceeded",
-              "The project has its " + std::to_string(limits_.warehouses_per_project) + " catalogs")
-            .With("limit_value", std::to_string(limits_.warehouses_per_project))
-            .With("current", std::to_string(in_project))
-            .With("remedy",
-                  "Delete a catalog (tablemere catalog delete) or use another "
-                  "project."));
-  }
+  // A fast refusal before any bucket is made; the count that decides is the one inside
+  // the transaction below.
+  if (in_project >= limits_.warehouses_per_project) return Fail(LimitReached(in_project));
 
   // ---- apply: both buckets (idempotent), then the records in one transaction
   int64_t now = clock_.NowMillis();
@@ -100,6 +102,14 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
           TM_TRY(txn.idempotency().PutIdempotency({caller.principal.id, request.idempotency_key,
                                                    kCreateWarehouseEndpoint, w.id, now,
                                                    request.request_hash}));
+        }
+        // Counted where it is enforced: concurrent creates (on any replica) are serialised
+        // by the transaction, so none passes a limit another has just reached.
+        TM_ASSIGN(auto of_org, txn.warehouses().WarehousesOfOrg(w.org_id));
+        int now_in_project = 0;
+        for (const auto& other : of_org) now_in_project += other.project_id == w.project_id;
+        if (now_in_project >= limits_.warehouses_per_project) {
+          return Fail(LimitReached(now_in_project));
         }
         TM_TRY(txn.warehouses().CreateWarehouse(w));
         // The creator holds write (listed "via creator").
