@@ -187,6 +187,29 @@ std::string Outcome(const Result<T>& result) {
   return ErrorCodeName(error.code);
 }
 
+// `writers` threads put `key` with If-None-Match: * through `store_for(writer)`, each
+// writing its own body ("writer-<n>") and all committing at once; each one's Outcome.
+std::vector<std::string> RaceCreates(const std::function<ObjectStore&(int)>& store_for,
+                                     const std::string& bucket, const std::string& key,
+                                     int writers) {
+  std::vector<std::string> outcomes(writers);
+  std::latch ready(writers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; w++) {
+    threads.emplace_back([&, w] {
+      PutConditions absent;
+      absent.if_none_match = true;
+      const std::string body = "writer-" + std::to_string(w);
+      auto writer = store_for(w).BeginPut(bucket, key, absent);
+      if (writer) (void)(*writer)->Write(body.data(), body.size());
+      ready.arrive_and_wait();  // every writer commits at once
+      outcomes[w] = writer ? Outcome((*writer)->Commit(ObjectInfo{})) : Outcome(writer);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return outcomes;
+}
+
 template <typename T>
 std::string Describe(const Result<T>& result) {
   if (result) return "ok";
@@ -710,21 +733,8 @@ TEST_P(ObjectStoreContract, ConcurrentIfNoneMatchWritersExactlyOneWins) {
   constexpr int kWriters = 8;
   for (int round = 0; round < 4; round++) {
     const std::string key = "race-" + std::to_string(round);
-    std::vector<std::string> outcomes(kWriters);
-    std::latch ready(kWriters);
-    std::vector<std::thread> threads;
-    for (int w = 0; w < kWriters; w++) {
-      threads.emplace_back([&, w] {
-        PutConditions absent;
-        absent.if_none_match = true;
-        const std::string body = "writer-" + std::to_string(w);
-        auto writer = store_->BeginPut(bucket_, key, absent);
-        if (writer) (void)(*writer)->Write(body.data(), body.size());
-        ready.arrive_and_wait();  // every writer commits at once
-        outcomes[w] = writer ? Outcome((*writer)->Commit(ObjectInfo{})) : Outcome(writer);
-      });
-    }
-    for (auto& t : threads) t.join();
+    auto outcomes =
+        RaceCreates([&](int) -> ObjectStore& { return *store_; }, bucket_, key, kWriters);
     int winners = 0, refused = 0, winner = -1;
     for (int w = 0; w < kWriters; w++) {
       if (outcomes[w] == "ok") {
@@ -1553,21 +1563,8 @@ TEST(S3BackendReplicas, ConditionalWritesAreExactAcrossServersSharingKeyLocks) {
   constexpr int kWriters = 8;
   for (int round = 0; round < 4; round++) {
     const std::string key = "race-" + std::to_string(round);
-    std::vector<std::string> outcomes(kWriters);
-    std::latch ready(kWriters);
-    std::vector<std::thread> threads;
-    for (int w = 0; w < kWriters; w++) {
-      threads.emplace_back([&, w] {
-        PutConditions absent;
-        absent.if_none_match = true;
-        const std::string body = "writer-" + std::to_string(w);
-        auto writer = servers[w % 2]->BeginPut("r", key, absent);
-        if (writer) (void)(*writer)->Write(body.data(), body.size());
-        ready.arrive_and_wait();
-        outcomes[w] = writer ? Outcome((*writer)->Commit(ObjectInfo{})) : Outcome(writer);
-      });
-    }
-    for (auto& t : threads) t.join();
+    auto outcomes =
+        RaceCreates([&](int w) -> ObjectStore& { return *servers[w % 2]; }, "r", key, kWriters);
     EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), "ok"), 1) << "round " << round;
     EXPECT_EQ(std::count(outcomes.begin(), outcomes.end(), "PreconditionFailed"), kWriters - 1)
         << "round " << round;
