@@ -197,8 +197,14 @@ def test_a_freeze_in_the_middle_of_an_upload_leaves_nothing_behind(weed):
             time.sleep(1)  # let a thawed backend finish anything it had in flight
             listing = direct_listing(weed, root)
             assert f"{root}big" not in listing or direct_get(weed, f"{root}big") == big
-            with pytest.raises(ClientError):
+            # A 503 leaves the outcome open: a backend thawed later than the second above
+            # may still finish the put. Never partial: absent, or whole.
+            try:
                 s3.head_object(Bucket="midway", Key="big")
+            except ClientError:
+                pass
+            else:
+                assert s3.get_object(Bucket="midway", Key="big")["Body"].read() == big
     finally:
         weed.resume()
         server.cleanup()
