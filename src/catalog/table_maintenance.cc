@@ -1,8 +1,12 @@
 #include "catalog/table_maintenance.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <set>
+#include <stop_token>
+#include <thread>
 
 #include "accounts/account_service.h"
 #include "avro/container.h"
@@ -351,6 +355,11 @@ constexpr char kOverQuota[] =
     "the warehouse is over its storage quota: rewriting waits until space is freed "
     "(snapshot expiry and orphan cleanup still run)";
 
+// Compactions run one at a time across every server over the metastore.
+constexpr char kBudgetHeld[] =
+    "another compaction is running (on this or another server); the table's next visit "
+    "compacts it";
+
 Json Reason(const std::string& reason) { return reason.empty() ? Json(nullptr) : Json(reason); }
 
 // The table's uuid as the catalog has it now ("" when it cannot be read).
@@ -474,9 +483,9 @@ Result<Json> TableMaintenance::Status(const metastore::Warehouse& w, const Table
   Json next_due = nullptr;
   if (options_.sweep_interval_ms > 0) {
     int64_t due = next_sweep_ms_.load();
-    std::lock_guard lock(pending_mu_);
-    auto it = pending_.find(VisitPayload(w, ident).dump());
-    if (it != pending_.end()) due = std::min(due, VisitDue(it->second));
+    auto pending =
+        catalog_.metastore().maintenance().FindPendingVisit(VisitPayload(w, ident).dump());
+    if (pending && *pending) due = std::min(due, VisitDue(**pending));
     next_due = FormatIso8601(due);
   }
   return Json{{"enabled", options_.sweep_interval_ms > 0},
@@ -493,55 +502,65 @@ Result<CompactResult> TableMaintenance::Compact(const metastore::Warehouse& w,
     Record(w, ident, "compact", ToJson(r));
     return r;
   }
+  // One at a time in this server (the others wait); across servers, one holds the budget.
   std::lock_guard lock(worker_mu_);
-  const int64_t now = clock_.NowMillis();
-  if (now - budget_window_ms_ >= 3'600'000) {
-    budget_window_ms_ = now;
-    budget_used_ = 0;
+  TM_ASSIGN(std::optional<int64_t> allowance, budget_.Reserve());
+  if (!allowance) {
+    CompactResult r;
+    r.reason = kBudgetHeld;
+    Record(w, ident, "compact", ToJson(r));
+    return r;
   }
-  TM_ASSIGN(CompactResult r,
-            CompactTable(catalog_, clock_, random_, options_.compaction, w, ident,
-                         std::max<int64_t>(0, options_.compaction_bytes_per_hour - budget_used_),
-                         sweep ? options_.compaction.quiet_ms : 0));
-  budget_used_ += r.bytes_read;
+  Result<CompactResult> compacted = [&] {
+    // Renewed while it runs, so other servers wait for it and not for a dead one.
+    std::jthread renewer([this](std::stop_token stop) {
+      std::mutex mu;
+      std::condition_variable_any cv;
+      std::unique_lock lock(mu);
+      while (true) {
+        cv.wait_for(lock, stop, std::chrono::milliseconds(budget_.lease_ms() / 3),
+                    [] { return false; });
+        if (stop.stop_requested()) return;
+        (void)budget_.Renew();
+      }
+    });
+    return CompactTable(catalog_, clock_, random_, options_.compaction, w, ident, *allowance,
+                        sweep ? options_.compaction.quiet_ms : 0);
+  }();
+  // Charged whether or not it succeeded; if it cannot be, the reservation runs out and all
+  // of it counts.
+  (void)budget_.Release(compacted ? compacted->bytes_read : 0);
+  TM_ASSIGN(CompactResult r, std::move(compacted));
   Record(w, ident, "compact", ToJson(r));
   return r;
 }
 
-void TableMaintenance::RestorePendingLocked(int64_t now) {
-  if (pending_restored_) return;
-  // Those visits count from now (when they were first due is not kept); if the queue
-  // cannot be read, a second visit may be queued, which is harmless.
-  if (auto queued = catalog_.metastore().tasks().ListOfKind(kMaintainTableTask)) {
-    for (const auto& task : *queued)
-      pending_.try_emplace(task.payload_json, PendingVisit{now, now});
-  }
-  pending_restored_ = true;
-}
-
-int64_t TableMaintenance::VisitDue(const PendingVisit& p) const {
+int64_t TableMaintenance::VisitDue(const metastore::PendingVisit& p) const {
   const int64_t quiet = options_.compaction.quiet_ms;
   return std::min(p.last_ms + quiet, p.first_ms + 3 * quiet);
 }
 
 void TableMaintenance::NoteCommit(const metastore::Warehouse& w, const TableIdent& ident) {
-  const Json payload = VisitPayload(w, ident);
-  const std::string key = payload.dump();
+  const std::string key = VisitPayload(w, ident).dump();
   const int64_t now = clock_.NowMillis();
+  // Noted in the metastore at most once a tenth of the quiet period by this server while
+  // the visit is not yet due by what it wrote there: the visit cannot have ended before
+  // then, and it comes that much sooner at most.
+  const int64_t interval = options_.compaction.quiet_ms / 10;
   {
-    std::lock_guard lock(pending_mu_);
-    RestorePendingLocked(now);
-    auto [it, fresh] = pending_.try_emplace(key, PendingVisit{now, now});
-    it->second.last_ms = now;
-    if (!fresh) return;
+    std::lock_guard lock(noted_mu_);
+    auto it = noted_.find(key);
+    if (it != noted_.end() && now < VisitDue(it->second.visit) &&
+        now - it->second.written_ms < interval) {
+      return;
+    }
   }
-  auto queued = catalog_.metastore().tasks().EnqueueTask(
-      {kMaintainTableTask, key, options_.compaction.quiet_ms});
-  if (!queued) {
-    // Not queued: the next commit tries again, and the sweep visits the table anyway.
-    std::lock_guard lock(pending_mu_);
-    pending_.erase(key);
-  }
+  auto noted = catalog_.metastore().maintenance().NoteCommit(
+      key, now, {kMaintainTableTask, key, options_.compaction.quiet_ms});
+  std::lock_guard lock(noted_mu_);
+  std::erase_if(noted_, [&](const auto& kv) { return now >= VisitDue(kv.second.visit); });
+  // Not noted: the next commit tries again, and the sweep visits the table anyway.
+  if (noted) noted_[key] = Noted{noted->visit, now};
 }
 
 Result<void> TableMaintenance::RunQueued(const std::string& payload_json) {
@@ -560,24 +579,33 @@ Result<void> TableMaintenance::RunQueued(const std::string& payload_json) {
   ident.name = payload["table"].get<std::string>();
   const std::string key = payload.dump();
   const int64_t now = clock_.NowMillis();
+  // Runs now if its pending visit is due and ends here (a commit from then on queues the
+  // next visit), or if there is none (a visit queued before visits were kept in the
+  // metastore); else it is queued again for when it will be due.
   int64_t later = 0;
-  {
-    std::lock_guard lock(pending_mu_);
-    // Restored before the lookup: restored later, this visit's own task (running now)
-    // would be taken for a pending one that nothing ever clears.
-    RestorePendingLocked(now);
-    auto it = pending_.find(key);
-    if (it != pending_.end()) {
-      const int64_t due = VisitDue(it->second);
-      if (due > now) {
-        later = due - now;
-      } else {
-        pending_.erase(it);  // a commit from now on queues the next visit
-      }
+  bool run = false;
+  auto& store = catalog_.metastore().maintenance();
+  for (int round = 0; round < 3 && !run && later == 0; round++) {
+    TM_ASSIGN(auto pending, store.FindPendingVisit(key));
+    if (!pending) {
+      run = true;
+      break;
     }
+    const int64_t due = VisitDue(*pending);
+    if (due > now) {
+      later = due - now;
+      break;
+    }
+    // Not ended when a commit came meanwhile: its due time is read again.
+    TM_ASSIGN(run, store.EndPendingVisit(key, pending->last_ms));
   }
-  if (later > 0) {
+  if (!run) {
+    if (later == 0) later = 1000;  // commits kept coming while it tried to end the visit
     return catalog_.metastore().tasks().EnqueueTask({kMaintainTableTask, key, later});
+  }
+  {
+    std::lock_guard lock(noted_mu_);
+    noted_.erase(key);
   }
   auto w = catalog_.metastore().warehouses().FindWarehouse(
       WarehouseId(payload["warehouse_id"].get<std::string>()));

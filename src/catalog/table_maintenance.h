@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catalog/catalog_service.h"
+#include "catalog/compaction_budget.h"
 #include "catalog/manifest_rewrite.h"
 #include "catalog/table_compaction.h"
 #include "iceberg/snapshot_expiry.h"
@@ -50,6 +51,11 @@ Json ToJson(const ManifestRewriteResult& r);
 // A table's visit after client commits: {"warehouse_id", "namespace": [...], "table"}.
 inline constexpr char kMaintainTableTask[] = "maintain_table";
 
+// How long a compaction's hold on the shared budget lasts unless renewed (a running one
+// renews it every third of that): another server waits at most this long after the
+// holder died.
+inline constexpr int64_t kCompactionLeaseMs = 60 * 1000;
+
 struct MaintenanceOptions {
   iceberg::ExpiryPolicy expiry;
   // Orphans younger than this stay: a client may be writing files it has not committed.
@@ -57,6 +63,9 @@ struct MaintenanceOptions {
   CompactionOptions compaction;
   int64_t compaction_bytes_per_hour = 8LL << 30;
   int64_t sweep_interval_ms = 3'600'000;  // 0: no sweep (then nothing is ever "due")
+  // No other server shares the metastore (the embedded one): a compaction budget held by
+  // another server's holder is a killed process's.
+  bool sole_server = true;
 };
 
 class TableMaintenance {
@@ -67,6 +76,8 @@ class TableMaintenance {
         clock_(clock),
         random_(random),
         options_(std::move(options)),
+        budget_(catalog.metastore().shared_values(), clock, random.Uuid(),
+                options_.compaction_bytes_per_hour, kCompactionLeaseMs, options_.sole_server),
         next_sweep_ms_(clock.NowMillis() + options_.sweep_interval_ms) {}
   const MaintenanceOptions& options() const { return options_; }
 
@@ -108,7 +119,8 @@ class TableMaintenance {
   // visited (compact, rewrite manifests, expire) once its writes settle: when no commit
   // has come for the quiet period, or three quiet periods after the first commit since
   // its last visit, however busy it is. Through the task queue, so a restart or another
-  // replica still makes the visit; one queued task per table at a time (per replica).
+  // replica still makes the visit; one pending visit per table across every replica
+  // (kept in the metastore).
   // Never fails or slows a commit beyond queueing that task.
   void NoteCommit(const metastore::Warehouse& w, const TableIdent& ident);
 
@@ -132,22 +144,18 @@ class TableMaintenance {
   const Clock& clock_;
   Random& random_;
   MaintenanceOptions options_;
-  std::mutex worker_mu_;  // one compaction at a time; guards the budget below
-  int64_t budget_window_ms_ = 0;
-  int64_t budget_used_ = 0;
+  std::mutex worker_mu_;                // one compaction at a time in this server
+  CompactionBudget budget_;             // and one across servers, within the hour's bytes
   std::atomic<int64_t> next_sweep_ms_;  // when the periodic sweep next starts
-  // The tables with a queued visit, by warehouse and table: their first and last commit
-  // since it was queued.
-  struct PendingVisit {
-    int64_t first_ms = 0, last_ms = 0;
+  // The pending visits (kept in the metastore, shared by every server) as this server last
+  // wrote them, by visit key, with when: commits in between need not write again.
+  struct Noted {
+    metastore::PendingVisit visit;
+    int64_t written_ms = 0;
   };
-  std::mutex pending_mu_;
-  std::map<std::string, PendingVisit> pending_;
-  // The visits queued before a restart, taken into pending_ at the first commit seen, so
-  // that a commit to such a table queues no second visit.
-  bool pending_restored_ = false;
-  void RestorePendingLocked(int64_t now);  // with pending_mu_ held; once
-  int64_t VisitDue(const PendingVisit& p) const;
+  std::mutex noted_mu_;
+  std::map<std::string, Noted> noted_;
+  int64_t VisitDue(const metastore::PendingVisit& p) const;
 };
 
 }  // namespace tablemere::catalog

@@ -186,9 +186,29 @@ struct NoncurrentObject {
   int64_t found_ms = 0;  // when an orphan run first found it unreferenced
 };
 
+// A table's visit queued after client commits, shared by every server: the first and
+// the latest commit since it was queued.
+struct PendingVisit {
+  int64_t first_ms = 0;
+  int64_t last_ms = 0;
+};
+struct NotedCommit {
+  PendingVisit visit;    // as it stands after the commit was noted
+  bool started = false;  // whether noting it started the visit (and queued its task)
+};
+
 class MaintenanceStore {
  public:
   virtual ~MaintenanceStore() = default;
+  // A client commit at `now_ms` to the table `key` names: the latest of its pending
+  // visit, or, when none is pending, the first of a new one whose task `visit` is queued
+  // in the same transaction. Exact with commits noted on other servers: one visit starts.
+  virtual Result<NotedCommit> NoteCommit(const std::string& key, int64_t now_ms,
+                                         const NewTask& visit) = 0;
+  virtual Result<std::optional<PendingVisit>> FindPendingVisit(const std::string& key) = 0;
+  // Ends the pending visit of `key` unless a commit came after `last_ms` (then false, and
+  // nothing changes): a commit noted from then on starts the next visit.
+  virtual Result<bool> EndPendingVisit(const std::string& key, int64_t last_ms) = 0;
   // Replaces the table's last run of `run.job`.
   virtual Result<void> RecordRun(const MaintenanceRun& run) = 0;
   // The table's last run of each job, by job name.

@@ -1,10 +1,12 @@
 // The metastore on PostgreSQL: the pool behind the SQL metastore, for several servers
 // sharing one database. Connections are opened on demand up to a bound and discarded when
-// lost. Write transactions take one transaction-scoped advisory lock, so writers are
-// serialised across every server as SQLite serialises them in one process: each store's
-// read-then-write stays exact without per-statement row locking. Nothing is memoised
-// (another server may write at any moment). Migrations run under a session advisory lock,
-// so servers starting together apply each one once.
+// lost. Write transactions take one transaction-scoped advisory lock: exclusively by
+// default, so those writers are serialised across every server as SQLite serialises them
+// in one process and each store's read-then-write stays exact; shared by the writes made
+// exact by row locks (table commits, task claims: WriteLock::kRows), so those run side by
+// side on every replica. Nothing is memoised (another server may write at any moment).
+// Migrations run under a session advisory lock, so servers starting together apply each
+// one once.
 #include <condition_variable>
 #include <mutex>
 #include <regex>
@@ -18,6 +20,7 @@ namespace {
 
 // Advisory lock keys (arbitrary, fixed): one for writers, one for migrations.
 constexpr const char* kWriterLock = "SELECT pg_advisory_xact_lock(7316027710001)";
+constexpr const char* kRowWriterLock = "SELECT pg_advisory_xact_lock_shared(7316027710001)";
 constexpr const char* kMigrationLock = "SELECT pg_advisory_lock(7316027710002)";
 constexpr const char* kMigrationUnlock = "SELECT pg_advisory_unlock(7316027710002)";
 
@@ -41,10 +44,11 @@ class PostgresPool final : public sql_backend::Pool {
   PostgresPool(std::string conninfo, PostgresOptions options)
       : conninfo_(std::move(conninfo)), options_(options) {}
 
-  Result<sql_backend::Lease> BeginWrite() override {
+  Result<sql_backend::Lease> BeginWrite(sql_backend::WriteLock mode) override {
     TM_ASSIGN(sql_backend::Lease lease, Take());
     TM_TRY(lease.db().Exec("BEGIN"));
-    auto locked = lease.db().Exec(kWriterLock);
+    auto locked =
+        lease.db().Exec(mode == sql_backend::WriteLock::kRows ? kRowWriterLock : kWriterLock);
     auto txid = locked ? TransactionId(lease.db()) : Result<int64_t>(Fail(locked.error()));
     if (!txid) {
       (void)lease.db().Exec("ROLLBACK");
@@ -80,6 +84,8 @@ class PostgresPool final : public sql_backend::Pool {
   }
 
   Result<sql_backend::Lease> Read() override { return Take(); }
+
+  const char* SkipLocked() const override { return " FOR UPDATE SKIP LOCKED"; }
 
   bool SoleWriter() const override { return false; }
 

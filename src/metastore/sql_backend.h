@@ -45,15 +45,31 @@ class Lease {
   std::move_only_function<void()> give_back_;
 };
 
+// How a write transaction keeps its reads and writes exact against the others.
+enum class WriteLock {
+  // Alone: no other write transaction runs beside it, so any read-then-write is exact.
+  // Every write by default, and every WriteTransaction.
+  kExclusive,
+  // Beside other kRows writers only, never beside a kExclusive one. Fit only for writes
+  // made exact by the rows they touch: a conditional UPDATE or DELETE (at READ COMMITTED
+  // PostgreSQL re-checks its condition against a row changed meanwhile), an INSERT that
+  // a key refuses, rows locked in one stable order, or rows claimed `SKIP LOCKED`. Table
+  // commits and task claims use it, so they run in parallel across replicas.
+  kRows,
+};
+
 // A backend's connections.
 class Pool {
  public:
   virtual ~Pool() = default;
-  // A connection with a write transaction begun on it. Write transactions are serialised
-  // across everything using the database (SQLite has one writer; PostgreSQL takes one
-  // transaction-scoped advisory lock), so a store's read-then-write is exact. kUnavailable
-  // when the database cannot be reached or the wait for the writer ran out.
-  virtual Result<Lease> BeginWrite() = 0;
+  // A connection with a write transaction begun on it, excluding the writers `lock` says
+  // (SQLite has one writer whatever the lock; PostgreSQL takes one transaction-scoped
+  // advisory lock, exclusive or shared). kUnavailable when the database cannot be reached
+  // or the wait for the writer ran out.
+  virtual Result<Lease> BeginWrite(WriteLock lock) = 0;
+  // What ends a SELECT that locks the row it picks and skips rows other transactions
+  // hold ("FOR UPDATE SKIP LOCKED"), or "" where one writer runs at a time.
+  virtual const char* SkipLocked() const = 0;
   // A connection for reads outside any transaction (each statement sees committed data).
   virtual Result<Lease> Read() = 0;
   // Whether this process is the database's only writer, which makes the memos exact.
@@ -137,7 +153,8 @@ struct Scope {
   bool InTransaction() const { return txn != nullptr; }
 
   template <typename F>
-  auto Write(F&& fn) -> decltype(fn(std::declval<sql::Connection&>())) {
+  auto Write(F&& fn, WriteLock lock = WriteLock::kExclusive)
+      -> decltype(fn(std::declval<sql::Connection&>())) {
     if (txn != nullptr) {
       // One store call is atomic inside the transaction too: a call that fails leaves
       // nothing behind, so the caller may go on (or roll everything back).
@@ -151,7 +168,7 @@ struct Scope {
       return Fail(ErrorCode::kInternal,
                   "a metastore write outside the transaction this thread holds");
     }
-    TM_ASSIGN(Lease lease, core.pool->BeginWrite());
+    TM_ASSIGN(Lease lease, core.pool->BeginWrite(lock));
     OpenTransaction open(std::move(lease));
     auto result = fn(open.db());
     if (!result) return result;  // rolled back: nothing changed

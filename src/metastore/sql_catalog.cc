@@ -1,6 +1,7 @@
 // The SQL (SQLite and PostgreSQL) CatalogStore: namespaces and the entries (tables, views, generic
 // tables) whose metadata pointers commits compare-and-swap.
 #include <algorithm>
+#include <tuple>
 
 #include "metastore/sql_backend.h"
 
@@ -126,38 +127,52 @@ class SqlCatalog final : public CatalogStore {
     });
   }
 
+  // A table commit: a kRows writer, so commits to other tables (on any replica) run beside
+  // it. Each swap is exact by its own statement: an INSERT the entry's key refuses, or an
+  // UPDATE conditional on the expected pointer (re-checked by PostgreSQL against a row
+  // committed meanwhile). Rows are taken in key order, so two commits over the same
+  // tables wait for one another instead of deadlocking. Namespaces change only under
+  // kExclusive writers, so the one a create checks stays.
   Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) override {
-    return s_.Write([&](sql::Connection& db) -> Result<void> {
-      for (const MetadataSwap& s : swaps) {
-        auto existing = GetEntryIn(db, s.warehouse_id, s.namespace_levels, s.name);
-        const TableEntry& r = s.replacement;
-        if (s.expected_metadata_location.empty()) {
-          if (existing) {
-            return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With(
-                "existing_kind", existing->kind));
-          }
-          if (existing.error().code != ErrorCode::kNotFound) return Fail(existing.error());
-          TM_TRY(GetNamespaceIn(db, s.warehouse_id, s.namespace_levels));
-          TM_TRY(
-              Run(db, "INSERT INTO entries VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                  {r.warehouse_id, JoinNs(r.namespace_levels), r.name, r.kind, r.uuid, r.location,
-                   r.metadata_location, r.metadata_json, r.created_ms, r.updated_ms}));
-          continue;
-        }
-        if (!existing) return Fail(existing.error());
-        if (existing->metadata_location != s.expected_metadata_location) {
-          return Fail(StalePointer());
-        }
-        TM_TRY(Run(db,
-                   "UPDATE entries SET metadata_location = ?, metadata = ?, location = ?, "
-                   "updated_ms = ? WHERE warehouse_id = ? AND namespace = ? AND name = ? AND "
-                   "metadata_location = ?",
-                   {r.metadata_location, r.metadata_json, r.location, r.updated_ms, s.warehouse_id,
-                    JoinNs(s.namespace_levels), s.name, s.expected_metadata_location}));
-        if (db.Changes() != 1) return Fail(StalePointer());
-      }
-      return {};
-    });
+    std::vector<const MetadataSwap*> ordered;
+    for (const MetadataSwap& s : swaps) ordered.push_back(&s);
+    auto key = [](const MetadataSwap* s) {
+      return std::tie(s->warehouse_id, s->namespace_levels, s->name);
+    };
+    std::sort(ordered.begin(), ordered.end(),
+              [&](const MetadataSwap* a, const MetadataSwap* b) { return key(a) < key(b); });
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<void> {
+          for (const MetadataSwap* s : ordered) TM_TRY(SwapOne(db, *s));
+          return {};
+        },
+        WriteLock::kRows);
+  }
+
+  Result<void> SwapOne(sql::Connection& db, const MetadataSwap& s) {
+    const TableEntry& r = s.replacement;
+    if (s.expected_metadata_location.empty()) {
+      TM_TRY(GetNamespaceIn(db, s.warehouse_id, s.namespace_levels));
+      TM_TRY(Run(db,
+                 "INSERT INTO entries VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                 {r.warehouse_id, JoinNs(r.namespace_levels), r.name, r.kind, r.uuid, r.location,
+                  r.metadata_location, r.metadata_json, r.created_ms, r.updated_ms}));
+      if (db.Changes() == 1) return {};
+      // Taken: by an entry of any kind, perhaps one a concurrent commit just created.
+      TM_ASSIGN(TableEntry existing, GetEntryIn(db, s.warehouse_id, s.namespace_levels, s.name));
+      return Fail(Error{ErrorCode::kAlreadyExists, "already exists", {}}.With("existing_kind",
+                                                                              existing.kind));
+    }
+    TM_TRY(Run(db,
+               "UPDATE entries SET metadata_location = ?, metadata = ?, location = ?, "
+               "updated_ms = ? WHERE warehouse_id = ? AND namespace = ? AND name = ? AND "
+               "metadata_location = ?",
+               {r.metadata_location, r.metadata_json, r.location, r.updated_ms, s.warehouse_id,
+                JoinNs(s.namespace_levels), s.name, s.expected_metadata_location}));
+    if (db.Changes() == 1) return {};
+    // Gone (kNotFound), or moved on from the pointer the commit was prepared against.
+    TM_TRY(GetEntryIn(db, s.warehouse_id, s.namespace_levels, s.name));
+    return Fail(StalePointer());
   }
 
   Result<TableEntry> DropEntry(const std::string& warehouse_id, const std::vector<std::string>& ns,

@@ -9,6 +9,57 @@ class SqlMaintenance final : public MaintenanceStore {
  public:
   explicit SqlMaintenance(Scope scope) : s_(scope) {}
 
+  // kRows writers (a commit notes itself): exact by the visit's key, which refuses a
+  // second start, and by the conditional end.
+  Result<NotedCommit> NoteCommit(const std::string& key, int64_t now_ms,
+                                 const NewTask& visit) override {
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<NotedCommit> {
+          // A visit ended between the two statements is started again by the loop's next
+          // round (each statement sees what committed before it).
+          for (int round = 0; round < 3; round++) {
+            TM_TRY(Run(db, "INSERT INTO maintenance_visits VALUES(?, ?, ?) ON CONFLICT DO NOTHING",
+                       {key, now_ms, now_ms}));
+            if (db.Changes() == 1) {
+              TM_TRY(InsertTask(db, s_.core.clock, visit));
+              return NotedCommit{PendingVisit{now_ms, now_ms}, true};
+            }
+            TM_TRY(Run(db,
+                       "UPDATE maintenance_visits SET last_ms = ? WHERE key = ? AND last_ms < ?",
+                       {now_ms, key, now_ms}));
+            auto pending = FindIn(db, key);
+            if (!pending) return Fail(pending.error());
+            if (*pending) return NotedCommit{**pending, false};
+          }
+          return Fail(ErrorCode::kUnavailable, "the table's maintenance visit kept changing");
+        },
+        WriteLock::kRows);
+  }
+
+  Result<std::optional<PendingVisit>> FindPendingVisit(const std::string& key) override {
+    return s_.Read([&](sql::Connection& db) { return FindIn(db, key); });
+  }
+
+  Result<bool> EndPendingVisit(const std::string& key, int64_t last_ms) override {
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<bool> {
+          TM_TRY(Run(db, "DELETE FROM maintenance_visits WHERE key = ? AND last_ms <= ?",
+                     {key, last_ms}));
+          return db.Changes() == 1;
+        },
+        WriteLock::kRows);
+  }
+
+  static Result<std::optional<PendingVisit>> FindIn(sql::Connection& db, const std::string& key) {
+    auto found = One(db, "SELECT first_ms, last_ms FROM maintenance_visits WHERE key = ?", {key},
+                     "visit", [](sql::Statement& st) {
+                       return PendingVisit{st.Int(0), st.Int(1)};
+                     });
+    if (found) return std::optional<PendingVisit>(*found);
+    if (found.error().code == ErrorCode::kNotFound) return std::optional<PendingVisit>();
+    return Fail(found.error());
+  }
+
   Result<void> RecordRun(const MaintenanceRun& run) override {
     return s_.Write([&](sql::Connection& db) {
       return Run(db,

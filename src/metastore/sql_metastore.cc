@@ -267,6 +267,11 @@ CREATE TABLE key_locks (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
 CREATE TABLE shared_values (name TEXT PRIMARY KEY, value TEXT NOT NULL,
   version INTEGER NOT NULL) WITHOUT ROWID;
 )sql",
+    // 27: each table's pending maintenance visit, shared by every server
+    R"sql(
+CREATE TABLE maintenance_visits (key TEXT PRIMARY KEY, first_ms INTEGER NOT NULL,
+  last_ms INTEGER NOT NULL) WITHOUT ROWID;
+)sql",
 };
 
 // Every store bound to one scope.
@@ -365,7 +370,7 @@ class SqlMetastore final : public Metastore {
     if (core_.txn_owner.load() == std::this_thread::get_id()) {
       return Fail(ErrorCode::kInternal, "a second write transaction on the same thread");
     }
-    TM_ASSIGN(sql_backend::Lease lease, core_.pool->BeginWrite());
+    TM_ASSIGN(sql_backend::Lease lease, core_.pool->BeginWrite(sql_backend::WriteLock::kExclusive));
     return std::unique_ptr<WriteTransaction>(
         std::make_unique<SqlTransaction>(core_, sql_backend::OpenTransaction(std::move(lease))));
   }
@@ -377,7 +382,7 @@ class SqlMetastore final : public Metastore {
     }
     // Holding the writer freezes the committed state; the transaction writes nothing and
     // rolls back when `frozen` goes.
-    TM_ASSIGN(sql_backend::Lease lease, core_.pool->BeginWrite());
+    TM_ASSIGN(sql_backend::Lease lease, core_.pool->BeginWrite(sql_backend::WriteLock::kExclusive));
     sql_backend::OpenTransaction frozen(std::move(lease));
     TM_TRY(core_.pool->Snapshot(path));
     return while_frozen();

@@ -5,18 +5,25 @@
 namespace tablemere::metastore::sql_backend {
 namespace {
 
+// Claims, results and plain enqueues are kRows writers (see sql_backend.h), exact by
+// their own rows: a claim locks the task it picks and skips those other claims hold, and
+// every result is conditional on the claim's attempt number. Only EnqueueFirstOfKind,
+// which reads before it writes, runs alone.
 class SqlTasks final : public TaskStore {
  public:
   explicit SqlTasks(Scope scope) : s_(scope) {}
 
   Result<void> Enqueue(const std::string& kind, const std::string& payload_json) override {
-    return s_.Write([&](sql::Connection& db) {
-      return InsertTask(db, s_.core.clock, NewTask{kind, payload_json});
-    });
+    return s_.Write(
+        [&](sql::Connection& db) {
+          return InsertTask(db, s_.core.clock, NewTask{kind, payload_json});
+        },
+        WriteLock::kRows);
   }
 
   Result<void> EnqueueTask(const NewTask& task) override {
-    return s_.Write([&](sql::Connection& db) { return InsertTask(db, s_.core.clock, task); });
+    return s_.Write([&](sql::Connection& db) { return InsertTask(db, s_.core.clock, task); },
+                    WriteLock::kRows);
   }
 
   Result<bool> EnqueueFirstOfKind(const NewTask& task) override {
@@ -37,44 +44,56 @@ class SqlTasks final : public TaskStore {
 
   Result<std::optional<Task>> Claim(int64_t lease_ms) override {
     int64_t now = s_.core.clock.NowMillis();
-    return s_.Write([&](sql::Connection& db) -> Result<std::optional<Task>> {
-      TM_ASSIGN(auto* st, db.Prepare("SELECT id, kind, payload, attempts FROM tasks WHERE "
-                                     "run_after_ms <= ? ORDER BY id LIMIT 1"));
-      TM_ASSIGN(bool row, st->Bind({now}).Step());
-      if (!row) return std::optional<Task>();
-      Task t{st->Int(0), st->Text(1), st->Text(2), static_cast<int>(st->Int(3))};
-      t.claim = t.attempts + 1;
-      st->Bind({});
-      TM_TRY(Run(db, "UPDATE tasks SET run_after_ms = ?, attempts = attempts + 1 WHERE id = ?",
-                 {now + lease_ms, t.id}));
-      return std::optional<Task>(t);
-    });
+    const std::string pick =
+        std::string(
+            "SELECT id, kind, payload, attempts FROM tasks WHERE run_after_ms <= ? "
+            "ORDER BY id LIMIT 1") +
+        s_.core.pool->SkipLocked();
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<std::optional<Task>> {
+          TM_ASSIGN(auto* st, db.Prepare(pick));
+          TM_ASSIGN(bool row, st->Bind({now}).Step());
+          if (!row) return std::optional<Task>();
+          Task t{st->Int(0), st->Text(1), st->Text(2), static_cast<int>(st->Int(3))};
+          t.claim = t.attempts + 1;
+          st->Bind({});
+          TM_TRY(Run(db, "UPDATE tasks SET run_after_ms = ?, attempts = attempts + 1 WHERE id = ?",
+                     {now + lease_ms, t.id}));
+          return std::optional<Task>(t);
+        },
+        WriteLock::kRows);
   }
 
   Result<void> Complete(const Task& task) override {
-    return s_.Write([&](sql::Connection& db) -> Result<void> {
-      TM_TRY(Run(db, "DELETE FROM tasks WHERE id = ? AND attempts = ?",
-                 {task.id, int64_t{task.claim}}));
-      return Fenced(db);
-    });
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<void> {
+          TM_TRY(Run(db, "DELETE FROM tasks WHERE id = ? AND attempts = ?",
+                     {task.id, int64_t{task.claim}}));
+          return Fenced(db);
+        },
+        WriteLock::kRows);
   }
 
   Result<void> CompleteAndEnqueue(const Task& task, const NewTask& next) override {
-    return s_.Write([&](sql::Connection& db) -> Result<void> {
-      TM_TRY(Run(db, "DELETE FROM tasks WHERE id = ? AND attempts = ?",
-                 {task.id, int64_t{task.claim}}));
-      TM_TRY(Fenced(db));
-      return InsertTask(db, s_.core.clock, next);
-    });
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<void> {
+          TM_TRY(Run(db, "DELETE FROM tasks WHERE id = ? AND attempts = ?",
+                     {task.id, int64_t{task.claim}}));
+          TM_TRY(Fenced(db));
+          return InsertTask(db, s_.core.clock, next);
+        },
+        WriteLock::kRows);
   }
 
   Result<void> Retry(const Task& task, int64_t delay_ms) override {
     int64_t at = s_.core.clock.NowMillis() + delay_ms;
-    return s_.Write([&](sql::Connection& db) -> Result<void> {
-      TM_TRY(Run(db, "UPDATE tasks SET run_after_ms = ? WHERE id = ? AND attempts = ?",
-                 {at, task.id, int64_t{task.claim}}));
-      return Fenced(db);
-    });
+    return s_.Write(
+        [&](sql::Connection& db) -> Result<void> {
+          TM_TRY(Run(db, "UPDATE tasks SET run_after_ms = ? WHERE id = ? AND attempts = ?",
+                     {at, task.id, int64_t{task.claim}}));
+          return Fenced(db);
+        },
+        WriteLock::kRows);
   }
 
   Result<std::vector<Task>> ListOfKind(const std::string& kind) override {

@@ -22,11 +22,14 @@ class SqlitePool final : public sql_backend::Pool {
              std::vector<std::unique_ptr<sqlite::Db>> readers)
       : lock_(std::move(lock)), writer_(std::move(writer)), idle_readers_(std::move(readers)) {}
 
-  Result<sql_backend::Lease> BeginWrite() override {
+  // One writer at a time, whatever the lock asked for.
+  Result<sql_backend::Lease> BeginWrite(sql_backend::WriteLock) override {
     std::unique_lock lock(write_mu_);
     TM_TRY(writer_->Exec("BEGIN IMMEDIATE"));
     return sql_backend::Lease(*writer_, [lock = std::move(lock)]() mutable { lock.unlock(); });
   }
+
+  const char* SkipLocked() const override { return ""; }
 
   Result<sql_backend::Lease> Read() override {
     std::unique_lock lock(read_mu_);

@@ -218,7 +218,8 @@ class AppImpl final : public App {
                        .scratch_dir = scratch,
                        .quiet_ms = config.maintenance_quiet_seconds * 1000},
         .compaction_bytes_per_hour = config.maintenance_bytes_per_hour,
-        .sweep_interval_ms = config.maintenance_interval_seconds * 1000};
+        .sweep_interval_ms = config.maintenance_interval_seconds * 1000,
+        .sole_server = config.metastore.empty()};
     // The rebase runs the worker inside a client's commit request: a commit whose delete
     // files take longer than this to re-aim, in all, keeps its 409 instead.
     const int64_t rebase_timeout_ms = config.rebase_timeout_seconds * 1000;
