@@ -34,22 +34,31 @@ class Deployment:
                   self.url["catalog"], "--public-s3-url", self.url["s3"]]
         # A cluster of its own: the fault tests stop and start it.
         self.cluster = postgres.PostgresCluster()
+        self.public = public
         first = Server(extra_env=extra_env, args=public, object_store="s3", metastore="postgres",
                        cluster=self.cluster)
         self.replicas = [first]
-        for _ in range(replicas - 1):
-            self.replicas.append(Server(extra_env=extra_env, args=public, object_store="s3",
-                                        metastore="postgres", database=first.database,
-                                        master_key_file=first.master_key_file,
-                                        store_root=first.store_root, cluster=self.cluster))
         self.haproxy = None
         try:
+            for _ in range(replicas - 1):
+                self.add_replica(extra_env)
             self._start_haproxy()
         except BaseException:
             self.cleanup()  # nothing left running when the deployment cannot start
             raise
         # Through the balancer the way clients see it.
         self.api, self.catalog, self.s3 = (self.url[n] for n in self.LISTENERS)
+
+    def add_replica(self, extra_env=None):
+        """Starts one more replica over the same database, objects and master key (the
+        balancer, if already running, does not send to it: reach it directly)."""
+        first = self.replicas[0]
+        replica = Server(extra_env=extra_env, args=self.public, object_store="s3",
+                         metastore="postgres", database=first.database,
+                         master_key_file=first.master_key_file, store_root=first.store_root,
+                         cluster=self.cluster)
+        self.replicas.append(replica)
+        return replica
 
     def _config(self):
         lines = ["global", "  maxconn 2000", "defaults", "  mode http",

@@ -168,6 +168,55 @@ def test_postgres_restarted_under_load_answers_503_then_resumes_losing_nothing(d
     assert before.json()["name"] in names and after.json()["name"] in names
 
 
+def test_a_killed_replicas_task_is_taken_over_once_its_lease_runs_out():
+    """A replica dies (SIGKILL, at a test crash point) right after claiming the purge of a
+    dropped table. The task stays leased to it: another replica leaves the files alone
+    until the lease has run out on its clock, then takes the task over and purges."""
+    from conftest import BOOTSTRAP_SECRET, advance_clock, catalog_token
+    from helpers import wait_for
+    env = {"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET, "TABLEMERE_TEST_CLOCK": "1"}
+    d = Deployment(replicas=1, extra_env={**env,
+                                          "TABLEMERE_TEST_CRASH_AT": "task.claimed.purge_prefix"})
+    try:
+        [a] = d.replicas
+        acct = a.signup()
+        cred = acct["connection"]["catalog_credential"]
+        headers = auth(catalog_token(a, cred["client_id"], cred["client_secret"]))
+        base = f"{a.catalog}/v1/{acct['connection']['warehouse_name']}"
+        requests.post(base + "/namespaces", json={"namespace": ["k"]},
+                      headers=headers).raise_for_status()
+        schema = {"type": "struct", "schema-id": 0,
+                  "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+        created = requests.post(base + "/namespaces/k/tables", json={"name": "t", "schema": schema},
+                                headers=headers)
+        created.raise_for_status()
+        bucket, prefix = created.json()["metadata"]["location"].removeprefix("s3://").split("/", 1)
+        warehouse_s3(a, acct).put_object(Bucket=bucket, Key=prefix + "/data/part-0.parquet",
+                                         Body=b"PAR1")
+        r = requests.delete(base + "/namespaces/k/tables/t", params={"purgeRequested": "true"},
+                            headers=headers)
+        assert r.status_code == 204, r.text
+        assert a.proc.wait(timeout=30) == -9  # it claimed the purge and died
+
+        b = d.add_replica(extra_env=env)
+        s3 = warehouse_s3(b, acct)
+
+        def keys():
+            return [o["Key"] for o in s3.list_objects_v2(
+                Bucket=bucket, Prefix=prefix + "/").get("Contents", [])]
+        assert len(keys()) == 2  # the metadata file and the data file
+        # b polls its queue every half second: a few polls find the purge still leased.
+        deadline = time.time() + 2
+        while time.time() < deadline:
+            assert len(keys()) == 2, "the purge ran while its lease was still held"
+            time.sleep(0.2)
+        advance_clock(b, 601)  # past the 10-minute lease
+        wait_for(lambda: keys() == [], "the other replica to take the purge over", timeout=30,
+                 interval=0.2)
+    finally:
+        d.cleanup()
+
+
 # Last in the module: it leaves one replica.
 def test_a_replica_killed_under_write_load_loses_no_acknowledged_write(deployment, account):
     a, b = deployment.replicas

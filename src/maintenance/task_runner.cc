@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/crash_point.h"
+
 namespace tablemere::maintenance {
 
 TaskRunner::TaskRunner(metastore::Metastore& meta, objectstore::RegisteredStore& objects)
@@ -44,6 +46,7 @@ int TaskRunner::RunDue() {
   while (true) {
     auto task = meta_.tasks().Claim(kLeaseMs);
     if (!task || !*task) break;
+    CrashPoint("task.claimed." + (*task)->kind);  // tests: a runner dead holding its lease
     auto result = Run(**task);
     if (result) {
       // A lease taken over (this run outlived it) leaves the task to its new claim.
