@@ -10,7 +10,7 @@ The SQLite node is the reference; each figure alternates with it five times and 
 with the median ratio is reported. On 2 cores the database, SeaweedFS, haproxy, both
 replicas and the load generator share the machine: two replicas cannot show scaling here.
 
-  bench/scale_out.py [--quick]
+  bench/scale_out.py [--quick] [--one-replica]   (--one-replica: leave out the two)
 """
 
 import json
@@ -28,6 +28,7 @@ from measure import load, paired  # noqa: E402
 from replicas import Deployment  # noqa: E402
 
 QUICK = "--quick" in sys.argv
+ONE_REPLICA = "--one-replica" in sys.argv
 SECONDS = "2" if QUICK else "4"
 ROUNDS = 3 if QUICK else 5
 CLIENTS = 16
@@ -49,10 +50,11 @@ def main():
     body.close()
     sqlite_node = Server(object_store="s3", metastore="sqlite")
     one = Server(object_store="s3", metastore="postgres")
-    two = Deployment(replicas=2)
+    two = None if ONE_REPLICA else Deployment(replicas=2)
     try:
-        shapes = {"sqlite": targets(sqlite_node), "postgres_1": targets(one),
-                  "postgres_2_haproxy": targets(two)}
+        shapes = {"sqlite": targets(sqlite_node), "postgres_1": targets(one)}
+        if two:
+            shapes["postgres_2_haproxy"] = targets(two)
 
         def load_table(shape):
             url, _, token = shapes[shape]
@@ -70,7 +72,7 @@ def main():
             return run
 
         results = {}
-        for shape in ("postgres_1", "postgres_2_haproxy"):
+        for shape in [s for s in shapes if s != "sqlite"]:
             results["load_table_" + shape] = paired(load_table(shape), load_table("sqlite"),
                                                     ROUNDS)
             results["commits_" + shape] = paired(commits(shape), commits("sqlite"), ROUNDS)
@@ -78,7 +80,8 @@ def main():
     finally:
         sqlite_node.cleanup()
         one.cleanup()
-        two.cleanup()
+        if two:
+            two.cleanup()
         seaweed.stop_shared()
         import postgres
         postgres.stop_shared()

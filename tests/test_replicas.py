@@ -168,6 +168,36 @@ def test_postgres_restarted_under_load_answers_503_then_resumes_losing_nothing(d
     assert before.json()["name"] in names and after.json()["name"] in names
 
 
+def test_a_rotation_through_one_replica_refuses_old_tokens_on_the_other_at_once(deployment):
+    """loadTable reads the warehouse and the table together; neither may be stale on a
+    replica that did not make the change."""
+    from conftest import catalog_token
+    a, b = deployment.replicas
+    acct = deployment.signup()
+    cred = acct["connection"]["catalog_credential"]
+    prefix = acct["connection"]["warehouse_name"]
+    headers = auth(catalog_token(a, cred["client_id"], cred["client_secret"]))
+    schema = {"type": "struct", "schema-id": 0,
+              "fields": [{"id": 1, "name": "id", "required": False, "type": "long"}]}
+    requests.post(f"{a.catalog}/v1/{prefix}/namespaces", json={"namespace": ["r"]},
+                  headers=headers).raise_for_status()
+    requests.post(f"{a.catalog}/v1/{prefix}/namespaces/r/tables",
+                  json={"name": "t", "schema": schema}, headers=headers).raise_for_status()
+    table = f"{b.catalog}/v1/{prefix}/namespaces/r/tables/t"
+    for _ in range(3):  # warm whatever b keeps
+        assert requests.get(table, headers=headers).status_code == 200
+    rotated = requests.post(f"{a.api}/v1/warehouses/{acct['warehouse_id']}/rotate",
+                            headers=auth(acct["api_key"]))
+    assert rotated.status_code == 200, rotated.text
+    assert requests.get(table, headers=headers).status_code == 401
+    new = rotated.json()["catalog_credential"]
+    fresh = auth(catalog_token(b, new["client_id"], new["client_secret"]))
+    assert requests.get(table, headers=fresh).status_code == 200
+    requests.delete(f"{a.catalog}/v1/{prefix}/namespaces/r/tables/t",
+                    headers=fresh).raise_for_status()
+    assert requests.get(table, headers=fresh).status_code == 404
+
+
 def test_a_killed_replicas_task_is_taken_over_once_its_lease_runs_out():
     """A replica dies (SIGKILL, at a test crash point) right after claiming the purge of a
     dropped table. The task stays leased to it: another replica leaves the files alone

@@ -43,6 +43,7 @@ def test_rotation_retires_secrets_tokens_and_sessions(server):
     static = s3_client(server, cred["client_id"], cred["client_secret"])
     static.put_object(Bucket=conn["blob_bucket"], Key="before.txt", Body=b"x")
 
+    assert requests.get(base + "/namespaces/r/tables/t", headers=h).status_code == 200
     rotated = requests.post(f"{server.api}/v1/warehouses/{account['warehouse_id']}/rotate",
                             headers={"Authorization": "Bearer " + account["api_key"]})
     assert rotated.status_code == 200, rotated.text
@@ -51,6 +52,8 @@ def test_rotation_retires_secrets_tokens_and_sessions(server):
 
     # Catalog: the old token and the old secret are refused at once.
     assert requests.get(base + "/namespaces", headers=h).status_code == 401
+    assert requests.get(base + "/namespaces/r/tables/t", headers=h).status_code == 401  # loadTable
+    assert requests.head(base + "/namespaces/r/tables/t", headers=h).status_code == 401
     old = requests.post(server.catalog + "/v1/oauth/tokens",
                         data={"grant_type": "client_credentials", "client_id": cred["client_id"],
                               "client_secret": cred["client_secret"]})

@@ -106,9 +106,8 @@ Result<std::string> WarehouseIdOf(const CatalogPrincipal& caller, const std::str
 
 // Rotation must refuse old tokens at once, so the generation is read from the metastore
 // on every request rather than from a cache.
-Result<metastore::Warehouse> CurrentWarehouse(metastore::Metastore& meta,
+Result<metastore::Warehouse> CurrentWarehouse(Result<metastore::Warehouse> w,
                                               const CatalogPrincipal& p) {
-  auto w = meta.warehouses().FindWarehouse(WarehouseId(p.warehouse_id));
   if (!w || w->credential_generation != p.generation) {
     return Fail(
         Error{ErrorCode::kUnauthenticated, "Token no longer valid (credential rotated)", {}});
@@ -120,7 +119,7 @@ Result<metastore::Warehouse> CurrentWarehouse(metastore::Metastore& meta,
 
 Result<CatalogPrincipal> CatalogService::Authenticate(const std::string& bearer) {
   TM_ASSIGN(CatalogPrincipal p, tokens_.Verify(bearer));
-  TM_TRY(CurrentWarehouse(meta_, p));
+  TM_TRY(CurrentWarehouse(meta_.warehouses().FindWarehouse(WarehouseId(p.warehouse_id)), p));
   return p;
 }
 
@@ -131,13 +130,28 @@ Result<metastore::Warehouse> CatalogService::Warehouse(const CatalogPrincipal& c
 }
 
 Result<AuthenticatedCaller> CatalogService::AuthenticateFor(const std::string& bearer,
-                                                            const std::string& name) {
+                                                            const std::string& name,
+                                                            const TableIdent* table) {
   TM_ASSIGN(CatalogPrincipal p, tokens_.Verify(bearer));
-  TM_ASSIGN(metastore::Warehouse w, CurrentWarehouse(meta_, p));
+  const WarehouseId id(p.warehouse_id);
+  std::optional<TableHead> head;
+  Result<metastore::Warehouse> found = Fail(ErrorCode::kNotFound, "");
+  if (table) {
+    auto both = meta_.catalog().GetWarehouseAndHead(id, table->ns, table->name);
+    if (both) {
+      head = TableHead{*table, std::move(both->head)};
+      found = std::move(both->warehouse);
+    } else {
+      found = Fail(both.error());
+    }
+  } else {
+    found = meta_.warehouses().FindWarehouse(id);
+  }
+  TM_ASSIGN(metastore::Warehouse w, CurrentWarehouse(std::move(found), p));
   // Only the caller's own warehouse passes, and that is the one just read.
   TM_TRY(WarehouseIdOf(p, name));
   p.over_quota = w.read_only_ms != 0;
-  return AuthenticatedCaller{std::move(p), std::move(w)};
+  return AuthenticatedCaller{std::move(p), std::move(w), std::move(head)};
 }
 
 Result<AuthenticatedCaller> CatalogService::AuthenticateAnonymous(const std::string& name) {
@@ -374,8 +388,14 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
 
 Result<LoadedTable> CatalogService::LoadTable(const CatalogPrincipal& caller,
                                               const metastore::Warehouse& w,
-                                              const TableIdent& ident, bool vend, bool refs_only) {
-  auto entry = meta_.catalog().GetEntryHead(w.id, ident.ns, ident.name);
+                                              const TableIdent& ident, bool vend, bool refs_only,
+                                              const TableHead* head) {
+  Result<metastore::TableEntry> entry = Fail(ErrorCode::kNotFound, "no table");
+  if (head && head->ident.ns == ident.ns && head->ident.name == ident.name) {
+    if (head->entry) entry = *head->entry;
+  } else {
+    entry = meta_.catalog().GetEntryHead(w.id, ident.ns, ident.name);
+  }
   if (!entry || entry->kind != "table") {
     if (!entry && entry.error().code != ErrorCode::kNotFound) return Fail(entry.error());
     // Engines rely on NoSuchTable even when the namespace is missing (Spark metadata tables).

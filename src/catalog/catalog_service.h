@@ -43,10 +43,18 @@ struct LoadedTable {
   std::vector<StorageCredential> credentials;
 };
 
+// The head of the table a request names, read with its warehouse while the caller was
+// authenticated (one read of the metastore), for LoadTable to use instead of reading again.
+struct TableHead {
+  TableIdent ident;
+  std::optional<metastore::TableEntry> entry;  // nullopt: no entry of that name
+};
+
 // A verified caller and its warehouse, as every catalog request needs them.
 struct AuthenticatedCaller {
   CatalogPrincipal principal;
   metastore::Warehouse warehouse;
+  std::optional<TableHead> table_head;  // when authentication was asked to read one
 };
 
 struct TokenGrant {
@@ -94,7 +102,9 @@ class CatalogService {
   Result<metastore::Warehouse> Warehouse(const CatalogPrincipal& caller, const std::string& name);
   // Authenticate then Warehouse, with one metastore lookup instead of two (the lookup
   // that checks the generation also yields the warehouse). Same errors as the pair.
-  Result<AuthenticatedCaller> AuthenticateFor(const std::string& bearer, const std::string& name);
+  // `table`, when given, is read along with the warehouse (AuthenticatedCaller::table_head).
+  Result<AuthenticatedCaller> AuthenticateFor(const std::string& bearer, const std::string& name,
+                                              const TableIdent* table = nullptr);
   // A caller without a token: an anonymous read-only principal when `name` names a
   // published warehouse; kUnauthenticated otherwise (an unknown or private warehouse
   // answers the same, so names are not probed).
@@ -132,8 +142,10 @@ class CatalogService {
   Result<std::vector<TableIdent>> ListTables(const metastore::Warehouse& w, const Namespace& ns);
   Result<LoadedTable> CreateTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                                   const Namespace& ns, const Json& request, bool vend);
+  // `head`: the table's head as authentication read it (used when it is of `ident`).
   Result<LoadedTable> LoadTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
-                                const TableIdent& ident, bool vend, bool refs_only);
+                                const TableIdent& ident, bool vend, bool refs_only,
+                                const TableHead* head = nullptr);
   Result<LoadedTable> RegisterTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                                     const Namespace& ns, const std::string& name,
                                     const std::string& metadata_location, bool overwrite);

@@ -396,6 +396,16 @@ class CatalogStore {
   virtual Result<TableEntry> GetEntryHead(const std::string& warehouse_id,
                                           const std::vector<std::string>& ns,
                                           const std::string& name) = 0;
+  // The warehouse (kNotFound when there is none) with the head of the entry `name` in it
+  // (nullopt when there is none), read together: how a table route authenticates its
+  // caller and finds its table in one read of the database.
+  struct WarehouseAndHead {
+    Warehouse warehouse;
+    std::optional<TableEntry> head;
+  };
+  virtual Result<WarehouseAndHead> GetWarehouseAndHead(const WarehouseId& warehouse_id,
+                                                       const std::vector<std::string>& ns,
+                                                       const std::string& name) = 0;
   // Entries of one kind in a namespace, sorted by name.
   virtual Result<std::vector<TableEntry>> ListEntries(const std::string& warehouse_id,
                                                       const std::vector<std::string>& ns,

@@ -820,3 +820,37 @@ TEST_P(MetastoreTest, CommitsNotedOnManyServersStartOneVisit) {
 
 }  // namespace
 }  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// A table route's one read: the warehouse with the entry's head, each as current as its
+// own read would be, whichever server changed them.
+TEST_P(MetastoreTest, TheWarehouseAndAnEntryHeadAreReadTogetherAndCurrent) {
+  auto second = GetParam() == Backend::kPostgres ? Open() : Result<std::unique_ptr<Metastore>>();
+  Metastore& theirs = second && *second ? **second : *store_;
+  ASSERT_TRUE(store_->orgs().CreateOrg({OrgId("o_1"), "Acme", "acme", 1}).has_value());
+  ASSERT_TRUE(
+      store_->warehouses().CreateProject({ProjectId("pr_1"), OrgId("o_1"), "main", 1}).has_value());
+  ASSERT_TRUE(
+      store_->warehouses()
+          .CreateWarehouse({WarehouseId("w"), ProjectId("pr_1"), OrgId("o_1"), "lake", 1, 1})
+          .has_value());
+  auto& c = store_->catalog();
+  auto none = c.GetWarehouseAndHead(WarehouseId("w"), {"ns"}, "t").value();
+  EXPECT_EQ(none.warehouse.name, "lake");
+  EXPECT_FALSE(none.head.has_value());
+  ASSERT_TRUE(theirs.catalog().SwapMetadata({Create("t", "table")}).has_value());
+  ASSERT_TRUE(theirs.warehouses().RotateWarehouse(WarehouseId("w")).has_value());
+  auto both = c.GetWarehouseAndHead(WarehouseId("w"), {"ns"}, "t").value();
+  EXPECT_EQ(both.warehouse.credential_generation, 2);
+  ASSERT_TRUE(both.head.has_value());
+  EXPECT_EQ(both.head->metadata_location, "m1");
+  EXPECT_EQ(both.head->namespace_levels, std::vector<std::string>{"ns"});
+  EXPECT_TRUE(both.head->metadata_json.empty());  // a head: no document
+  EXPECT_EQ(c.GetWarehouseAndHead(WarehouseId("nope"), {"ns"}, "t").error().code,
+            ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tablemere::metastore

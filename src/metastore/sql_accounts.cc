@@ -400,8 +400,7 @@ class SqlWarehouses final : public WarehouseStore {
 
   // Every catalog request checks its warehouse's credential generation: memoised.
   Result<Warehouse> FindWarehouse(const WarehouseId& id) override {
-    if (s_.InTransaction()) return ReadWarehouse(id);
-    return s_.core.warehouse_memo.Get(id.str(), [&] { return ReadWarehouse(id); });
+    return FindWarehouseIn(s_, id);
   }
 
   Result<std::vector<Warehouse>> WarehousesOfOrg(const OrgId& org_id) override {
@@ -488,12 +487,6 @@ class SqlWarehouses final : public WarehouseStore {
   }
 
  private:
-  Result<Warehouse> ReadWarehouse(const WarehouseId& id) {
-    return s_.Read([&](sql::Connection& db) {
-      return One(db, std::string(kSelect) + " WHERE id = ?", {id.str()}, "warehouse not found",
-                 Row);
-    });
-  }
   // `column` is one of this class's literals, never input.
   Result<Warehouse> SetColumn(const WarehouseId& id, const char* column, int64_t value) {
     return s_.Write([&](sql::Connection& db) -> Result<Warehouse> {
@@ -504,20 +497,8 @@ class SqlWarehouses final : public WarehouseStore {
                  Row);
     });
   }
-  static constexpr char kSelect[] =
-      "SELECT id, project_id, org_id, name, generation, created_ms, published_ms, read_only_ms, "
-      "catalog_public_ms FROM warehouses";
-  static Warehouse Row(sql::Statement& st) {
-    return Warehouse{WarehouseId(st.Text(0)),
-                     ProjectId(st.Text(1)),
-                     OrgId(st.Text(2)),
-                     st.Text(3),
-                     st.Int(4),
-                     st.Int(5),
-                     st.Int(6),
-                     st.Int(7),
-                     st.Int(8)};
-  }
+  static inline const std::string kSelect = "SELECT " + WarehouseColumns() + " FROM warehouses";
+  static Warehouse Row(sql::Statement& st) { return WarehouseRow(st); }
   static constexpr char kProjectSelect[] = "SELECT id, org_id, name, created_ms FROM projects";
   static Project ProjectRow(sql::Statement& st) {
     return Project{ProjectId(st.Text(0)), OrgId(st.Text(1)), st.Text(2), st.Int(3)};
@@ -606,6 +587,42 @@ std::unique_ptr<OrgStore> NewOrgStore(Scope scope) { return std::make_unique<Sql
 std::unique_ptr<MembershipStore> NewMembershipStore(Scope scope) {
   return std::make_unique<SqlMemberships>(scope);
 }
+std::string WarehouseColumns(const std::string& alias) {
+  static constexpr const char* kColumns[] = {"id",           "project_id",   "org_id",
+                                             "name",         "generation",   "created_ms",
+                                             "published_ms", "read_only_ms", "catalog_public_ms"};
+  std::string out;
+  for (const char* column : kColumns) {
+    if (!out.empty()) out += ", ";
+    if (!alias.empty()) out += alias + ".";
+    out += column;
+  }
+  return out;
+}
+
+Warehouse WarehouseRow(sql::Statement& st, int first) {
+  return Warehouse{WarehouseId(st.Text(first)),
+                   ProjectId(st.Text(first + 1)),
+                   OrgId(st.Text(first + 2)),
+                   st.Text(first + 3),
+                   st.Int(first + 4),
+                   st.Int(first + 5),
+                   st.Int(first + 6),
+                   st.Int(first + 7),
+                   st.Int(first + 8)};
+}
+
+Result<Warehouse> FindWarehouseIn(Scope& scope, const WarehouseId& id) {
+  auto read = [&] {
+    return scope.Read([&](sql::Connection& db) {
+      return One(db, "SELECT " + WarehouseColumns() + " FROM warehouses WHERE id = ?", {id.str()},
+                 "warehouse not found", [](sql::Statement& st) { return WarehouseRow(st); });
+    });
+  };
+  if (scope.InTransaction()) return read();
+  return scope.core.warehouse_memo.Get(id.str(), read);
+}
+
 std::unique_ptr<WarehouseStore> NewWarehouseStore(Scope scope) {
   return std::make_unique<SqlWarehouses>(scope);
 }

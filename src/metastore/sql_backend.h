@@ -188,6 +188,12 @@ struct Scope {
 };
 
 // ---- shared SQL helpers
+// A warehouse row's columns, each prefixed by `alias` + "." when given, and the
+// warehouse read from them starting at column `first` (sql_accounts.cc).
+std::string WarehouseColumns(const std::string& alias = "");
+Warehouse WarehouseRow(sql::Statement& st, int first = 0);
+// The warehouse by id, from the memo when it is exact (sql_accounts.cc).
+Result<Warehouse> FindWarehouseIn(Scope& scope, const WarehouseId& id);
 Result<void> Run(sql::Connection& db, const std::string& sql,
                  const std::vector<sql::Value>& params);
 // Runs `sql`; a constraint violation becomes `on_conflict` (other failures pass through).

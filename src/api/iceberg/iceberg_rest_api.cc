@@ -165,7 +165,7 @@ struct IcebergRestApi::Impl {
       : catalog(c),
         views(v),
         binder([this](const Request& req,
-                      const PathParams& params) { return Authenticate(req, params.at("prefix")); },
+                      const PathParams& params) { return Authenticate(req, params); },
                [](const Request&, const Error& e, Subject subject) {
                  return ErrorModelResponse(e, subject);
                }) {
@@ -188,8 +188,8 @@ struct IcebergRestApi::Impl {
     Route("GET", tables, Subject::kNamespace, &Impl::ListTables);
     Route("POST", tables, Subject::kTable, &Impl::CreateTable);
     Route("POST", one + "/register", Subject::kTable, &Impl::RegisterTable);
-    Route("GET", table, Subject::kTable, &Impl::LoadTable);
-    Route("HEAD", table, Subject::kTable, &Impl::TableExists);
+    CallerRoute("GET", table, Subject::kTable, &Impl::LoadTable);
+    CallerRoute("HEAD", table, Subject::kTable, &Impl::TableExists);
     Route("POST", table, Subject::kTable, &Impl::CommitTable);
     Route("DELETE", table, Subject::kTable, &Impl::DropTable);
     Route("GET", table + "/credentials", Subject::kTable, &Impl::Credentials);
@@ -214,6 +214,19 @@ struct IcebergRestApi::Impl {
         method, pattern,
         [this, m](Request& req, const PathParams& params, const catalog::AuthenticatedCaller& c) {
           return (this->*m)(req, params, c.principal, c.warehouse);
+        },
+        subject);
+  }
+
+  // A route whose method takes the whole authenticated caller (with the table head read
+  // along with its warehouse).
+  template <typename Method>
+  void CallerRoute(const std::string& method, const std::string& pattern, Subject subject,
+                   Method m) {
+    binder.Authed(
+        method, pattern,
+        [this, m](Request& req, const PathParams& params, const catalog::AuthenticatedCaller& c) {
+          return (this->*m)(req, params, c);
         },
         subject);
   }
@@ -243,6 +256,19 @@ struct IcebergRestApi::Impl {
     if (NoToken(req)) return catalog.AuthenticateAnonymous(prefix);
     TM_ASSIGN(std::string token, BearerToken(req));
     return catalog.AuthenticateFor(token, prefix);
+  }
+
+  // The same for a route: a table's read (GET or HEAD of one table, the hot loadTable)
+  // also reads the table's head along with the warehouse, in one metastore read.
+  Result<catalog::AuthenticatedCaller> Authenticate(const Request& req, const PathParams& params) {
+    const std::string& prefix = params.at("prefix");
+    const bool reads_table = (req.method == "GET" || req.method == "HEAD") &&
+                             params.count("table") && params.count("namespace");
+    if (!reads_table || NoToken(req)) return Authenticate(req, prefix);
+    auto ident = Ident(params);
+    TM_ASSIGN(std::string token, BearerToken(req));
+    // A malformed name is the handler's to report.
+    return catalog.AuthenticateFor(token, prefix, ident ? &*ident : nullptr);
   }
 
   // ---------------------------------------------------------------- config & tokens
@@ -463,19 +489,21 @@ struct IcebergRestApi::Impl {
     return LoadResponse(table);
   }
 
-  Result<Response> LoadTable(Request& req, const PathParams& params, const CatalogPrincipal& p,
-                             const metastore::Warehouse& w) {
+  Result<Response> LoadTable(Request& req, const PathParams& params,
+                             const catalog::AuthenticatedCaller& c) {
     TM_ASSIGN(TableIdent ident, Ident(params));
     auto q = QueryMap(req);
     bool refs = q.count("snapshots") && q["snapshots"] == "refs";
-    TM_ASSIGN(auto table, catalog.LoadTable(p, w, ident, WantsVending(req), refs));
+    TM_ASSIGN(auto table, catalog.LoadTable(c.principal, c.warehouse, ident, WantsVending(req),
+                                            refs, c.table_head ? &*c.table_head : nullptr));
     return LoadResponse(table);
   }
 
-  Result<Response> TableExists(Request&, const PathParams& params, const CatalogPrincipal& p,
-                               const metastore::Warehouse& w) {
+  Result<Response> TableExists(Request&, const PathParams& params,
+                               const catalog::AuthenticatedCaller& c) {
     TM_ASSIGN(TableIdent ident, Ident(params));
-    TM_TRY(catalog.LoadTable(p, w, ident, false, false));
+    TM_TRY(catalog.LoadTable(c.principal, c.warehouse, ident, false, false,
+                             c.table_head ? &*c.table_head : nullptr));
     Response r;
     r.status = 204;
     return r;
