@@ -4,7 +4,9 @@ on the S3 backend (one SeaweedFS) so only the metastore and the replica count di
 
 - loadTable (100 snapshots, 16 clients) and commits (16 clients, each committing a
   property change to a table of its own) on one SQLite node,
-- the same on one replica over PostgreSQL, and on two replicas behind haproxy.
+- the same on one replica over PostgreSQL, and on two replicas behind haproxy;
+- /healthz (one metastore ping per request: on PostgreSQL one round trip, the floor of
+  any request that reads the database exactly) on the PostgreSQL replica.
 
 The SQLite node is the reference; each figure alternates with it five times and the round
 with the median ratio is reported. On 2 cores the database, SeaweedFS, haproxy, both
@@ -49,7 +51,8 @@ def main():
     body.write(COMMIT)
     body.close()
     sqlite_node = Server(object_store="s3", metastore="sqlite")
-    one = Server(object_store="s3", metastore="postgres")
+    servers = {"sqlite": sqlite_node}
+    one = servers["postgres_1"] = Server(object_store="s3", metastore="postgres")
     two = None if ONE_REPLICA else Deployment(replicas=2)
     try:
         shapes = {"sqlite": targets(sqlite_node), "postgres_1": targets(one)}
@@ -71,7 +74,12 @@ def main():
                 return r["ops_per_s"]
             return run
 
-        results = {}
+        def healthz(shape):
+            url = servers[shape].api + "/healthz"
+            return lambda _i: load("http", "GET", url, CLIENTS, SECONDS)["ops_per_s"]
+
+        results = {"healthz_postgres_1": paired(healthz("postgres_1"), healthz("sqlite"),
+                                                ROUNDS)}
         for shape in [s for s in shapes if s != "sqlite"]:
             results["load_table_" + shape] = paired(load_table(shape), load_table("sqlite"),
                                                     ROUNDS)
