@@ -5,7 +5,6 @@ replica on /healthz (which pings the metastore)."""
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -13,13 +12,8 @@ import time
 import requests
 
 import postgres
+from ports import reserved_port
 from conftest import Server
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Deployment:
@@ -27,7 +21,7 @@ class Deployment:
 
     def __init__(self, replicas=2, extra_env=None):
         self.dir = tempfile.mkdtemp(prefix="tm-replicas-")
-        self.ports = {name: _free_port() for name in self.LISTENERS}
+        self.ports = {name: reserved_port() for name in self.LISTENERS}
         self.url = {name: f"http://127.0.0.1:{port}" for name, port in self.ports.items()}
         # What engines are told: the balancer, never one replica.
         public = ["--public-api-url", self.url["api"], "--public-catalog-url",

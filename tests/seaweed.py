@@ -5,7 +5,6 @@ ports in a temporary directory: the S3-compatible store the server runs in front
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -14,6 +13,8 @@ import uuid
 import boto3
 from botocore.config import Config
 
+from ports import reserved_port
+
 ACCESS_KEY = "tm-backend"
 SECRET_KEY = "tm-backend-secret-" + uuid.uuid4().hex[:12]
 BUCKET = "tablemere"
@@ -21,19 +22,7 @@ BUCKET = "tablemere"
 
 def _free_port():
     """A port free on loopback whose gRPC twin (port + 10000) is free too."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port + 10000 > 65535 or port < 1024:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 10000))
-            except OSError:
-                continue
-        return port
-    raise RuntimeError("no free port pair for SeaweedFS")
+    return reserved_port(twin_offset=10000)
 
 
 class SeaweedFS:
