@@ -171,6 +171,29 @@ def test_recovery_mints_a_new_key_and_never_tells_who_has_an_account(srv):
     assert get_connection(srv, account["api_key"]).status_code == 200  # earlier keys stay
 
 
+def test_a_recovery_code_presented_many_times_at_once_mints_one_key(srv):
+    """The code is spent in the transaction that mints the key: of requests racing with
+    the right code, exactly one gets a key; the others are told it was used."""
+    from concurrent.futures import ThreadPoolExecutor
+    account = srv.signup()
+    members = requests.get(f"{srv.api}/v1/orgs/{account['organization']['org_id']}/members",
+                           headers=auth(account["api_key"])).json()["members"]
+    a = members[0]["email"]
+    assert post(srv, "/v1/recover/start", {"email": a}).status_code == 202
+    code = code_of(srv, a, "recover_code")
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: post(srv, "/v1/recover/verify",
+                                               {"email": a, "code": code}), range(8)))
+    minted = [r for r in answers if r.status_code == 200]
+    assert len(minted) == 1, [(r.status_code, r.text) for r in answers]
+    for r in answers:
+        if r.status_code != 200:
+            assert_api_error(r, 404, "no_pending_recovery")
+    keys = requests.get(f"{srv.api}/v1/api-keys", headers=auth(account["api_key"])).json()
+    labels = [k.get("label") for k in keys.get("api_keys", keys.get("keys", []))]
+    assert labels.count("recovered") == 1, keys
+
+
 def test_internal_routes_need_the_bootstrap_secret(srv, server):
     for secret in (None, "wrong"):
         r = internal(srv, "POST", "/internal/principals", secret=secret,

@@ -188,6 +188,16 @@ Result<AgentView> AccountService::UpdateAgent(const Caller& caller, const std::s
   }
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        // The change applies to the row as it is now: a suspension or revocation made
+        // meanwhile (on any replica) stays.
+        auto current = txn.principals().FindPrincipal(next.id);
+        if (!current) {
+          if (current.error().code == ErrorCode::kNotFound) return Fail(AgentNotFound(agent_id));
+          return Fail(current.error());
+        }
+        current->display_name = next.display_name;
+        current->role = next.role;
+        next = *current;
         TM_TRY(txn.principals().UpdatePrincipal(next));
         TM_TRY(txn.orgs().PutMember({target.mine.org.id, next.id, next.role, 0, "agent"}));
         if (grants) {

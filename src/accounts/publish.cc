@@ -25,32 +25,34 @@ Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
                     .With("confirm_with", w.name));
   }
   PublishedWarehouse out;
-  TM_ASSIGN(auto sample, meta_.usage().LatestSample(w.id));
-  out.bytes = sample ? sample->table_bytes : 0;
-  if (publish && w.published_ms == 0) {
-    // The public tier: the organisation's public warehouses together, with this one.
-    int64_t public_bytes = out.bytes;
-    TM_ASSIGN(auto all, meta_.warehouses().WarehousesOfOrg(w.org_id));
-    for (const auto& other : all) {
-      if (other.published_ms == 0 || other.id == w.id) continue;
-      TM_ASSIGN(auto s, meta_.usage().LatestSample(other.id));
-      if (s) public_bytes += s->table_bytes;
-    }
-    if (public_bytes > limits_.public_storage_bytes) {
-      return Fail(Coded(ErrorCode::kQuotaExceeded, "quota_exceeded",
-                        "Publishing would put the organisation's public catalogs over the "
-                        "public tier")
-                      .With("tier", "public")
-                      .With("limit_value", std::to_string(limits_.public_storage_bytes))
-                      .With("current", std::to_string(public_bytes))
-                      .With("remedy", "Unpublish another catalog, or delete data first."));
-    }
-  }
   const int64_t now = clock_.NowMillis();
   const int64_t at = publish ? (w.published_ms ? w.published_ms : now) : 0;
   const bool open = publish && anonymous_catalog;
   const int64_t catalog_at = open ? (w.catalog_public_ms ? w.catalog_public_ms : now) : 0;
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_ASSIGN(auto sample, txn.usage().LatestSample(w.id));
+    out.bytes = sample ? sample->table_bytes : 0;
+    // The public tier: the organisation's public warehouses together, with this one.
+    // Counted where it is enforced: concurrent publishes (on any replica) are serialised by
+    // the transaction, so none passes the tier another has just filled.
+    if (publish && w.published_ms == 0) {
+      int64_t public_bytes = out.bytes;
+      TM_ASSIGN(auto all, txn.warehouses().WarehousesOfOrg(w.org_id));
+      for (const auto& other : all) {
+        if (other.published_ms == 0 || other.id == w.id) continue;
+        TM_ASSIGN(auto s, txn.usage().LatestSample(other.id));
+        if (s) public_bytes += s->table_bytes;
+      }
+      if (public_bytes > limits_.public_storage_bytes) {
+        return Fail(Coded(ErrorCode::kQuotaExceeded, "quota_exceeded",
+                          "Publishing would put the organisation's public catalogs over the "
+                          "public tier")
+                        .With("tier", "public")
+                        .With("limit_value", std::to_string(limits_.public_storage_bytes))
+                        .With("current", std::to_string(public_bytes))
+                        .With("remedy", "Unpublish another catalog, or delete data first."));
+      }
+    }
     TM_ASSIGN(out.warehouse, txn.warehouses().SetWarehousePublic(w.id, at, catalog_at));
     const std::string details = nlohmann::json{{"name", w.name}}.dump();
     TM_TRY(RecordIn(txn, {0, 0, caller.principal.id, w.org_id,

@@ -197,9 +197,17 @@ Result<metastore::PendingCode> Verification::CheckCode(const std::string& purpos
     return Fail(
         Coded(ErrorCode::kNotFound, "code_expired", "The code has expired; ask for a new one."));
   }
-  if (!crypto::ConstantTimeEquals(pending->code_hash, HashCode(purpose, email, code))) {
-    TM_ASSIGN(int attempts, store.AddCodeAttempt(purpose, email));
-    int left = std::max(0, kCodeAttempts - attempts);
+  // Every check takes an attempt before it compares, atomically, so guesses sent at once
+  // (to any replica) cannot together try more than the attempts allowed.
+  auto attempts = store.AddCodeAttempt(purpose, email);
+  if (!attempts) {
+    if (attempts.error().code != ErrorCode::kNotFound) return Fail(attempts.error());
+    return Fail(Coded(ErrorCode::kNotFound, missing_code,
+                      "No code is pending for this address; ask for one first."));
+  }
+  const int left = std::max(0, kCodeAttempts - *attempts);
+  const bool right = crypto::ConstantTimeEquals(pending->code_hash, HashCode(purpose, email, code));
+  if (!right || *attempts > kCodeAttempts) {
     if (left == 0) TM_TRY(store.DeleteCode(purpose, email));
     return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_code",
                       left > 0 ? "The code is wrong." : "The code is wrong; ask for a new one.")
@@ -253,8 +261,13 @@ Result<Recovered> Verification::VerifyRecovery(const std::string& raw_email,
   Recovered out{accounts_.MintKey(principal.id, "recovered"), principal.id};
   TM_TRY(metastore::InTransaction(
       accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<void> {
+        // Spent here, with the key: of requests presenting the code at once, one mints.
+        TM_ASSIGN(bool spent, txn.verification().SpendCode(kRecover, email, pending.code_hash));
+        if (!spent) {
+          return Fail(Coded(ErrorCode::kNotFound, "no_pending_recovery",
+                            "The code was used already; ask for a new one."));
+        }
         TM_TRY(txn.principals().CreateApiKey(out.key.record));
-        TM_TRY(txn.verification().DeleteCode(kRecover, email));
         return accounts_.RecordIn(txn, {0, 0, principal.id, "", "recovery.verify", "api_key",
                                         out.key.record.key_id, "", "{}"});
       }));

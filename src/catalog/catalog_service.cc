@@ -735,7 +735,7 @@ Result<void> CatalogService::DropTable(const CatalogPrincipal& caller,
   // under a client's running purge.
   const int64_t lifetime_ms = files_.session_seconds() * 1000;
   metastore::CatalogStore::DropFollowUp follow_up =
-      [&](const metastore::TableEntry& e) -> std::optional<metastore::NewTask> {
+      [&](const metastore::TableEntry& e) -> Result<std::optional<metastore::NewTask>> {
     DropRecord record{w.id, ident, e.location, caller.identity, clock_.NowMillis()};
     auto dropped_key = KeyOf(w, e.location);
     if (managed && dropped_key) {

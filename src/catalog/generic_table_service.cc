@@ -188,14 +188,28 @@ Result<void> GenericTableService::Drop(const CatalogPrincipal& caller,
         {}}.With("iceberg_type", "ProtectedException"));
   }
   // The table is unreachable as soon as the entry is gone; its files follow in the
-  // background, unless another entry lives inside its location.
+  // background, unless another entry lives inside its location. The purge is queued with
+  // the drop (a crash never drops without it) and names the warehouse, so it re-checks
+  // when it runs that no entry was created there meanwhile.
   TM_ASSIGN(std::string key, catalog_.files().KeyOf(w, entry.location));
-  auto sole = catalog_.CheckLocationFree(w, ident, entry.location);
-  TM_TRY(catalog_.metastore().catalog().DropEntry(w.id, ident.ns, ident.name, "generic"));
-  if (sole) {
-    Json payload = {{"bucket", WarehouseFiles::Bucket(w)}, {"prefix", key + "/"}};
-    TM_TRY(catalog_.metastore().tasks().Enqueue("purge_prefix", payload.dump()));
-  }
+  const bool sole = catalog_.CheckLocationFree(w, ident, entry.location).has_value();
+  metastore::CatalogStore::DropFollowUp follow_up =
+      [&](const metastore::TableEntry& dropping) -> Result<std::optional<metastore::NewTask>> {
+    // Protected (or otherwise changed) since it was read: the drop is refused whole.
+    if (dropping.metadata_location != entry.metadata_location) {
+      return Fail(Error{
+          ErrorCode::kConflict,
+          "Generic table " + JoinDots(ident.ns) + "." + ident.name +
+              " changed while it was being dropped; load it and retry",
+          {}}.With("conflict", metastore::kStalePointer));
+    }
+    if (!sole) return std::optional<metastore::NewTask>();
+    Json payload = {
+        {"warehouse", w.id.str()}, {"bucket", WarehouseFiles::Bucket(w)}, {"prefix", key + "/"}};
+    return std::optional<metastore::NewTask>(metastore::NewTask{"purge_prefix", payload.dump(), 0});
+  };
+  TM_TRY(
+      catalog_.metastore().catalog().DropEntry(w.id, ident.ns, ident.name, "generic", follow_up));
   return {};
 }
 

@@ -102,6 +102,10 @@ class VerificationStore {
   // Counts one wrong attempt; returns the attempts so far.
   virtual Result<int> AddCodeAttempt(const std::string& purpose, const std::string& email) = 0;
   virtual Result<void> DeleteCode(const std::string& purpose, const std::string& email) = 0;
+  // Deletes the pending code if it is still the one hashed `code_hash`; whether it did.
+  // Exactly one of several requests presenting the code at once spends it.
+  virtual Result<bool> SpendCode(const std::string& purpose, const std::string& email,
+                                 const std::string& code_hash) = 0;
   // A sliding window of `window_ms` ending at `now_ms`: when `bucket` has fewer than
   // `limit` events in it, records one more and allows; otherwise refuses (recording
   // nothing) with the time until the oldest event leaves the window.
@@ -419,8 +423,10 @@ class CatalogStore {
   virtual Result<void> SwapMetadata(const std::vector<MetadataSwap>& swaps) = 0;
   // Removes the entry; returns it. `kind` must match. `follow_up`, when given, is asked
   // for a task (given the entry being dropped) that is enqueued in the same transaction,
-  // so a crash can never drop a table without its purge.
-  using DropFollowUp = std::function<std::optional<NewTask>(const TableEntry&)>;
+  // so a crash can never drop a table without its purge; an error it returns refuses the
+  // drop (nothing changes), so it may also check the entry is still the one the caller
+  // decided on.
+  using DropFollowUp = std::function<Result<std::optional<NewTask>>(const TableEntry&)>;
   virtual Result<TableEntry> DropEntry(const std::string& warehouse_id,
                                        const std::vector<std::string>& ns, const std::string& name,
                                        const std::string& kind,

@@ -854,3 +854,23 @@ TEST_P(MetastoreTest, TheWarehouseAndAnEntryHeadAreReadTogetherAndCurrent) {
 
 }  // namespace
 }  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// A drop whose follow-up refuses (the entry changed since the caller decided) changes
+// nothing and queues nothing.
+TEST_P(MetastoreTest, ADropItsFollowUpRefusesChangesNothing) {
+  auto& c = store_->catalog();
+  ASSERT_TRUE(c.SwapMetadata({Create("t", "generic")}).has_value());
+  auto refuse = [](const TableEntry& e) -> Result<std::optional<NewTask>> {
+    if (e.metadata_location != "m0") return Fail(ErrorCode::kConflict, "changed");
+    return std::optional<NewTask>(NewTask{"purge_prefix", "{}", 0});
+  };
+  EXPECT_EQ(c.DropEntry("w", {"ns"}, "t", "generic", refuse).error().code, ErrorCode::kConflict);
+  EXPECT_EQ(c.GetEntry("w", {"ns"}, "t")->metadata_location, "m1");
+  EXPECT_EQ(store_->tasks().QueueDepth().value(), 0);
+}
+
+}  // namespace
+}  // namespace tablemere::metastore

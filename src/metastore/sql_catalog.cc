@@ -220,8 +220,8 @@ class SqlCatalog final : public CatalogStore {
                    {warehouse_id, JoinNs(ns), name}));
       }
       if (follow_up) {
-        if (std::optional<NewTask> task = follow_up(e))
-          TM_TRY(InsertTask(db, s_.core.clock, *task));
+        TM_ASSIGN(std::optional<NewTask> task, follow_up(e));
+        if (task) TM_TRY(InsertTask(db, s_.core.clock, *task));
       }
       return e;
     });

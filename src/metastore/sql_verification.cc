@@ -52,6 +52,15 @@ class SqlVerification final : public VerificationStore {
     });
   }
 
+  Result<bool> SpendCode(const std::string& purpose, const std::string& email,
+                         const std::string& code_hash) override {
+    return s_.Write([&](sql::Connection& db) -> Result<bool> {
+      TM_TRY(Run(db, "DELETE FROM pending_codes WHERE purpose = ? AND email = ? AND code_hash = ?",
+                 {purpose, email, code_hash}));
+      return db.Changes() == 1;
+    });
+  }
+
   Result<RateDecision> TakeRate(const std::string& bucket, int limit, int64_t window_ms,
                                 int64_t now_ms) override {
     return s_.Write([&](sql::Connection& db) -> Result<RateDecision> {
