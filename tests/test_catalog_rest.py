@@ -651,6 +651,22 @@ def test_nested_namespaces_and_the_unit_separator(fresh):
     assert fresh.get("/namespaces", params={"parent": "p"}).json()["namespaces"] == [["p", "c2"]]
 
 
+def test_concurrent_namespace_property_updates_keep_every_key(cat):
+    """Each update reads and writes the properties in one transaction: sixteen clients
+    setting sixteen different keys at once leave all sixteen."""
+    from concurrent.futures import ThreadPoolExecutor
+    levels = [uid("ns")]
+    cat.create_namespace(levels)
+    path = f"/namespaces/{ns_path(levels)}/properties"
+    with ThreadPoolExecutor(16) as pool:
+        codes = list(pool.map(lambda i: cat.post(path, json={"updates": {f"k{i}": str(i)}})
+                              .status_code, range(16)))
+    assert codes == [200] * 16
+    props = cat.get(f"/namespaces/{ns_path(levels)}").json()["properties"]
+    assert {k: v for k, v in props.items() if k.startswith("k")} == {
+        f"k{i}": str(i) for i in range(16)}
+
+
 def test_namespace_properties_update(cat):
     levels = [uid("ns")]
     cat.create_namespace(levels, {"owner": "ana", "keep": "1"})

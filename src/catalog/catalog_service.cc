@@ -231,26 +231,32 @@ Result<Json> CatalogService::UpdateNamespaceProperties(const CatalogPrincipal& c
           {}}.With("iceberg_type", "UnprocessableEntityException"));
     }
   }
-  TM_ASSIGN(auto record, meta_.catalog().GetNamespace(w.id, ns));
-  Json props = Json::parse(record.properties_json, nullptr, false);
-  if (!props.is_object()) props = Json::object();
+  for (const auto& [k, v] : updates.items()) {
+    if (!v.is_string()) return Fail(BadRequest("property '" + k + "' must be a string"));
+  }
   Json removed = Json::array();
   Json missing = Json::array();
   Json updated = Json::array();
-  for (const auto& r : removals) {
-    if (props.contains(r)) {
-      props.erase(r);
-      removed.push_back(r);
-    } else {
-      missing.push_back(r);
+  // Read and written in one transaction: concurrent updates of other keys (on any
+  // replica) are kept, not overwritten by a copy read before them.
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_ASSIGN(auto record, txn.catalog().GetNamespace(w.id, ns));
+    Json props = Json::parse(record.properties_json, nullptr, false);
+    if (!props.is_object()) props = Json::object();
+    for (const auto& r : removals) {
+      if (props.contains(r)) {
+        props.erase(r);
+        removed.push_back(r);
+      } else {
+        missing.push_back(r);
+      }
     }
-  }
-  for (const auto& [k, v] : updates.items()) {
-    if (!v.is_string()) return Fail(BadRequest("property '" + k + "' must be a string"));
-    props[k] = v;
-    updated.push_back(k);
-  }
-  TM_TRY(meta_.catalog().UpdateNamespaceProperties(w.id, ns, props.dump()));
+    for (const auto& [k, v] : updates.items()) {
+      props[k] = v;
+      updated.push_back(k);
+    }
+    return txn.catalog().UpdateNamespaceProperties(w.id, ns, props.dump());
+  }));
   return Json{{"updated", updated}, {"removed", removed}, {"missing", missing}};
 }
 
