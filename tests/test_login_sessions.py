@@ -342,3 +342,22 @@ def test_a_suspended_person_cannot_log_in(srv):
                      "principal_suspended")
     assert_api_error(requests.get(srv.api + "/v1/orgs", headers=auth(s["access_token"])), 403,
                      "principal_suspended")
+
+
+def test_wrong_passwords_sent_at_once_are_held_to_the_ten_failures(srv):
+    """Each attempt counts as a failure from before its password hash is checked, so
+    twenty wrong guesses at once get ten 401s and ten 429s, never more guesses checked;
+    a right password afterwards is refused as the eleventh."""
+    from concurrent.futures import ThreadPoolExecutor
+    advance_clock(srv, 3601)  # past the caller-address window earlier tests filled
+    email, _ = signed_up(srv)
+    with ThreadPoolExecutor(20) as pool:
+        codes = sorted(pool.map(lambda _: post(srv, "/v1/auth/login", {
+            "email": email, "password": "nope " * 3}).status_code, range(20)))
+    assert codes == [401] * 10 + [429] * 10, codes
+    assert_api_error(post(srv, "/v1/auth/login", {"email": email, "password": PASSWORD}), 429,
+                     "rate_limited")
+    # A right password takes its hold back: it leaves no failure behind.
+    other, _ = signed_up(srv)
+    for _ in range(12):
+        assert post(srv, "/v1/auth/login", {"email": other, "password": PASSWORD}).status_code == 200

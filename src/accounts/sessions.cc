@@ -233,8 +233,11 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
     return Fail(
         RateLimited(per_caller.retry_after_ms, "Too many login attempts from your address; wait."));
   }
+  // The attempt counts as a failure from before its hash is checked until it succeeds, so
+  // guesses sent at once (to any replica) cannot outnumber the limit.
   const std::string failures = "login-fail:" + email;
-  TM_ASSIGN(auto per_address, rates.PeekRate(failures, kFailuresPerHour, kHourMs, now));
+  const std::string hold = accounts_.random().Uuid();
+  TM_ASSIGN(auto per_address, rates.HoldRate(failures, kFailuresPerHour, kHourMs, now, hold));
   if (!per_address.allowed) {
     return Fail(RateLimited(per_address.retry_after_ms,
                             "Too many failed logins for this address; wait or reset the "
@@ -260,11 +263,11 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
   }
   const bool ok = VerifyPassword(hash, password);
   if (!ok || !principal) {
-    TM_TRY(rates.RecordRate(failures, now));
     TM_TRY(accounts_.Record({0, 0, principal ? principal->id : PrincipalId(""), "", "login.failure",
                              "email", email, "", "{}"}));
     return Fail(InvalidLogin());
   }
+  TM_TRY(rates.ReleaseRate(failures, hold));  // the password was right: no failure
   if (principal->suspended) {
     return Fail(
         Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
@@ -453,16 +456,17 @@ Result<PasswordChanged> Sessions::Change(const Caller& caller, const std::string
   auto& rates = accounts_.metastore().verification();
   const int64_t now = accounts_.clock().NowMillis();
   const std::string failures = "login-fail:" + caller.principal.email;
-  TM_ASSIGN(auto decision, rates.PeekRate(failures, kFailuresPerHour, kHourMs, now));
+  const std::string hold = accounts_.random().Uuid();  // as in Login
+  TM_ASSIGN(auto decision, rates.HoldRate(failures, kFailuresPerHour, kHourMs, now, hold));
   if (!decision.allowed) {
     return Fail(RateLimited(decision.retry_after_ms, "Too many wrong passwords; wait."));
   }
   if (!VerifyPassword(stored->hash, current)) {
-    TM_TRY(rates.RecordRate(failures, now));
     return Fail(
         Coded(ErrorCode::kUnauthenticated, "invalid_login", "The current password is wrong.")
             .With("field", "current_password"));
   }
+  TM_TRY(rates.ReleaseRate(failures, hold));
   TM_ASSIGN(auto names, OrgNamesOf(caller.principal.id));
   TM_TRY(CheckPasswordRules(replacement, caller.principal.email, names));
   TM_ASSIGN(std::string hash, HashPassword(replacement, accounts_.random()));

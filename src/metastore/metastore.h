@@ -111,7 +111,13 @@ class VerificationStore {
   // nothing) with the time until the oldest event leaves the window.
   virtual Result<RateDecision> TakeRate(const std::string& bucket, int limit, int64_t window_ms,
                                         int64_t now_ms) = 0;
-  // The same decision without recording anything.
+  // TakeRate whose event is a hold named `hold_id`: a failure assumed before an attempt
+  // whose outcome takes time (a password hash), so attempts in flight at once count
+  // against the limit too. ReleaseRate takes it back when the attempt succeeded.
+  virtual Result<RateDecision> HoldRate(const std::string& bucket, int limit, int64_t window_ms,
+                                        int64_t now_ms, const std::string& hold_id) = 0;
+  virtual Result<void> ReleaseRate(const std::string& bucket, const std::string& hold_id) = 0;
+  // The same decision as TakeRate's without recording anything.
   virtual Result<RateDecision> PeekRate(const std::string& bucket, int limit, int64_t window_ms,
                                         int64_t now_ms) = 0;
   // Records an event (a failure that counts toward a limit checked with PeekRate).

@@ -874,3 +874,22 @@ TEST_P(MetastoreTest, ADropItsFollowUpRefusesChangesNothing) {
 
 }  // namespace
 }  // namespace tablemere::metastore
+
+namespace tablemere::metastore {
+namespace {
+
+// A hold counts against the limit like any event until it is taken back by its id.
+TEST_P(MetastoreTest, RateHoldsCountUntilReleased) {
+  auto& v = store_->verification();
+  ASSERT_TRUE(v.HoldRate("b", 2, 1000, 10, "h1").value().allowed);
+  ASSERT_TRUE(v.HoldRate("b", 2, 1000, 11, "h2").value().allowed);
+  EXPECT_FALSE(v.HoldRate("b", 2, 1000, 12, "h3").value().allowed);
+  ASSERT_TRUE(v.ReleaseRate("b", "h1").has_value());
+  EXPECT_EQ(v.PeekRate("b", 2, 1000, 13).value().count, 1);
+  EXPECT_EQ(v.ReleaseRate("b", "").error().code, ErrorCode::kInvalidInput);
+  ASSERT_TRUE(v.RecordRate("b", 14).has_value());
+  EXPECT_EQ(v.PeekRate("b", 5, 1000, 15).value().count, 2);
+}
+
+}  // namespace
+}  // namespace tablemere::metastore

@@ -272,6 +272,10 @@ CREATE TABLE shared_values (name TEXT PRIMARY KEY, value TEXT NOT NULL,
 CREATE TABLE maintenance_visits (key TEXT PRIMARY KEY, first_ms INTEGER NOT NULL,
   last_ms INTEGER NOT NULL) WITHOUT ROWID;
 )sql",
+    // 28: a rate event may be a hold, taken back by its id (HoldRate, ReleaseRate)
+    R"sql(
+ALTER TABLE rate_events ADD COLUMN hold TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // Every store bound to one scope.

@@ -63,15 +63,28 @@ class SqlVerification final : public VerificationStore {
 
   Result<RateDecision> TakeRate(const std::string& bucket, int limit, int64_t window_ms,
                                 int64_t now_ms) override {
+    return HoldRate(bucket, limit, window_ms, now_ms, "");
+  }
+
+  Result<RateDecision> HoldRate(const std::string& bucket, int limit, int64_t window_ms,
+                                int64_t now_ms, const std::string& hold_id) override {
     return s_.Write([&](sql::Connection& db) -> Result<RateDecision> {
       // Events that left the window are dropped as the bucket is used.
       TM_TRY(Run(db, "DELETE FROM rate_events WHERE bucket = ? AND at_ms <= ?",
                  {bucket, now_ms - window_ms}));
       TM_ASSIGN(RateDecision d, Decide(db, bucket, limit, window_ms, now_ms));
       if (!d.allowed) return d;
-      TM_TRY(Run(db, "INSERT INTO rate_events VALUES(?, ?)", {bucket, now_ms}));
+      TM_TRY(Run(db, "INSERT INTO rate_events(bucket, at_ms, hold) VALUES(?, ?, ?)",
+                 {bucket, now_ms, hold_id}));
       d.count++;
       return d;
+    });
+  }
+
+  Result<void> ReleaseRate(const std::string& bucket, const std::string& hold_id) override {
+    if (hold_id.empty()) return Fail(ErrorCode::kInvalidInput, "a hold has an id");
+    return s_.Write([&](sql::Connection& db) {
+      return Run(db, "DELETE FROM rate_events WHERE bucket = ? AND hold = ?", {bucket, hold_id});
     });
   }
 
@@ -83,7 +96,7 @@ class SqlVerification final : public VerificationStore {
 
   Result<void> RecordRate(const std::string& bucket, int64_t now_ms) override {
     return s_.Write([&](sql::Connection& db) {
-      return Run(db, "INSERT INTO rate_events VALUES(?, ?)", {bucket, now_ms});
+      return Run(db, "INSERT INTO rate_events(bucket, at_ms) VALUES(?, ?)", {bucket, now_ms});
     });
   }
 
