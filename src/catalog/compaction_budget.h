@@ -14,13 +14,22 @@
 
 namespace tablemere::catalog {
 
+// Who holds a reservation: the server (its name lasts across its restarts: no two live
+// processes share it) and the run of it (new at every start).
+struct BudgetHolder {
+  std::string server;
+  std::string run;
+};
+
 class CompactionBudget {
  public:
   // `holder` names this server's reservations. A reservation neither renewed nor released
   // within `lease_ms` (its server died) is void: another may reserve, and all it held
-  // counts as read. `sole_server`: no other server uses the metastore (the embedded one),
-  // so a reservation another holder left is a dead process's, void at once.
-  CompactionBudget(metastore::SharedValueStore& values, const Clock& clock, std::string holder,
+  // counts as read. One an earlier run of this same server left is a killed process's,
+  // void at once, its reading forgotten (as a restart forgets what it was doing).
+  // `sole_server`: no other server uses the metastore (the embedded one), so every
+  // reservation another run left is void so.
+  CompactionBudget(metastore::SharedValueStore& values, const Clock& clock, BudgetHolder holder,
                    int64_t bytes_per_hour, int64_t lease_ms, bool sole_server)
       : values_(values),
         clock_(clock),
@@ -43,7 +52,7 @@ class CompactionBudget {
  private:
   metastore::SharedValueStore& values_;
   const Clock& clock_;
-  const std::string holder_;
+  const BudgetHolder holder_;
   const int64_t bytes_per_hour_;
   const int64_t lease_ms_;
   const bool sole_server_;

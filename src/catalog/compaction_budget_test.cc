@@ -29,8 +29,11 @@ class CompactionBudgetTest : public ::testing::Test {
     for (auto suffix : {"", "-wal", "-shm", ".lock"})
       std::filesystem::remove(path_.string() + suffix);
   }
-  CompactionBudget Server(const std::string& name, bool sole = false) {
-    return CompactionBudget(meta_->shared_values(), clock_, name, kPerHour, kLease, sole);
+  // A run of server `name`; `run` tells runs of one server apart.
+  CompactionBudget Server(const std::string& name, bool sole = false,
+                          const std::string& run = "1") {
+    return CompactionBudget(meta_->shared_values(), clock_, {name, name + "#" + run}, kPerHour,
+                            kLease, sole);
   }
 
   AdjustableClock clock_;
@@ -87,6 +90,23 @@ TEST_F(CompactionBudgetTest, ASoleServerVoidsWhatAKilledRunHeld) {
   ASSERT_EQ(before.Reserve().value(), std::optional<int64_t>(kPerHour - 400));
   CompactionBudget restarted = Server("after-restart", true);
   EXPECT_EQ(restarted.Reserve().value(), std::optional<int64_t>(kPerHour - 400));
+}
+
+// A replica killed and started again over its own data directory (same server name, a
+// new run) need not wait out the lease its dead run held; other replicas still do.
+TEST_F(CompactionBudgetTest, ARestartedReplicaVoidsWhatItsKilledRunHeldOthersWait) {
+  CompactionBudget killed = Server("replica-a", false, "1");
+  CompactionBudget other = Server("replica-b");
+  ASSERT_TRUE(killed.Reserve().value().has_value());
+  ASSERT_TRUE(killed.Release(300).has_value());
+  ASSERT_EQ(killed.Reserve().value(), std::optional<int64_t>(kPerHour - 300));
+  EXPECT_EQ(other.Reserve().value(), std::nullopt);  // the killed run's, for all b knows
+  CompactionBudget restarted = Server("replica-a", false, "2");
+  EXPECT_EQ(restarted.Reserve().value(), std::optional<int64_t>(kPerHour - 300));
+  EXPECT_EQ(other.Reserve().value(), std::nullopt);  // now the restarted run's
+  ASSERT_TRUE(killed.Release(500).has_value());      // the dead run's release: too late
+  ASSERT_TRUE(restarted.Release(100).has_value());
+  EXPECT_EQ(other.Reserve().value(), std::optional<int64_t>(kPerHour - 400));
 }
 
 }  // namespace

@@ -66,6 +66,9 @@ struct MaintenanceOptions {
   // No other server shares the metastore (the embedded one): a compaction budget held by
   // another server's holder is a killed process's.
   bool sole_server = true;
+  // This server's name across its restarts (unique among live servers; "" for none): a
+  // compaction budget an earlier run of it held is a killed process's.
+  std::string server_name;
 };
 
 class TableMaintenance {
@@ -76,7 +79,7 @@ class TableMaintenance {
         clock_(clock),
         random_(random),
         options_(std::move(options)),
-        budget_(catalog.metastore().shared_values(), clock, random.Uuid(),
+        budget_(catalog.metastore().shared_values(), clock, {options_.server_name, random.Uuid()},
                 options_.compaction_bytes_per_hour, kCompactionLeaseMs, options_.sole_server),
         next_sweep_ms_(clock.NowMillis() + options_.sweep_interval_ms) {}
   const MaintenanceOptions& options() const { return options_; }

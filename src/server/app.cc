@@ -60,6 +60,25 @@ bool IsLoopback(const std::string& addr) {
   return addr.starts_with("127.") || addr.starts_with("localhost:") || addr.starts_with("[::1]");
 }
 
+// This server's name across its restarts: the host's name and an id kept in the data
+// directory, which one live process holds at a time (its lock), so no two live servers
+// share a name. A copied data directory on another host still gets a name of its own.
+Result<std::string> ServerName(const std::string& data_dir, Random& random) {
+  const std::string path = data_dir + "/server-id";
+  auto id = ReadWholeFile(path);
+  if (!id && id.error().code == ErrorCode::kNotFound) {
+    id = random.Uuid();
+    TM_TRY(WriteFileAtomically(path, *id + "\n", 0600));
+  }
+  if (!id) return Fail(id.error());
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+  std::string trimmed = *id;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  if (trimmed.empty()) return Fail(ErrorCode::kUnavailable, path + " is empty; remove it");
+  return std::string(host) + "/" + trimmed;
+}
+
 std::string UrlFor(const std::string& bound) {
   // A wildcard bind has no address to hand out; recipes then point at loopback.
   std::string host_port = bound;
@@ -211,6 +230,7 @@ class AppImpl final : public App {
     const std::string scratch = config.data_dir + "/maintenance";
     fs::remove_all(scratch, ec);
     if (ec) return Fail(ErrorCode::kUnavailable, "cannot clear " + scratch + ": " + ec.message());
+    TM_ASSIGN(const std::string server_name, ServerName(config.data_dir, random_));
     catalog::MaintenanceOptions maintenance_options{
         .expiry = {},
         .orphan_grace_ms = config.orphan_grace_seconds * 1000,
@@ -219,7 +239,8 @@ class AppImpl final : public App {
                        .quiet_ms = config.maintenance_quiet_seconds * 1000},
         .compaction_bytes_per_hour = config.maintenance_bytes_per_hour,
         .sweep_interval_ms = config.maintenance_interval_seconds * 1000,
-        .sole_server = config.metastore.empty()};
+        .sole_server = config.metastore.empty(),
+        .server_name = server_name};
     // The rebase runs the worker inside a client's commit request: a commit whose delete
     // files take longer than this to re-aim, in all, keeps its 409 instead.
     const int64_t rebase_timeout_ms = config.rebase_timeout_seconds * 1000;
