@@ -382,18 +382,6 @@ Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access
   return c;
 }
 
-Result<void> AccountService::Record(metastore::AuditEvent event) {
-  if (event.at_ms == 0) event.at_ms = clock_.NowMillis();
-  if (event.ip.empty()) event.ip = request_origins_.AddressOf(event.request_id);
-  return meta_.audit().Record(event);
-}
-
-Result<void> AccountService::RecordIn(metastore::Stores& stores, metastore::AuditEvent event) {
-  if (event.at_ms == 0) event.at_ms = clock_.NowMillis();
-  if (event.ip.empty()) event.ip = request_origins_.AddressOf(event.request_id);
-  return stores.audit().Record(event);
-}
-
 Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& caller,
                                                                  const std::string& org_id,
                                                                  const std::string& action,

@@ -9,8 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "accounts/audit_recorder.h"
+#include "accounts/caller.h"
 #include "accounts/credentials.h"
+#include "accounts/limits.h"
 #include "accounts/request_origins.h"
+#include "accounts/usage_service.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "metastore/metastore.h"
@@ -29,12 +33,6 @@ struct PublicUrls {
   std::string api;      // "http://127.0.0.1:8080"
   std::string catalog;  // "http://127.0.0.1:8181"
   std::string s3;       // "http://127.0.0.1:9000"
-};
-
-struct Caller {
-  metastore::Principal principal;
-  std::string key_id;  // the API key (or the key a /v1/tokens token came from); "" for a session
-  std::string session_id;  // the login session of a session's access token; "" otherwise
 };
 
 struct SignupRequest {
@@ -83,13 +81,6 @@ struct WarehouseAccess {
 // later multi-placement deployment keeps the same shape.
 inline constexpr char kProvider[] = "self-hosted";
 inline constexpr char kRegion[] = "local";
-// The free plan's guard on catalogs per project (tablemere-reference.md, "Limits").
-inline constexpr int kWarehousesPerProject = 3;
-
-// The metering pass's task: measures every warehouse, then queues itself an hour later.
-inline constexpr char kMeterStorageTask[] = "meter_storage";
-inline constexpr int64_t kMeterEveryMs = 3600 * 1000;
-
 // The Terms version in force (GET /v1/terms); signups accept it.
 inline constexpr char kTermsVersion[] = "2026-11-01";
 
@@ -201,101 +192,10 @@ struct DeletedWarehouse {
   bool storage_complete = true;
 };
 
-// The free plan's limits, configurable per deployment (tablemere-reference.md, "Limits").
-// Storage is the one metered limit; the rest are abuse guards.
-struct Limits {
-  int warehouses_per_project = kWarehousesPerProject;
-  int64_t storage_bytes = 5'000'000'000;
-  int64_t public_storage_bytes = 50'000'000'000;  // the public tier
-  int64_t objects = 50'000;
-  int tables = 50;
-  int namespaces = 10;
-  int64_t catalog_operations_per_month = 1'000'000;
-  int64_t commits_per_month = 20'000;
-  int min_seconds_between_commits = 0;
-  int snapshot_retention_days = 7;
-  int max_snapshots_per_table = 20;
-};
-
 struct PublishedWarehouse {
   metastore::Warehouse warehouse;  // after the change
   bool changed = false;            // false when it already was as asked
   int64_t bytes = 0;               // its table bucket's latest footprint
-};
-
-// What one quota enforcement pass changed.
-struct QuotaPass {
-  int orgs_over = 0;
-  int made_read_only = 0;
-  int made_writable = 0;
-};
-
-// S3 traffic of a bucket as cumulative counters.
-struct BucketTraffic {
-  int64_t requests = 0;
-  int64_t requests_failed = 0;
-  int64_t bytes_in = 0;
-  int64_t bytes_out = 0;
-};
-
-// Where metering reads the object store's own per-bucket counters (the server's S3
-// listener counts them); `epoch` changes whenever the counters start again from zero.
-struct TrafficCounters {
-  std::function<BucketTraffic(const std::string& bucket)> read;
-  std::string epoch;
-};
-
-// One UTC day of a warehouse's samples: its last footprint and the traffic counted in it.
-struct DayRow {
-  std::string day;  // "2026-12-04"
-  metastore::UsageSample last;
-  int samples = 0;
-  BucketTraffic traffic;
-  int intervals = 0;  // consecutive sample pairs with counters ending that day
-};
-
-// A warehouse's samples over the window, per day, with the trend and the traffic totals.
-struct WarehouseHistory {
-  int days = 0;
-  std::vector<DayRow> rows;
-  std::optional<metastore::UsageSample> first;
-  std::optional<metastore::UsageSample> last;
-  BucketTraffic traffic;
-  int intervals = 0;  // 0: no two consecutive samples carried counters
-  int resets = 0;
-  int64_t traffic_since_ms = 0;
-  int64_t traffic_to_ms = 0;
-};
-
-// Summarises samples (oldest first) into per-day rows and totals.
-WarehouseHistory SummarizeHistory(const std::vector<metastore::UsageSample>& samples, int days);
-
-// A warehouse's latest storage sample (absent: not metered yet).
-struct WarehouseUsage {
-  metastore::Warehouse warehouse;
-  std::optional<metastore::UsageSample> sample;
-  WarehouseHistory history;  // filled by Usage() for its window
-};
-
-// An organisation's storage: the latest sample of each of its warehouses, summed.
-struct StorageUsage {
-  OrgId org_id;
-  int64_t bytes = 0;
-  int64_t public_bytes = 0;  // the published warehouses' table buckets (the public tier)
-  int64_t measured_ms = 0;   // the newest sample's time
-  int warehouses = 0;
-  int warehouses_metered = 0;
-  std::vector<WarehouseUsage> per_warehouse;
-};
-
-struct ProjectUsage {
-  metastore::Project project;
-  std::vector<metastore::Warehouse> warehouses;
-};
-
-struct UsageReport {
-  std::vector<ProjectUsage> projects;
-  std::vector<std::pair<StorageUsage, metastore::Role>> orgs;
 };
 
 // A project or catalog name: trimmed, 1-64 characters, no control characters.
@@ -502,9 +402,13 @@ class AccountService {
                                                    int limit);
   // Records an event; failures to record are reported to the caller (the action must not
   // silently go unaudited).
-  Result<void> Record(metastore::AuditEvent event);
+  Result<void> Record(metastore::AuditEvent event) { return audit_.Record(std::move(event)); }
   // Records an event inside the transaction of the action it records.
-  Result<void> RecordIn(metastore::Stores& stores, metastore::AuditEvent event);
+  Result<void> RecordIn(metastore::Stores& stores, metastore::AuditEvent event) {
+    return audit_.RecordIn(stores, std::move(event));
+  }
+  // Storage usage, metering and the storage quota.
+  UsageService& usage() { return usage_; }
   const PublicUrls& urls() const { return urls_; }
 
   // ---- API keys (api_keys.cc). Errors: kInvalidInput (field label), kNotFound
@@ -610,22 +514,6 @@ class AccountService {
   Result<metastore::Principal> RevokeAgent(const Caller& caller, const std::string& org,
                                            const std::string& agent_id,
                                            const std::string& request_id);
-  // ---- usage and quotas (usage.cc). `days`: the per-warehouse history window.
-  Result<UsageReport> Usage(const Caller& caller, const std::string& project, int days = 7);
-  void SetTrafficCounters(TrafficCounters counters) { traffic_ = std::move(counters); }
-  Result<StorageUsage> OrgStorage(const OrgId& org);
-  // kQuotaExceeded (quota_exceeded: current, limit_value, scope) when the organisation is
-  // over its storage limit; the refusal is audited (quota.reject).
-  Result<void> CheckStorageQuota(const Caller& caller, const OrgId& org, const std::string& what);
-  // Records a warehouse's footprint: the given figures, or measured from its buckets.
-  Result<metastore::UsageSample> RecordUsage(const WarehouseId& warehouse,
-                                             std::optional<metastore::UsageSample> reported);
-  // Measures every warehouse (the hourly metering pass); returns how many.
-  Result<int> MeterAll();
-  // The enforcement pass after metering: an organisation over its storage limit gets its
-  // warehouses' buckets read-only (writes refused at the S3 layer and in the catalog,
-  // reads and deletes allowed); back under it, writable again. Audited per warehouse.
-  Result<QuotaPass> EnforceQuotas();
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);
@@ -702,8 +590,9 @@ class AccountService {
   Limits limits_;
   identity::SigningKeys* signing_keys_;
   identity::ExternalIssuers* external_ = nullptr;
-  TrafficCounters traffic_;
   RequestOrigins request_origins_;
+  AuditRecorder audit_{meta_, clock_, request_origins_};
+  UsageService usage_{meta_, objects_, clock_, limits_, audit_};
 };
 
 }  // namespace tablemere::accounts

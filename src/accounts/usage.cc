@@ -1,10 +1,10 @@
-// AccountService: storage usage (GET /v1/usage, POST /internal/usage) and the storage
+// UsageService: storage usage (GET /v1/usage, POST /internal/usage) and the storage
 // quota that creating catalogs and tables and vending write credentials check.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "accounts/account_service.h"
+#include "accounts/usage_service.h"
 #include "common/clock.h"
 #include "storage/access.h"
 
@@ -74,7 +74,7 @@ Result<std::pair<int64_t, int64_t>> Footprint(
 
 }  // namespace
 
-Result<metastore::UsageSample> AccountService::RecordUsage(
+Result<metastore::UsageSample> UsageService::RecordUsage(
     const WarehouseId& id, std::optional<metastore::UsageSample> reported) {
   auto w = meta_.warehouses().FindWarehouse(id);
   if (!w) {
@@ -110,7 +110,7 @@ Result<metastore::UsageSample> AccountService::RecordUsage(
   return s;
 }
 
-Result<int> AccountService::MeterAll() {
+Result<int> UsageService::MeterAll() {
   TM_ASSIGN(auto warehouses, meta_.warehouses().AllWarehouses());
   int metered = 0;
   for (const auto& w : warehouses) {
@@ -184,7 +184,7 @@ WarehouseHistory SummarizeHistory(const std::vector<metastore::UsageSample>& sam
   return h;
 }
 
-Result<QuotaPass> AccountService::EnforceQuotas() {
+Result<QuotaPass> UsageService::EnforceQuotas() {
   QuotaPass pass;
   TM_ASSIGN(auto warehouses, meta_.warehouses().AllWarehouses());
   std::set<std::string> orgs;
@@ -200,7 +200,7 @@ Result<QuotaPass> AccountService::EnforceQuotas() {
       if (over == (w.read_only_ms != 0)) continue;
       TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.warehouses().SetWarehouseReadOnly(w.id, over ? now : 0));
-        return RecordIn(
+        return audit_.RecordIn(
             txn, {0, 0, "", org, over ? "quota.enforce" : "quota.release", "warehouse", w.id, "",
                   nlohmann::json{{"bytes", usage.bytes}, {"limit", limits_.storage_bytes}}.dump()});
       }));
@@ -210,7 +210,7 @@ Result<QuotaPass> AccountService::EnforceQuotas() {
   return pass;
 }
 
-Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {
+Result<StorageUsage> UsageService::OrgStorage(const OrgId& org) {
   StorageUsage u{.org_id = org};
   TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(org));
   for (auto& w : warehouses) {
@@ -227,12 +227,12 @@ Result<StorageUsage> AccountService::OrgStorage(const OrgId& org) {
   return u;
 }
 
-Result<void> AccountService::CheckStorageQuota(const Caller& caller, const OrgId& org,
-                                               const std::string& what) {
+Result<void> UsageService::CheckStorageQuota(const Caller& caller, const OrgId& org,
+                                             const std::string& what) {
   TM_ASSIGN(auto u, OrgStorage(org));
   if (u.bytes <= limits_.storage_bytes) return {};
-  TM_TRY(Record(metastore::AuditEvent{0, 0, caller.principal.id, org, "quota.reject", "org", org,
-                                      "", nlohmann::json{{"refused", what}}.dump()}));
+  TM_TRY(audit_.Record(metastore::AuditEvent{0, 0, caller.principal.id, org, "quota.reject", "org",
+                                             org, "", nlohmann::json{{"refused", what}}.dump()}));
   return Fail(Error{ErrorCode::kQuotaExceeded,
                     "The organisation is over its storage limit: " + what + " is refused",
                     {}}
@@ -245,8 +245,8 @@ Result<void> AccountService::CheckStorageQuota(const Caller& caller, const OrgId
                         "working meanwhile. tablemere usage shows the figures."));
 }
 
-Result<UsageReport> AccountService::Usage(const Caller& caller, const std::string& project,
-                                          int days) {
+Result<UsageReport> UsageService::Usage(const Caller& caller, const std::string& project,
+                                        int days) {
   UsageReport r;
   TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
   // The window starts at the beginning of the UTC day `days - 1` days ago.

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "accounts/account_service.h"
+#include "accounts/usage_service.h"
 
 namespace tablemere::accounts {
 namespace {

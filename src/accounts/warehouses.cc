@@ -62,7 +62,7 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
   if (caller.principal.kind == PrincipalKind::kAgent && project.role != Role::kAdmin) {
     return Fail(AdminOnly("or an admin token creates catalogs"));
   }
-  TM_TRY(CheckStorageQuota(caller, project.view.project.org_id, "creating a catalog"));
+  TM_TRY(usage_.CheckStorageQuota(caller, project.view.project.org_id, "creating a catalog"));
   TM_ASSIGN(auto existing, meta_.warehouses().WarehousesOfOrg(project.view.project.org_id));
   int in_project = 0;
   for (const auto& w : existing) {

@@ -211,7 +211,7 @@ class AppImpl final : public App {
     }
     // Metering reads the S3 listener's per-bucket counters; a new epoch per process tells a
     // restart's zeroed counters from traffic.
-    accounts_->SetTrafficCounters(
+    accounts_->usage().SetTrafficCounters(
         {[this](const std::string& bucket) {
            auto c = metrics_.Bucket(bucket);
            return accounts::BucketTraffic{
@@ -290,8 +290,8 @@ class AppImpl final : public App {
     tasks_->RegisterRecurring(
         accounts::kMeterStorageTask, accounts::kMeterEveryMs,
         [this](const metastore::Task&) -> Result<void> {
-          TM_TRY(accounts_->MeterAll());
-          TM_TRY(accounts_->EnforceQuotas());
+          TM_TRY(accounts_->usage().MeterAll());
+          TM_TRY(accounts_->usage().EnforceQuotas());
           // Rate windows are at most an hour: older events only take space.
           TM_TRY(meta_->verification().PurgeRateEvents(clock_.NowMillis() - 2 * 3600 * 1000));
           return Result<void>{};

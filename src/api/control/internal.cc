@@ -237,9 +237,9 @@ void BindInternal(Binder& b, Context& ctx) {
           TM_ASSIGN(s.blob_objects, number("blob_objects"));
           reported = s;
         }
-        TM_ASSIGN(auto s, ctx.accounts.RecordUsage(WarehouseId(warehouse), reported));
+        TM_ASSIGN(auto s, ctx.accounts.usage().RecordUsage(WarehouseId(warehouse), reported));
         // Recording a footprint recomputes the quota (API reference): the enforcement pass.
-        TM_ASSIGN(auto pass, ctx.accounts.EnforceQuotas());
+        TM_ASSIGN(auto pass, ctx.accounts.usage().EnforceQuotas());
         Json out = {{"warehouse_id", s.warehouse_id.str()},
                     {"bytes", s.table_bytes},
                     {"objects", s.table_objects},

@@ -88,7 +88,8 @@ void BindTables(Binder& b, Context& ctx) {
         }
         r.format_version = requested;
         TM_ASSIGN(auto access, AccessNamed(ctx, caller, warehouse));
-        TM_TRY(ctx.accounts.CheckStorageQuota(caller, access.warehouse.org_id, "creating a table"));
+        TM_TRY(ctx.accounts.usage().CheckStorageQuota(caller, access.warehouse.org_id,
+                                                      "creating a table"));
         auto created = ctx.tables.Create(access, r);
         if (!created) return Fail(CatalogFailure(created.error()));
         const auto& w = access.warehouse;
@@ -211,8 +212,8 @@ void BindTables(Binder& b, Context& ctx) {
         TM_ASSIGN(std::string name, RequiredString(body, "name"));
         TM_ASSIGN(auto access, AccessNamed(ctx, caller, warehouse));
         if (access.level == metastore::Level::kWrite) {
-          TM_TRY(ctx.accounts.CheckStorageQuota(caller, access.warehouse.org_id,
-                                                "vending a write credential"));
+          TM_TRY(ctx.accounts.usage().CheckStorageQuota(caller, access.warehouse.org_id,
+                                                        "vending a write credential"));
         }
         auto vended = ctx.tables.Credentials(access, {ns, name});
         if (!vended) return Fail(CatalogFailure(vended.error()));

@@ -135,7 +135,7 @@ void BindUsage(Binder& b, Context& ctx) {
           }
           days = static_cast<int>(*n);
         }
-        TM_ASSIGN(auto report, ctx.accounts.Usage(caller, q["project_id"], days));
+        TM_ASSIGN(auto report, ctx.accounts.usage().Usage(caller, q["project_id"], days));
         const auto& l = ctx.accounts.limits();
         Json limits = {{"storage_bytes", l.storage_bytes},
                        {"objects", l.objects},
