@@ -12,8 +12,11 @@
 #include "accounts/audit_recorder.h"
 #include "accounts/caller.h"
 #include "accounts/credentials.h"
+#include "accounts/errors.h"
 #include "accounts/limits.h"
+#include "accounts/org_rules.h"
 #include "accounts/request_origins.h"
+#include "accounts/terms_service.h"
 #include "accounts/usage_service.h"
 #include "common/clock.h"
 #include "common/result.h"
@@ -81,8 +84,6 @@ struct WarehouseAccess {
 // later multi-placement deployment keeps the same shape.
 inline constexpr char kProvider[] = "self-hosted";
 inline constexpr char kRegion[] = "local";
-// The Terms version in force (GET /v1/terms); signups accept it.
-inline constexpr char kTermsVersion[] = "2026-11-01";
 
 // A plausible address: one @, a dot after it, no spaces or separators, at most 254 bytes.
 bool ValidEmail(const std::string& email);
@@ -92,11 +93,6 @@ enum class EngineSet { kSignup, kRecipes };
 // kInvalidInput (unsupported_engine, with `available`) unless `engine` is one of `set`:
 // duckdb, pyiceberg, spark, and for recipes also snowflake.
 Result<void> CheckEngine(const std::string& engine, EngineSet set = EngineSet::kSignup);
-
-// An error with the wire code the API reference names (detail "code").
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message);
-// 429 rate_limited with retry_after_seconds (rounded up).
-Error RateLimited(int64_t retry_after_ms, const std::string& why);
 
 // The 403 of an organisation route that only admins may call.
 Error AdminOnly(const std::string& what);
@@ -261,19 +257,6 @@ struct MyAgent {
   metastore::Principal agent;
 };
 
-struct TermsView {
-  std::string current_version;
-  bool accepted_current = false;
-  std::vector<metastore::TermsAcceptance> history;
-};
-
-struct DeletedAccount {
-  PrincipalId principal_id;
-  int keys_revoked = 0;
-  std::vector<std::string> orgs_left_empty;
-  std::vector<std::string> warehouses_to_purge;
-};
-
 struct OnboardRequest {
   std::string engine = "duckdb";
   bool accept_terms = false;
@@ -409,6 +392,8 @@ class AccountService {
   }
   // Storage usage, metering and the storage quota.
   UsageService& usage() { return usage_; }
+  // The Terms and deleting one's own account.
+  TermsService& terms() { return terms_; }
   const PublicUrls& urls() const { return urls_; }
 
   // ---- API keys (api_keys.cc). Errors: kInvalidInput (field label), kNotFound
@@ -517,14 +502,6 @@ class AccountService {
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);
-  // ---- Terms and account deletion (terms.cc)
-  Result<TermsView> Terms(const Caller& caller);
-  // Errors: kConflict (terms_version_mismatch).
-  Result<TermsView> AcceptTerms(const Caller& caller, const std::string& version,
-                                const std::string& request_id);
-  // Errors: kInvalidInput (confirmation_required), kConflict (last_admin).
-  Result<DeletedAccount> DeleteAccount(const Caller& caller, const std::string& confirm,
-                                       const std::string& request_id);
   // ---- organisation handles (api_keys.cc's neighbour, handles.h holds the rules)
   Result<HandleAvailability> CheckHandleAvailable(const std::string& handle);
   // The same for the signup form as a person types, limited per caller address (each
@@ -552,8 +529,6 @@ class AccountService {
   Result<std::vector<std::pair<metastore::Grant, std::string>>> CheckedGrants(
       const Caller& caller, const MyOrg& mine, const PrincipalId& agent_id,
       const std::vector<AgentGrantRequest>& grants);
-  // Human admins of an organisation (agents never count for last-admin protection).
-  static Result<int> HumanAdmins(metastore::Stores& stores, const OrgId& org);
   // Joins `who` to the invitation's organisation and marks it accepted.
   Result<void> ApplyInvitation(metastore::Stores& stores, const PrincipalId& who,
                                const metastore::Invitation& invitation);
@@ -593,6 +568,7 @@ class AccountService {
   RequestOrigins request_origins_;
   AuditRecorder audit_{meta_, clock_, request_origins_};
   UsageService usage_{meta_, objects_, clock_, limits_, audit_};
+  TermsService terms_{meta_, clock_, audit_};
 };
 
 }  // namespace tablemere::accounts

@@ -175,7 +175,7 @@ Result<std::vector<MemberView>> AccountService::Members(const Caller& caller,
   return ActiveMembers(mine.org.id);
 }
 
-Result<int> AccountService::HumanAdmins(metastore::Stores& stores, const OrgId& org) {
+Result<int> HumanAdmins(metastore::Stores& stores, const OrgId& org) {
   TM_ASSIGN(auto members, stores.orgs().MembersOf(org));
   int admins = 0;
   for (const auto& m : members) {

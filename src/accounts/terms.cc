@@ -1,8 +1,10 @@
-// AccountService: the Terms in force and their acceptance (GET /v1/terms, POST
+// TermsService: the Terms in force and their acceptance (GET /v1/terms, POST
 // /v1/terms/accept), and deleting one's own account (DELETE /v1/me).
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/errors.h"
+#include "accounts/org_rules.h"
+#include "accounts/terms_service.h"
 #include "common/strings.h"
 
 namespace tablemere::accounts {
@@ -13,7 +15,7 @@ using metastore::Role;
 
 }  // namespace
 
-Result<TermsView> AccountService::Terms(const Caller& caller) {
+Result<TermsView> TermsService::Terms(const Caller& caller) {
   TermsView v{kTermsVersion, false, {}};
   TM_ASSIGN(v.history, meta_.memberships().TermsHistory(caller.principal.id));
   for (const auto& a : v.history) {
@@ -22,8 +24,8 @@ Result<TermsView> AccountService::Terms(const Caller& caller) {
   return v;
 }
 
-Result<TermsView> AccountService::AcceptTerms(const Caller& caller, const std::string& version,
-                                              const std::string& request_id) {
+Result<TermsView> TermsService::AcceptTerms(const Caller& caller, const std::string& version,
+                                            const std::string& request_id) {
   if (!version.empty() && version != kTermsVersion) {
     return Fail(Coded(ErrorCode::kConflict, "terms_version_mismatch",
                       "The Terms in force are version " + std::string(kTermsVersion))
@@ -35,16 +37,15 @@ Result<TermsView> AccountService::AcceptTerms(const Caller& caller, const std::s
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     TM_TRY(txn.memberships().AcceptTerms(
         {caller.principal.id, kTermsVersion, clock_.NowMillis(), "accept"}));
-    return RecordIn(
+    return audit_.RecordIn(
         txn, metastore::AuditEvent{0, 0, caller.principal.id, caller.principal.org_id,
                                    "terms.accept", "terms", kTermsVersion, request_id, "{}"});
   }));
   return Terms(caller);
 }
 
-Result<DeletedAccount> AccountService::DeleteAccount(const Caller& caller,
-                                                     const std::string& confirm,
-                                                     const std::string& request_id) {
+Result<DeletedAccount> TermsService::DeleteAccount(const Caller& caller, const std::string& confirm,
+                                                   const std::string& request_id) {
   if (caller.principal.kind != PrincipalKind::kHuman) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
                       "An agent is removed by its organisation, not by itself")
@@ -90,7 +91,7 @@ Result<DeletedAccount> AccountService::DeleteAccount(const Caller& caller,
     gone.suspended = true;
     gone.email.clear();  // the address is free for a new account
     TM_TRY(txn.principals().UpdatePrincipal(gone));
-    return RecordIn(
+    return audit_.RecordIn(
         txn,
         metastore::AuditEvent{
             0, now, caller.principal.id, "", "account.delete", "principal", caller.principal.id,

@@ -22,7 +22,7 @@ Json TermsJson(const accounts::TermsView& t, const std::string& api) {
 void BindTerms(Binder& b, Context& ctx) {
   b.Authed("GET", "/v1/terms",
            [&ctx](Request&, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto t, ctx.accounts.Terms(caller));
+             TM_ASSIGN(auto t, ctx.accounts.terms().Terms(caller));
              return Response::Json(200, TermsJson(t, ctx.accounts.urls().api).dump());
            });
   b.Authed(
@@ -30,14 +30,14 @@ void BindTerms(Binder& b, Context& ctx) {
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         TM_ASSIGN(Json body, Body(req));
         TM_ASSIGN(std::string version, StringField(body, "version"));
-        TM_ASSIGN(auto t, ctx.accounts.AcceptTerms(caller, version, req.request_id));
+        TM_ASSIGN(auto t, ctx.accounts.terms().AcceptTerms(caller, version, req.request_id));
         return Response::Json(200, Json{{"accepted", true}, {"version", t.current_version}}.dump());
       });
   b.Authed(
       "DELETE", "/v1/me",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         TM_ASSIGN(auto r, Parse<wire::Confirm>(req));
-        TM_ASSIGN(auto d, ctx.accounts.DeleteAccount(caller, r.confirm, req.request_id));
+        TM_ASSIGN(auto d, ctx.accounts.terms().DeleteAccount(caller, r.confirm, req.request_id));
         Json out = {{"deleted", true},
                     {"principal_id", d.principal_id.str()},
                     {"keys_revoked", d.keys_revoked},
