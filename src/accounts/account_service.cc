@@ -14,7 +14,6 @@ namespace tablemere::accounts {
 namespace {
 
 // Length of the random secret part of an API key (bytes before encoding).
-constexpr size_t kApiSecretBytes = 24;
 
 std::string HostPort(const std::string& url) {
   size_t p = url.find("://");
@@ -83,16 +82,6 @@ AccountService::AccountService(metastore::Metastore& meta, objectstore::Register
       unverified_signup_allowed_(unverified_signup_allowed),
       signing_keys_(signing_keys) {}
 
-std::string AccountService::NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record) {
-  std::string key_id = crypto::HexEncode(random_.Bytes(8));
-  std::string secret = crypto::Base64UrlEncode(random_.Bytes(kApiSecretBytes));
-  // '_' separates the parts of the key; keep it out of the secret.
-  std::replace(secret.begin(), secret.end(), '_', 'x');
-  *record =
-      metastore::ApiKey{key_id, principal_id, HashApiSecret(secret), clock_.NowMillis(), false};
-  return "al_live_" + key_id + "_" + secret;
-}
-
 Result<SignupResult> AccountService::Signup(const SignupRequest& request) {
   // ---- validate
   if (!unverified_signup_allowed_) {
@@ -129,7 +118,11 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
                                      .display_name = a.display_name,
                                      .created_ms = now};
   metastore::ApiKey key;
-  if (a.with_key) r.api_key = NewApiKey(r.principal.id, &key);
+  if (a.with_key) {
+    IssuedApiKey issued = api_keys_.Mint(r.principal.id);
+    r.api_key = std::move(issued.api_key);
+    key = std::move(issued.record);
+  }
   const bool joining = a.join_org.has_value();
   if (a.pending_org || a.join_org) {
     TM_ASSIGN(r.org, meta_.orgs().FindOrg(a.pending_org ? *a.pending_org : *a.join_org));
@@ -196,13 +189,6 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
     return Fail(stored.error());
   }
   return r;
-}
-
-IssuedApiKey AccountService::MintKey(const PrincipalId& principal, const std::string& label) {
-  IssuedApiKey issued;
-  issued.api_key = NewApiKey(principal, &issued.record);
-  issued.record.label = label;
-  return issued;
 }
 
 Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> AccountService::Orgs(
@@ -429,6 +415,27 @@ Error OrgNotFound(const std::string& org) {
       .With("code", "org_not_found")
       .With("field", "org_id")
       .With("remedy", "Pass an org_id or a handle; tablemere org list (GET /v1/orgs) lists yours.");
+}
+
+Result<metastore::Principal> AccountService::SetSuspended(const PrincipalId& principal_id,
+                                                          bool suspended,
+                                                          const std::string& request_id) {
+  return metastore::InTransaction(
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::Principal> {
+        auto p = txn.principals().FindPrincipal(principal_id);
+        if (!p) {
+          if (p.error().code != ErrorCode::kNotFound) return Fail(p.error());
+          return Fail(Error{ErrorCode::kNotFound, "No principal " + principal_id.str(), {}}.With(
+              "code", "principal_not_found"));
+        }
+        p->suspended = suspended;
+        TM_TRY(txn.principals().UpdatePrincipal(*p));
+        TM_TRY(RecordIn(
+            txn, metastore::AuditEvent{0, 0, "operator", p->org_id,
+                                       suspended ? "principal.suspend" : "principal.unsuspend",
+                                       "principal", p->id, request_id, "{}"}));
+        return *p;
+      });
 }
 
 }  // namespace tablemere::accounts

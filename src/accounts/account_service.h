@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "accounts/api_key_service.h"
 #include "accounts/audit_recorder.h"
 #include "accounts/caller.h"
 #include "accounts/credentials.h"
@@ -291,11 +292,6 @@ struct AgentResult {
   std::string api_key;
 };
 
-struct IssuedApiKey {
-  std::string api_key;  // shown once
-  metastore::ApiKey record;
-};
-
 struct IssuedToken {
   std::string access_token;
   int64_t expires_in_s = 0;
@@ -323,13 +319,10 @@ class AccountService {
   // Creates the person, its key, organisation membership and (in its own organisation)
   // a project and warehouse `lake`, in one transaction. Errors: kAlreadyExists.
   Result<SignupResult> CreateAccount(const NewAccount& account);
-  // A new key for `principal`, not yet stored (the caller stores it in its transaction).
-  IssuedApiKey MintKey(const PrincipalId& principal, const std::string& label);
   metastore::Metastore& metastore() { return meta_; }
   // ---- operator (internal routes). Errors: kNotFound.
   Result<metastore::Principal> SetSuspended(const PrincipalId& principal, bool suspended,
                                             const std::string& request_id);
-  Result<metastore::ApiKey> RevokeAnyKey(const std::string& key_id, const std::string& request_id);
   // Whether `bucket` is the table or blob bucket of an existing warehouse (the TLS gate).
   Result<bool> IsWarehouseBucket(const std::string& bucket);
   const Clock& clock() const { return clock_; }
@@ -394,15 +387,10 @@ class AccountService {
   UsageService& usage() { return usage_; }
   // The Terms and deleting one's own account.
   TermsService& terms() { return terms_; }
+  // API keys: minting, and a caller's own (and the operator's revocation).
+  ApiKeyService& api_keys() { return api_keys_; }
   const PublicUrls& urls() const { return urls_; }
 
-  // ---- API keys (api_keys.cc). Errors: kInvalidInput (field label), kNotFound
-  // (code api_key_not_found: not one of the caller's keys).
-  Result<IssuedApiKey> CreateApiKey(const Caller& caller, const std::string& label,
-                                    const std::string& request_id);
-  Result<std::vector<metastore::ApiKey>> ApiKeys(const Caller& caller);
-  Result<metastore::ApiKey> RevokeApiKey(const Caller& caller, const std::string& key_id,
-                                         const std::string& request_id);
   // ---- projects and their warehouses (projects.cc). Errors: kNotFound (code
   // project_not_found), kConflict (ambiguous_name, candidates), kInvalidInput
   // (missing_field project when the caller reaches several projects).
@@ -520,7 +508,6 @@ class AccountService {
   Result<void> CreateExternalPerson(const identity::ExternalIdentity& id);
   // The caller of a session's access token, while the session is live.
   Result<Caller> SessionCaller(const identity::Claims& claims);
-  std::string NewApiKey(const PrincipalId& principal_id, metastore::ApiKey* record);
   Result<OrgView> ViewOf(MyOrg mine);
   Result<AgentView> ViewOfAgent(const metastore::Principal& agent);
   Result<MyAgent> EditableAgent(const Caller& caller, const std::string& org,
@@ -569,6 +556,7 @@ class AccountService {
   AuditRecorder audit_{meta_, clock_, request_origins_};
   UsageService usage_{meta_, objects_, clock_, limits_, audit_};
   TermsService terms_{meta_, clock_, audit_};
+  ApiKeyService api_keys_{meta_, clock_, random_, audit_};
 };
 
 }  // namespace tablemere::accounts

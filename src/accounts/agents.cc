@@ -97,7 +97,11 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
   TM_ASSIGN(result.grants, CheckedGrants(caller, mine, result.agent.id, grants));
   // ---- apply: the agent, its key, membership, grants and the audit event together
   metastore::ApiKey key;
-  if (with_key) result.api_key = NewApiKey(result.agent.id, &key);
+  if (with_key) {
+    IssuedApiKey issued = api_keys_.Mint(result.agent.id);
+    result.api_key = std::move(issued.api_key);
+    key = std::move(issued.record);
+  }
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.principals().CreatePrincipal(result.agent));

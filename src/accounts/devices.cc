@@ -280,7 +280,7 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
   }
   // ---- approved: the agent's key, once
   TM_ASSIGN(auto agent, meta.principals().FindPrincipal(grant->agent_id));
-  DeviceToken out{accounts_.MintKey(agent.id, "cli " + grant->hostname), {}};
+  DeviceToken out{accounts_.api_keys().Mint(agent.id, "cli " + grant->hostname), {}};
   metastore::DeviceGrant next = *grant;
   next.status = "consumed";
   TM_TRY(metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {

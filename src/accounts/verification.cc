@@ -258,7 +258,7 @@ Result<Recovered> Verification::VerifyRecovery(const std::string& raw_email,
   const std::string email = ToLower(Trim(raw_email));
   TM_ASSIGN(auto pending, CheckCode(kRecover, email, code, "no_pending_recovery"));
   TM_ASSIGN(auto principal, accounts_.metastore().principals().FindHumanByEmail(email));
-  Recovered out{accounts_.MintKey(principal.id, "recovered"), principal.id};
+  Recovered out{accounts_.api_keys().Mint(principal.id, "recovered"), principal.id};
   TM_TRY(metastore::InTransaction(
       accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<void> {
         // Spent here, with the key: of requests presenting the code at once, one mints.

@@ -19,7 +19,7 @@ void BindApiKeys(Binder& b, Context& ctx) {
       "POST", "/v1/api-keys",
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         TM_ASSIGN(auto r, Parse<wire::CreateApiKey>(req));
-        TM_ASSIGN(auto issued, ctx.accounts.CreateApiKey(caller, r.label, req.request_id));
+        TM_ASSIGN(auto issued, ctx.accounts.api_keys().Create(caller, r.label, req.request_id));
         Json out = {{"api_key", issued.api_key},
                     {"key_id", issued.record.key_id},
                     {"label", issued.record.label},
@@ -29,7 +29,7 @@ void BindApiKeys(Binder& b, Context& ctx) {
       });
   b.Authed("GET", "/v1/api-keys",
            [&ctx](Request&, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto keys, ctx.accounts.ApiKeys(caller));
+             TM_ASSIGN(auto keys, ctx.accounts.api_keys().List(caller));
              Json list = Json::array();
              for (const auto& k : keys) list.push_back(KeyJson(k));
              return Response::Json(200, Json{{"api_keys", list}}.dump());
@@ -38,7 +38,7 @@ void BindApiKeys(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto k,
-                       ctx.accounts.RevokeApiKey(caller, params.at("key_id"), req.request_id));
+                       ctx.accounts.api_keys().Revoke(caller, params.at("key_id"), req.request_id));
              return Response::Json(200, Json{{"key_id", k.key_id}, {"revoked", true}}.dump());
            });
 }

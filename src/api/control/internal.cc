@@ -173,7 +173,7 @@ void BindInternal(Binder& b, Context& ctx) {
 
   Internal(b, ctx, "POST", "/internal/api-keys/{key_id}/revoke",
            [&ctx](Request& req, const PathParams& p) -> Result<Response> {
-             TM_ASSIGN(auto key, ctx.accounts.RevokeAnyKey(p.at("key_id"), req.request_id));
+             TM_ASSIGN(auto key, ctx.accounts.api_keys().RevokeAny(p.at("key_id"), req.request_id));
              return Response::Json(200, Json{{"key_id", key.key_id},
                                              {"principal_id", key.principal_id.str()},
                                              {"revoked", true}}
