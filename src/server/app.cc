@@ -22,6 +22,7 @@
 #include "catalog/generic_table_service.h"
 #include "common/files.h"
 #include "common/key_ring.h"
+#include "common/strings.h"
 #include "http/server.h"
 #include "identity/signing_keys.h"
 #include "mail/log_mailer.h"
@@ -73,8 +74,7 @@ Result<std::string> ServerName(const std::string& data_dir, Random& random) {
   if (!id) return Fail(id.error());
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
-  std::string trimmed = *id;
-  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  const std::string trimmed = Trim(*id);
   if (trimmed.empty()) return Fail(ErrorCode::kUnavailable, path + " is empty; remove it");
   return std::string(host) + "/" + trimmed;
 }
