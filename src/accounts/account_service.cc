@@ -48,15 +48,6 @@ NewAccount NewAccountFrom(const std::string& email, const std::string& payload_j
   return account;
 }
 
-Error Coded(ErrorCode code, const std::string& wire, const std::string& message) {
-  return Error{code, message, {}}.With("code", wire);
-}
-
-Error RateLimited(int64_t retry_after_ms, const std::string& why) {
-  return Coded(ErrorCode::kRateLimited, "rate_limited", why)
-      .With("retry_after_seconds", std::to_string((retry_after_ms + 999) / 1000));
-}
-
 std::string DomainOf(const std::string& email) {
   size_t at = email.rfind('@');
   return at == std::string::npos ? std::string() : ToLower(email.substr(at + 1));
@@ -191,93 +182,6 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
   return r;
 }
 
-Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> AccountService::Orgs(
-    const Caller& caller) {
-  return meta_.orgs().OrgsOf(caller.principal.id);
-}
-
-Result<std::optional<metastore::Role>> AccountService::RoleIn(const Caller& caller,
-                                                              const std::string& org) {
-  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
-  for (const auto& [o, role] : orgs) {
-    if (o.id.str() == org || o.handle == org) return std::optional(role);
-  }
-  return std::optional<metastore::Role>();
-}
-
-std::optional<WarehouseAccess> AccountService::LevelOn(const Caller& caller, metastore::Role role,
-                                                       const std::vector<metastore::Grant>& grants,
-                                                       const metastore::Warehouse& w) {
-  // `grants` are the caller's own; the rules are GrantFor's (one place).
-  std::vector<metastore::Grant> on_this;
-  for (const auto& g : grants) {
-    if (g.warehouse_id == w.id) on_this.push_back(g);
-  }
-  auto view = GrantFor(caller.principal, role, on_this);
-  if (!view || view->level == metastore::Level::kNone) return std::nullopt;
-  return WarehouseAccess{w, view->level, view->via};
-}
-
-Result<WarehouseAccess> AccountService::Access(const Caller& caller, const std::string& warehouse,
-                                               bool include_unheld) {
-  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
-  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOf(caller.principal.id));
-  std::vector<WarehouseAccess> matches;
-  for (const auto& [org, role] : orgs) {
-    TM_ASSIGN(auto warehouses, meta_.warehouses().WarehousesOfOrg(org.id));
-    for (const auto& w : warehouses) {
-      if (!warehouse.empty() && w.id.str() != warehouse && w.name != warehouse &&
-          storage::TableBucketName(w.id) != warehouse) {
-        continue;
-      }
-      if (auto access = LevelOn(caller, role, grants, w)) {
-        matches.push_back(std::move(*access));
-      } else if (include_unheld && (caller.principal.kind == metastore::PrincipalKind::kHuman ||
-                                    role == metastore::Role::kAdmin)) {
-        matches.push_back(WarehouseAccess{w, metastore::Level::kNone, ""});
-      }
-    }
-  }
-  if (matches.empty()) {
-    return Fail(
-        Coded(ErrorCode::kNotFound, "warehouse_not_found",
-              "No warehouse '" + warehouse + "' visible to you; pass its warehouse_id or its name")
-            .With("field", "warehouse_id")
-            .With("remedy", "tablemere catalog list (GET /v1/warehouses) lists them."));
-  }
-  if (matches.size() > 1 && !warehouse.empty()) {
-    std::vector<std::string> ids;
-    for (const auto& m : matches) ids.push_back(m.warehouse.id);
-    return Fail(Coded(ErrorCode::kConflict, "ambiguous_name",
-                      "More than one warehouse is named '" + warehouse + "'; use its warehouse_id.")
-                    .With("candidates", Join(ids, ","))
-                    .With("remedy",
-                          "Pass the warehouse_id instead of the name (--catalog "
-                          "<warehouse_id> with the CLI)."));
-  }
-  return matches.front();
-}
-
-Result<WarehouseAccess> AccountService::DefaultWarehouse(const Caller& caller) {
-  return Access(caller, "");
-}
-
-Result<WarehouseAccess> AccountService::HeldAccess(const Caller& caller,
-                                                   const std::string& warehouse) {
-  if (warehouse.empty()) return DefaultWarehouse(caller);
-  // A warehouse the caller sees but holds nothing on (an admin agent without a grant, a
-  // member whose read was revoked) is refused, not hidden.
-  TM_ASSIGN(auto access, Access(caller, warehouse, /*include_unheld=*/true));
-  if (access.level == metastore::Level::kNone) {
-    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
-                      "You hold no access to the warehouse '" + access.warehouse.name + "'")
-                    .With("your_level", "none")
-                    .With("remedy",
-                          "An organisation admin grants read or write: tablemere catalog grant."));
-  }
-  return access;
-}
-
 Result<Connection> AccountService::BuildConnection(const WarehouseAccess& access,
                                                    const std::string& engine) {
   TM_TRY(CheckEngine(engine, EngineSet::kRecipes));
@@ -379,7 +283,7 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
   if (org_id.empty()) {
     TM_ASSIGN(events, meta_.audit().List("", caller.principal.id, prefix, since_ms, limit));
   } else {
-    TM_ASSIGN(auto role, RoleIn(caller, org_id));
+    TM_ASSIGN(auto role, access_.RoleIn(caller, org_id));
     if (!role) return Fail(OrgNotFound(org_id));
     TM_ASSIGN(events, meta_.audit().List(org_id, "", prefix, since_ms, limit));
     if (*role != metastore::Role::kAdmin) {
@@ -394,7 +298,7 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
 
 Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                                                     const std::string& warehouse) {
-  TM_ASSIGN(auto access, HeldAccess(caller, warehouse));
+  TM_ASSIGN(auto access, access_.HeldAccess(caller, warehouse));
   if (access.level != metastore::Level::kWrite) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
                       "Rotating a warehouse's credentials needs write on it.")
@@ -408,13 +312,6 @@ Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
                                        "warehouse.rotate", "warehouse", rotated.id, "", "{}"}));
         return rotated;
       });
-}
-
-Error OrgNotFound(const std::string& org) {
-  return Error{ErrorCode::kNotFound, "No organisation '" + org + "' among yours", {}}
-      .With("code", "org_not_found")
-      .With("field", "org_id")
-      .With("remedy", "Pass an org_id or a handle; tablemere org list (GET /v1/orgs) lists yours.");
 }
 
 Result<metastore::Principal> AccountService::SetSuspended(const PrincipalId& principal_id,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "accounts/access_service.h"
 #include "accounts/api_key_service.h"
 #include "accounts/audit_recorder.h"
 #include "accounts/caller.h"
@@ -75,12 +76,6 @@ struct NewAccount {
 // the organisation it lands in).
 NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json);
 
-struct WarehouseAccess {
-  metastore::Warehouse warehouse;
-  metastore::Level level = metastore::Level::kNone;
-  std::string level_via;  // "grant" | "admin"
-};
-
 // A self-hosted deployment has one placement: its own machine. Projects record it so a
 // later multi-placement deployment keeps the same shape.
 inline constexpr char kProvider[] = "self-hosted";
@@ -94,11 +89,6 @@ enum class EngineSet { kSignup, kRecipes };
 // kInvalidInput (unsupported_engine, with `available`) unless `engine` is one of `set`:
 // duckdb, pyiceberg, spark, and for recipes also snowflake.
 Result<void> CheckEngine(const std::string& engine, EngineSet set = EngineSet::kSignup);
-
-// The 403 of an organisation route that only admins may call.
-Error AdminOnly(const std::string& what);
-// The 404 for an organisation the caller does not belong to (or that does not exist).
-Error OrgNotFound(const std::string& org);
 
 // A project with the placement it was created with (fixed for its life).
 struct ProjectView {
@@ -155,28 +145,9 @@ struct CreatedWarehouse {
   bool replayed = false;
 };
 
-// Who holds what on a warehouse, explicit or implicit.
-struct GrantView {
-  WarehouseId warehouse_id;
-  PrincipalId principal_id;
-  metastore::PrincipalKind kind = metastore::PrincipalKind::kHuman;
-  std::string display;
-  metastore::Level level = metastore::Level::kNone;
-  std::string via;  // "admin" | "membership" | "creator" | "grant" | "revoked"
-  PrincipalId granted_by;
-  int64_t granted_ms = 0;
-};
-
 struct RevokedGrant {
   GrantView before;
   GrantView after;
-};
-
-// A warehouse named by id or name, the caller's access to it (level kNone when it holds
-// nothing) and its role in the warehouse's organisation.
-struct ResolvedWarehouse {
-  WarehouseAccess access;
-  metastore::Role role = metastore::Role::kMember;
 };
 
 struct DeletedWarehouse {
@@ -198,12 +169,6 @@ struct PublishedWarehouse {
 // A project or catalog name: trimmed, 1-64 characters, no control characters.
 // Errors: kInvalidInput (missing_field / invalid_value, field name).
 Result<std::string> CheckName(const std::string& raw);
-
-// An organisation the caller belongs to, with its role there.
-struct MyOrg {
-  metastore::Organization org;
-  metastore::Role role = metastore::Role::kMember;
-};
 
 struct OrgView {
   metastore::Organization org;
@@ -344,21 +309,6 @@ class AccountService {
   identity::ExternalIssuers* external_issuers() { return external_; }
   // The signing keys (null when tokens are not served).
   identity::SigningKeys* signing_keys() { return signing_keys_; }
-  Result<std::vector<std::pair<metastore::Organization, metastore::Role>>> Orgs(
-      const Caller& caller);
-  // The caller's level on a warehouse named by id or name; kNotFound when the caller
-  // cannot see it. With `include_unheld`, a warehouse of the caller's organisations where
-  // it holds nothing matches too (level kNone), except for member agents, which do not
-  // see warehouses they were not granted.
-  Result<WarehouseAccess> Access(const Caller& caller, const std::string& warehouse,
-                                 bool include_unheld = false);
-  Result<ResolvedWarehouse> ResolveWarehouse(const Caller& caller, const std::string& warehouse);
-  // The default warehouse: the first the caller can see.
-  Result<WarehouseAccess> DefaultWarehouse(const Caller& caller);
-  // The warehouse a data route names (the default for ""), which the caller must hold read
-  // or write on. Errors: kNotFound (warehouse_not_found: not visible), kPermissionDenied
-  // (forbidden: visible, nothing held), kConflict (ambiguous_name).
-  Result<WarehouseAccess> HeldAccess(const Caller& caller, const std::string& warehouse);
   Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
   // `with_key` false: the agent gets its key later (a device login's first poll).
   Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
@@ -383,6 +333,8 @@ class AccountService {
   Result<void> RecordIn(metastore::Stores& stores, metastore::AuditEvent event) {
     return audit_.RecordIn(stores, std::move(event));
   }
+  // Organisations, warehouses and the caller's level on them.
+  AccessService& access() { return access_; }
   // Storage usage, metering and the storage quota.
   UsageService& usage() { return usage_; }
   // The Terms and deleting one's own account.
@@ -450,7 +402,6 @@ class AccountService {
                                    const std::string& request_hash);
   // ---- organisations, domains, members, invitations (orgs.cc). Errors: kNotFound
   // (org_not_found), kPermissionDenied (insufficient_role) on admin-only calls.
-  Result<MyOrg> ResolveOrg(const Caller& caller, const std::string& org);
   Result<std::vector<OrgView>> OrgViews(const Caller& caller);
   // Errors: kInvalidInput (no_domain, invalid_value name).
   Result<OrgView> UpdateOrg(const Caller& caller, const std::string& org, const OrgUpdate& update,
@@ -519,9 +470,6 @@ class AccountService {
   // Joins `who` to the invitation's organisation and marks it accepted.
   Result<void> ApplyInvitation(metastore::Stores& stores, const PrincipalId& who,
                                const metastore::Invitation& invitation);
-  // The caller's role in an organisation named by id or handle; nullopt when it is not a
-  // member.
-  Result<std::optional<metastore::Role>> RoleIn(const Caller& caller, const std::string& org);
   // A project by id or name among those the caller reaches ("" when it reaches one).
   Result<ReachableProject> ResolveProject(const Caller& caller, const std::string& project);
   // The organisation's members with their principals, without revoked agents.
@@ -532,15 +480,6 @@ class AccountService {
   Result<std::optional<std::string>> ReplayOf(const Caller& caller, const std::string& key,
                                               const std::string& endpoint,
                                               const std::string& request_hash);
-  // The caller's access to one warehouse of an organisation where it holds `role`;
-  // nullopt when it holds nothing there.
-  // What `p` (holding `role` in the warehouse's organisation) holds on it given the
-  // warehouse's explicit grants; nullopt for an agent with no grant.
-  static std::optional<GrantView> GrantFor(const metastore::Principal& p, metastore::Role role,
-                                           const std::vector<metastore::Grant>& grants);
-  static std::optional<WarehouseAccess> LevelOn(const Caller& caller, metastore::Role role,
-                                                const std::vector<metastore::Grant>& grants,
-                                                const metastore::Warehouse& w);
 
   metastore::Metastore& meta_;
   objectstore::RegisteredStore& objects_;
@@ -553,6 +492,7 @@ class AccountService {
   identity::SigningKeys* signing_keys_;
   identity::ExternalIssuers* external_ = nullptr;
   RequestOrigins request_origins_;
+  AccessService access_{meta_};
   AuditRecorder audit_{meta_, clock_, request_origins_};
   UsageService usage_{meta_, objects_, clock_, limits_, audit_};
   TermsService terms_{meta_, clock_, audit_};

@@ -53,7 +53,7 @@ Result<std::vector<std::pair<metastore::Grant, std::string>>> AccountService::Ch
           Coded(ErrorCode::kInvalidInput, "invalid_value", "grant level must be read or write")
               .With("field", "grants"));
     }
-    auto access = Access(caller, g.warehouse, /*include_unheld=*/admin);
+    auto access = access_.Access(caller, g.warehouse, /*include_unheld=*/admin);
     if (!access || access->warehouse.org_id != mine.org.id) {
       return Fail(Coded(ErrorCode::kNotFound, "warehouse_not_found",
                         "Warehouse " + g.warehouse + " is not in this organisation.")
@@ -80,7 +80,7 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
   // ---- validate and authorise
   TM_ASSIGN(std::string name, AgentName(name_text));
   TM_ASSIGN(Role agent_role, AgentRole(role_text));
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org_id));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org_id));
   if (mine.role != Role::kAdmin && agent_role == Role::kAdmin) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "insufficient_role",
                       "Only an admin can create an admin token."));
@@ -139,7 +139,7 @@ Result<AgentView> AccountService::ViewOfAgent(const metastore::Principal& agent)
 
 Result<std::vector<AgentView>> AccountService::Agents(const Caller& caller,
                                                       const std::string& org) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   TM_ASSIGN(auto agents, meta_.principals().AgentsOf(mine.org.id));
   std::vector<AgentView> out;
   for (const auto& a : agents) {
@@ -151,7 +151,7 @@ Result<std::vector<AgentView>> AccountService::Agents(const Caller& caller,
 
 Result<MyAgent> AccountService::EditableAgent(const Caller& caller, const std::string& org,
                                               const std::string& agent_id) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   auto agent = meta_.principals().FindPrincipal(PrincipalId(agent_id));
   if (!agent || agent->kind != PrincipalKind::kAgent || agent->org_id != mine.org.id) {
     return Fail(AgentNotFound(agent_id));

@@ -150,18 +150,18 @@ Result<DevicePending> DeviceFlow::Plan(const Caller& caller, const metastore::De
     }
   }
   // The organisation: the one the warehouses belong to, or the approver's only one.
-  TM_ASSIGN(auto orgs, accounts_.Orgs(caller));
+  TM_ASSIGN(auto orgs, accounts_.access().Orgs(caller));
   if (wanted.empty()) {
     if (orgs.size() != 1) {
       return Fail(Coded(ErrorCode::kConflict, "org_required",
                         "You belong to several organisations: choose the warehouses")
                       .With("remedy", "Send warehouse_ids with the approval."));
     }
-    TM_ASSIGN(auto def, accounts_.DefaultWarehouse(caller));
+    TM_ASSIGN(auto def, accounts_.access().DefaultWarehouse(caller));
     wanted.push_back(def.warehouse.id);
   }
   for (const auto& w : wanted) {
-    auto mine = accounts_.Access(caller, w, /*include_unheld=*/true);
+    auto mine = accounts_.access().Access(caller, w, /*include_unheld=*/true);
     if (!mine) return Fail(mine.error());
     if (mine->level == Level::kNone) {
       return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",

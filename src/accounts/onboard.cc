@@ -32,7 +32,7 @@ Result<Onboarded> AccountService::Onboard(const Caller& caller, const OnboardReq
     for (const auto& o : orgs) {
       if (o.first.id.str() == r.org_id || o.first.handle == r.org_id) chosen = &o;
     }
-    auto access = DefaultWarehouse(caller);
+    auto access = access_.DefaultWarehouse(caller);
     if (access) {
       return Onboarded{false, chosen->first, chosen->second, std::nullopt, std::move(*access)};
     }

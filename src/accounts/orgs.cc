@@ -32,14 +32,6 @@ const std::vector<std::string>& PublicMailDomains() {
 
 }  // namespace
 
-Result<MyOrg> AccountService::ResolveOrg(const Caller& caller, const std::string& org) {
-  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
-  for (auto& [o, role] : orgs) {
-    if (o.id.str() == org || o.handle == org) return MyOrg{std::move(o), role};
-  }
-  return Fail(OrgNotFound(org));
-}
-
 Result<OrgView> AccountService::ViewOf(MyOrg mine) {
   OrgView v{std::move(mine.org), mine.role, {}, 0};
   TM_ASSIGN(v.domains, meta_.memberships().DomainsOf(v.org.id));
@@ -72,7 +64,7 @@ Result<std::vector<OrgView>> AccountService::OrgViews(const Caller& caller) {
 
 Result<OrgView> AccountService::UpdateOrg(const Caller& caller, const std::string& org,
                                           const OrgUpdate& update, const std::string& request_id) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("changes it"));
   metastore::Organization next = mine.org;
   if (update.name) {
@@ -100,7 +92,7 @@ Result<OrgView> AccountService::UpdateOrg(const Caller& caller, const std::strin
 Result<OrgView> AccountService::ClaimDomain(const Caller& caller, const std::string& org,
                                             const std::string& raw_domain,
                                             const std::string& request_id) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("claims domains"));
   std::string domain = ToLower(Trim(raw_domain));
   if (domain.empty() || domain.find('.') == std::string::npos ||
@@ -142,7 +134,7 @@ Result<OrgView> AccountService::ClaimDomain(const Caller& caller, const std::str
 Result<OrgView> AccountService::ReleaseDomain(const Caller& caller, const std::string& org,
                                               const std::string& raw_domain,
                                               const std::string& request_id) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("releases domains"));
   std::string domain = ToLower(raw_domain);
   auto released =
@@ -171,7 +163,7 @@ Result<OrgView> AccountService::ReleaseDomain(const Caller& caller, const std::s
 
 Result<std::vector<MemberView>> AccountService::Members(const Caller& caller,
                                                         const std::string& org) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   return ActiveMembers(mine.org.id);
 }
 
@@ -194,7 +186,7 @@ Result<MemberView> AccountService::SetMemberRole(const Caller& caller, const std
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "role must be admin or member")
                     .With("field", "role"));
   }
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("changes roles"));
   MemberView out;
   auto changed =
@@ -237,7 +229,7 @@ Result<MemberView> AccountService::SetMemberRole(const Caller& caller, const std
 Result<RemovedMember> AccountService::RemoveMember(const Caller& caller, const std::string& org,
                                                    const std::string& member_id,
                                                    const std::string& request_id) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   const bool self = caller.principal.id.str() == member_id;
   if (!self && mine.role != Role::kAdmin) return Fail(AdminOnly("removes members"));
   RemovedMember out{mine.org.id, PrincipalId(member_id), self};
@@ -268,7 +260,7 @@ Result<IssuedInvitation> AccountService::Invite(const Caller& caller, const std:
                                                 const std::string& email,
                                                 const std::string& role_text,
                                                 const std::string& request_id) {
-  TM_ASSIGN(auto mine, ResolveOrg(caller, org));
+  TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("invites"));
   if (!ValidEmail(email)) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "email is not a valid address")
@@ -326,7 +318,7 @@ Result<OrgView> AccountService::AcceptInvitation(const Caller& caller, const std
                                    "org", inv.org_id, request_id, "{}"});
   }));
   TM_ASSIGN(auto org, meta_.orgs().FindOrg(inv.org_id));
-  TM_ASSIGN(auto role, RoleIn(caller, org.id));
+  TM_ASSIGN(auto role, access_.RoleIn(caller, org.id));
   return ViewOf(MyOrg{std::move(org), role.value_or(inv.role)});
 }
 

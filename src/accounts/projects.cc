@@ -228,12 +228,6 @@ Result<void> AccountService::RememberIdempotency(const Caller& caller, const std
   return put;
 }
 
-Error AdminOnly(const std::string& what) {
-  return Error{ErrorCode::kPermissionDenied, "Only an admin of the organisation " + what, {}}
-      .With("code", "insufficient_role")
-      .With("remedy", "Ask an admin (tablemere org members lists them).");
-}
-
 Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
                                                      const std::string& project) {
   TM_ASSIGN(auto chosen, ResolveProject(caller, project));
@@ -246,7 +240,7 @@ Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
                             chosen.role != metastore::Role::kAdmin;
   for (auto& w : warehouses) {
     if (w.project_id != chosen.view.project.id) continue;
-    auto access = LevelOn(caller, chosen.role, grants, w);
+    auto access = AccessService::LevelOn(caller, chosen.role, grants, w);
     if (access) {
       out.warehouses.push_back({std::move(w), access->level, access->level_via});
     } else if (!member_agent) {

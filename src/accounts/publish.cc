@@ -13,7 +13,7 @@ Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
                                                      bool anonymous_catalog,
                                                      const std::string& confirm,
                                                      const std::string& request_id) {
-  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
   if (resolved.role != metastore::Role::kAdmin) {
     return Fail(AdminOnly(publish ? "publishes catalogs" : "unpublishes catalogs"));

@@ -17,13 +17,6 @@ constexpr char kCreateWarehouseEndpoint[] = "POST /v1/warehouses";
 
 }  // namespace
 
-Result<ResolvedWarehouse> AccountService::ResolveWarehouse(const Caller& caller,
-                                                           const std::string& warehouse) {
-  TM_ASSIGN(auto access, Access(caller, warehouse, /*include_unheld=*/true));
-  TM_ASSIGN(auto role, RoleIn(caller, access.warehouse.org_id));
-  return ResolvedWarehouse{std::move(access), role.value_or(Role::kMember)};
-}
-
 Result<bool> AccountService::IsWarehouseBucket(const std::string& bucket) {
   if (!bucket.starts_with("w-") && !bucket.starts_with("b-")) return false;
   auto w = meta_.warehouses().FindWarehouse(WarehouseId(bucket.substr(2)));
@@ -143,7 +136,7 @@ Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
                                                          const std::string& confirm,
                                                          const std::string& request_id) {
   // ---- authorise, then the typed confirmation
-  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
   // The reference's code for this route: 403 forbidden (not an admin).
   if (resolved.role != Role::kAdmin) {
@@ -194,45 +187,18 @@ Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
 
 Result<std::vector<GrantView>> AccountService::Grants(const Caller& caller,
                                                       const std::string& warehouse) {
-  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
   TM_ASSIGN(auto members, ActiveMembers(w.org_id));
   TM_ASSIGN(auto explicit_grants, meta_.warehouses().GrantsOn(w.id));
   std::vector<GrantView> out;
   for (const auto& m : members) {
-    auto view = GrantFor(m.principal, m.membership.role, explicit_grants);
+    auto view = AccessService::GrantFor(m.principal, m.membership.role, explicit_grants);
     if (!view) continue;
     view->warehouse_id = w.id;
     out.push_back(std::move(*view));
   }
   return out;
-}
-
-std::optional<GrantView> AccountService::GrantFor(const metastore::Principal& p, Role role,
-                                                  const std::vector<metastore::Grant>& grants) {
-  GrantView v{WarehouseId(), p.id,
-              p.kind,        p.kind == PrincipalKind::kHuman ? p.email : p.display_name,
-              Level::kNone,  "",
-              PrincipalId(), 0};
-  const metastore::Grant* g = nullptr;
-  for (const auto& candidate : grants) {
-    if (candidate.principal_id == p.id) g = &candidate;
-  }
-  if (p.kind == PrincipalKind::kHuman && role == Role::kAdmin) {
-    v.level = Level::kWrite;
-    v.via = "admin";
-  } else if (g != nullptr) {
-    v.level = g->level;
-    v.via = g->granted_by == p.id ? "creator" : (g->level == Level::kNone ? "revoked" : "grant");
-    v.granted_by = g->granted_by;
-    v.granted_ms = g->granted_ms;
-  } else if (p.kind == PrincipalKind::kHuman) {
-    v.level = Level::kRead;
-    v.via = "membership";
-  } else {
-    return std::nullopt;  // an agent without a grant holds nothing here
-  }
-  return v;
 }
 
 Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::string& warehouse,
@@ -246,7 +212,7 @@ Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::stri
                     .With("field", "level"));
   }
   // ---- authorise: an admin, or a human holding write granting at most their own level
-  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
   const bool admin = resolved.role == Role::kAdmin;
   if (!admin) {
@@ -281,7 +247,7 @@ Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::stri
                                                               {"level", metastore::Name(*level)}}
                                                    .dump()});
   }));
-  auto view = GrantFor(*grantee, *grantee_role, {grant});
+  auto view = AccessService::GrantFor(*grantee, *grantee_role, {grant});
   GrantView out = view ? *view : GrantView{};
   out.warehouse_id = w.id;
   return out;
@@ -290,7 +256,7 @@ Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::stri
 Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std::string& warehouse,
                                                  const std::string& principal_id,
                                                  const std::string& request_id) {
-  TM_ASSIGN(auto resolved, ResolveWarehouse(caller, warehouse));
+  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
   TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
   std::optional<Role> grantee_role;
@@ -300,7 +266,7 @@ Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std
   auto grantee = meta_.principals().FindPrincipal(PrincipalId(principal_id));
   TM_ASSIGN(auto grants, meta_.warehouses().GrantsOn(w.id));
   std::optional<GrantView> before;
-  if (grantee && grantee_role) before = GrantFor(*grantee, *grantee_role, grants);
+  if (grantee && grantee_role) before = AccessService::GrantFor(*grantee, *grantee_role, grants);
   if (before) before->warehouse_id = w.id;
   if (!before || before->level == Level::kNone) {
     return Fail(Coded(ErrorCode::kNotFound, "grant_not_found",

@@ -66,7 +66,7 @@ void BindAgents(Binder& b, Context& ctx) {
       "GET", "/v1/orgs/{org_id}/agents",
       [&ctx](Request&, const PathParams& params,
              const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(auto org, ctx.accounts.ResolveOrg(caller, params.at("org_id")));
+        TM_ASSIGN(auto org, ctx.accounts.access().ResolveOrg(caller, params.at("org_id")));
         TM_ASSIGN(auto agents, ctx.accounts.Agents(caller, params.at("org_id")));
         Json list = Json::array();
         for (const auto& a : agents) list.push_back(AgentJson(a));

@@ -54,7 +54,7 @@ void BindConnection(Binder& b, Context& ctx) {
         auto q = QueryMap(req);
         std::string engine = q.count("engine") ? q["engine"] : "duckdb";
         std::string warehouse = q.count("warehouse_id") ? q["warehouse_id"] : q["warehouse"];
-        TM_ASSIGN(auto access, ctx.accounts.HeldAccess(caller, warehouse));
+        TM_ASSIGN(auto access, ctx.accounts.access().HeldAccess(caller, warehouse));
         TM_ASSIGN(auto connection, ctx.accounts.BuildConnection(access, engine));
         return Response::Json(200, ConnectionJson(connection).dump());
       });

@@ -12,7 +12,7 @@ void BindMembers(Binder& b, Context& ctx) {
       "GET", "/v1/orgs/{org_id}/members",
       [&ctx](Request&, const PathParams& params,
              const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(auto org, ctx.accounts.ResolveOrg(caller, params.at("org_id")));
+        TM_ASSIGN(auto org, ctx.accounts.access().ResolveOrg(caller, params.at("org_id")));
         TM_ASSIGN(auto members, ctx.accounts.Members(caller, params.at("org_id")));
         Json list = Json::array();
         for (const auto& m : members) {

@@ -14,7 +14,7 @@ Result<Json> SignupJson(Context& ctx, const accounts::SignupResult& result,
     connection = ConnectionJson(recipe);
   } else {
     accounts::Caller caller{result.principal, ""};
-    if (auto access = ctx.accounts.DefaultWarehouse(caller)) {
+    if (auto access = ctx.accounts.access().DefaultWarehouse(caller)) {
       TM_ASSIGN(auto recipe, ctx.accounts.BuildConnection(*access, engine));
       connection = ConnectionJson(recipe);
     }

@@ -40,7 +40,7 @@ Json Warning(const char* text) { return Json(text); }
 // The warehouse a request names (id or name), or the caller's default when it names none.
 Result<accounts::WarehouseAccess> AccessNamed(Context& ctx, const accounts::Caller& caller,
                                               const std::string& warehouse) {
-  return ctx.accounts.HeldAccess(caller, warehouse);
+  return ctx.accounts.access().HeldAccess(caller, warehouse);
 }
 
 // The warehouse a query names (?warehouse= or ?warehouse_id=), or the default.

@@ -187,7 +187,7 @@ void BindUsage(Binder& b, Context& ctx) {
         // forms for one the caller cannot see).
         std::string only = q.count("warehouse_id") ? q["warehouse_id"] : q["warehouse"];
         if (!only.empty()) {
-          TM_ASSIGN(auto access, ctx.accounts.HeldAccess(caller, only));
+          TM_ASSIGN(auto access, ctx.accounts.access().HeldAccess(caller, only));
           for (const auto& p : projects) {
             for (const auto& s : p["warehouse_storage"]) {
               if (s.value("warehouse_id", "") == access.warehouse.id.str()) {
