@@ -2,6 +2,7 @@
 update, revoke), Terms and account deletion."""
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
@@ -72,6 +73,33 @@ def test_rename_and_domain_join_need_a_claimed_domain(server):
     assert r.json()["removed"] == domain and r.json()["domain_join"] is False
     assert_api_error(requests.delete(org_url(server, account, f"/domains/{domain}"),
                                      headers=auth(key)), 404, "domain_not_found")
+
+
+def test_a_rename_racing_a_domain_release_keeps_domain_join_off(server):
+    """A rename and the release of the last domain, sent at the same moment: whichever
+    lands second must not write back the domain join the first one switched off."""
+    account, domain = company_account(server)
+    key = account["api_key"]
+    session = requests.Session()
+    for round_ in range(25):
+        r = session.post(org_url(server, account, "/domains"), headers=auth(key),
+                         json={"domain": domain})
+        assert r.status_code == 201, r.text
+        r = session.patch(org_url(server, account), headers=auth(key),
+                          json={"domain_join": True})
+        assert r.status_code == 200, r.text
+        with ThreadPoolExecutor(2) as pool:
+            rename = pool.submit(requests.patch, org_url(server, account), headers=auth(key),
+                                 json={"name": f"Acme {round_}"})
+            release = pool.submit(requests.delete, org_url(server, account, f"/domains/{domain}"),
+                                  headers=auth(key))
+            assert rename.result().status_code == 200, rename.result().text
+            assert release.result().status_code == 200, release.result().text
+        r = session.get(f"{server.api}/v1/orgs", headers=auth(key))
+        org = next(o for o in r.json()["organizations"]
+                   if o["org_id"] == account["organization"]["org_id"])
+        assert org["domains"] == [] and org["domain_join"] is False, (round_, org)
+        assert org["name"] == f"Acme {round_}"
 
 
 def test_invitation_applies_on_signup_and_members_get_membership_read(server):

@@ -1,4 +1,5 @@
 #include "accounts/account_service.h"
+#include "accounts/input_checks.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,18 +47,6 @@ NewAccount NewAccountFrom(const std::string& email, const std::string& payload_j
     account.pending_org = OrgId(payload.value("pending_org", ""));
   if (payload.contains("join_org")) account.join_org = OrgId(payload.value("join_org", ""));
   return account;
-}
-
-std::string DomainOf(const std::string& email) {
-  size_t at = email.rfind('@');
-  return at == std::string::npos ? std::string() : ToLower(email.substr(at + 1));
-}
-
-bool ValidEmail(const std::string& email) {
-  size_t at = email.find('@');
-  return at != std::string::npos && at > 0 && email.find('.', at) != std::string::npos &&
-         email.size() <= 254 && email.find_first_of(" <>\r\n,;") == std::string::npos &&
-         email.find('@', at + 1) == std::string::npos;
 }
 
 AccountService::AccountService(metastore::Metastore& meta, objectstore::RegisteredStore& objects,
@@ -161,7 +150,7 @@ Result<SignupResult> AccountService::CreateAccount(const NewAccount& a) {
         TM_TRY(txn.memberships().AcceptTerms({r.principal.id, kTermsVersion, now, a.terms_via}));
         // Invitations to the address are applied on signup.
         TM_ASSIGN(auto invitations, txn.memberships().OpenInvitationsFor(r.principal.email, now));
-        for (const auto& inv : invitations) TM_TRY(ApplyInvitation(txn, r.principal.id, inv));
+        for (const auto& inv : invitations) TM_TRY(orgs_.ApplyInvitation(txn, r.principal.id, inv));
         if (a.also) TM_TRY(a.also(txn, r));
         return RecordIn(txn,
                         metastore::AuditEvent{0, now, r.principal.id, r.org.id, "signup.complete",

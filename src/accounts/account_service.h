@@ -17,6 +17,7 @@
 #include "accounts/errors.h"
 #include "accounts/limits.h"
 #include "accounts/org_rules.h"
+#include "accounts/org_service.h"
 #include "accounts/request_origins.h"
 #include "accounts/terms_service.h"
 #include "accounts/usage_service.h"
@@ -81,10 +82,6 @@ NewAccount NewAccountFrom(const std::string& email, const std::string& payload_j
 inline constexpr char kProvider[] = "self-hosted";
 inline constexpr char kRegion[] = "local";
 
-// A plausible address: one @, a dot after it, no spaces or separators, at most 254 bytes.
-bool ValidEmail(const std::string& email);
-// The lowercase domain of an address ("" without an @).
-std::string DomainOf(const std::string& email);
 enum class EngineSet { kSignup, kRecipes };
 // kInvalidInput (unsupported_engine, with `available`) unless `engine` is one of `set`:
 // duckdb, pyiceberg, spark, and for recipes also snowflake.
@@ -164,38 +161,6 @@ struct PublishedWarehouse {
   metastore::Warehouse warehouse;  // after the change
   bool changed = false;            // false when it already was as asked
   int64_t bytes = 0;               // its table bucket's latest footprint
-};
-
-// A project or catalog name: trimmed, 1-64 characters, no control characters.
-// Errors: kInvalidInput (missing_field / invalid_value, field name).
-Result<std::string> CheckName(const std::string& raw);
-
-struct OrgView {
-  metastore::Organization org;
-  metastore::Role role = metastore::Role::kMember;  // the caller's
-  std::vector<metastore::OrgDomain> domains;
-  int members = 0;
-};
-
-struct OrgUpdate {
-  std::optional<std::string> name;
-  std::optional<bool> domain_join;
-};
-
-struct MemberView {
-  metastore::Membership membership;
-  metastore::Principal principal;
-};
-
-struct RemovedMember {
-  OrgId org_id;
-  PrincipalId principal_id;
-  bool left = false;  // the caller removed itself
-};
-
-struct IssuedInvitation {
-  metastore::Invitation invitation;
-  std::string token;  // shown once
 };
 
 struct AgentGrantRequest {
@@ -335,6 +300,8 @@ class AccountService {
   }
   // Organisations, warehouses and the caller's level on them.
   AccessService& access() { return access_; }
+  // Organisations: their domains, members and invitations.
+  OrgService& orgs() { return orgs_; }
   // Storage usage, metering and the storage quota.
   UsageService& usage() { return usage_; }
   // The Terms and deleting one's own account.
@@ -400,33 +367,6 @@ class AccountService {
   Result<void> RememberIdempotency(const Caller& caller, const std::string& key,
                                    const std::string& endpoint, const std::string& resource,
                                    const std::string& request_hash);
-  // ---- organisations, domains, members, invitations (orgs.cc). Errors: kNotFound
-  // (org_not_found), kPermissionDenied (insufficient_role) on admin-only calls.
-  Result<std::vector<OrgView>> OrgViews(const Caller& caller);
-  // Errors: kInvalidInput (no_domain, invalid_value name).
-  Result<OrgView> UpdateOrg(const Caller& caller, const std::string& org, const OrgUpdate& update,
-                            const std::string& request_id);
-  // Errors: kInvalidInput (public_mail_domain), kPermissionDenied (domain_not_yours),
-  // kConflict (domain_claimed).
-  Result<OrgView> ClaimDomain(const Caller& caller, const std::string& org,
-                              const std::string& domain, const std::string& request_id);
-  // Errors: kNotFound (domain_not_found).
-  Result<OrgView> ReleaseDomain(const Caller& caller, const std::string& org,
-                                const std::string& domain, const std::string& request_id);
-  Result<std::vector<MemberView>> Members(const Caller& caller, const std::string& org);
-  // Errors: kNotFound (member_not_found), kConflict (last_admin).
-  Result<MemberView> SetMemberRole(const Caller& caller, const std::string& org,
-                                   const std::string& member_id, const std::string& role,
-                                   const std::string& request_id);
-  Result<RemovedMember> RemoveMember(const Caller& caller, const std::string& org,
-                                     const std::string& member_id, const std::string& request_id);
-  Result<IssuedInvitation> Invite(const Caller& caller, const std::string& org,
-                                  const std::string& email, const std::string& role,
-                                  const std::string& request_id);
-  // Errors: kNotFound (invitation_not_found; invitation_expired as 410),
-  // kPermissionDenied (invitation_for_someone_else).
-  Result<OrgView> AcceptInvitation(const Caller& caller, const std::string& token,
-                                   const std::string& request_id);
   // ---- agents (agents.cc)
   Result<std::vector<AgentView>> Agents(const Caller& caller, const std::string& org);
   // Errors: kInvalidInput (missing_field), kPermissionDenied (forbidden, insufficient_role),
@@ -459,7 +399,6 @@ class AccountService {
   Result<void> CreateExternalPerson(const identity::ExternalIdentity& id);
   // The caller of a session's access token, while the session is live.
   Result<Caller> SessionCaller(const identity::Claims& claims);
-  Result<OrgView> ViewOf(MyOrg mine);
   Result<AgentView> ViewOfAgent(const metastore::Principal& agent);
   Result<MyAgent> EditableAgent(const Caller& caller, const std::string& org,
                                 const std::string& agent_id);
@@ -467,13 +406,8 @@ class AccountService {
   Result<std::vector<std::pair<metastore::Grant, std::string>>> CheckedGrants(
       const Caller& caller, const MyOrg& mine, const PrincipalId& agent_id,
       const std::vector<AgentGrantRequest>& grants);
-  // Joins `who` to the invitation's organisation and marks it accepted.
-  Result<void> ApplyInvitation(metastore::Stores& stores, const PrincipalId& who,
-                               const metastore::Invitation& invitation);
   // A project by id or name among those the caller reaches ("" when it reaches one).
   Result<ReachableProject> ResolveProject(const Caller& caller, const std::string& project);
-  // The organisation's members with their principals, without revoked agents.
-  Result<std::vector<MemberView>> ActiveMembers(const OrgId& org);
   // The resource an earlier call with this Idempotency-Key created on `endpoint`; nullopt
   // for a new (or no) key; idempotency_key_reused for another endpoint's key (409) or
   // another body (422, the IETF Idempotency-Key draft's answer).
@@ -494,6 +428,7 @@ class AccountService {
   RequestOrigins request_origins_;
   AccessService access_{meta_};
   AuditRecorder audit_{meta_, clock_, request_origins_};
+  OrgService orgs_{meta_, clock_, random_, audit_, access_};
   UsageService usage_{meta_, objects_, clock_, limits_, audit_};
   TermsService terms_{meta_, clock_, audit_};
   ApiKeyService api_keys_{meta_, clock_, random_, audit_};

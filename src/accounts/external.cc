@@ -63,7 +63,7 @@ Result<void> AccountService::CreateExternalPerson(const identity::ExternalIdenti
   return metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     TM_TRY(txn.principals().CreatePrincipal(p));
     TM_ASSIGN(auto invitations, txn.memberships().OpenInvitationsFor(p.email, now));
-    for (const auto& inv : invitations) TM_TRY(ApplyInvitation(txn, p.id, inv));
+    for (const auto& inv : invitations) TM_TRY(orgs_.ApplyInvitation(txn, p.id, inv));
     return RecordIn(txn, {0, 0, p.id, "", "login.external", "principal", p.id, "", via.dump()});
   });
 }

@@ -1,9 +1,13 @@
-// AccountService: organisations (GET/PATCH /v1/orgs…), their claimed email domains, their
+// OrgService: organisations (GET/PATCH /v1/orgs…), their claimed email domains, their
 // members and invitations.
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/org_service.h"
+
 #include "accounts/credentials.h"
+#include "accounts/errors.h"
+#include "accounts/input_checks.h"
+#include "accounts/org_rules.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -32,7 +36,7 @@ const std::vector<std::string>& PublicMailDomains() {
 
 }  // namespace
 
-Result<OrgView> AccountService::ViewOf(MyOrg mine) {
+Result<OrgView> OrgService::ViewOf(MyOrg mine) {
   OrgView v{std::move(mine.org), mine.role, {}, 0};
   TM_ASSIGN(v.domains, meta_.memberships().DomainsOf(v.org.id));
   TM_ASSIGN(auto members, ActiveMembers(v.org.id));
@@ -40,7 +44,7 @@ Result<OrgView> AccountService::ViewOf(MyOrg mine) {
   return v;
 }
 
-Result<std::vector<MemberView>> AccountService::ActiveMembers(const OrgId& org) {
+Result<std::vector<MemberView>> OrgService::ActiveMembers(const OrgId& org) {
   TM_ASSIGN(auto members, meta_.orgs().MembersOf(org));
   std::vector<MemberView> out;
   for (auto& m : members) {
@@ -52,7 +56,7 @@ Result<std::vector<MemberView>> AccountService::ActiveMembers(const OrgId& org) 
   return out;
 }
 
-Result<std::vector<OrgView>> AccountService::OrgViews(const Caller& caller) {
+Result<std::vector<OrgView>> OrgService::OrgViews(const Caller& caller) {
   TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
   std::vector<OrgView> out;
   for (auto& [o, role] : orgs) {
@@ -62,26 +66,32 @@ Result<std::vector<OrgView>> AccountService::OrgViews(const Caller& caller) {
   return out;
 }
 
-Result<OrgView> AccountService::UpdateOrg(const Caller& caller, const std::string& org,
-                                          const OrgUpdate& update, const std::string& request_id) {
+Result<OrgView> OrgService::UpdateOrg(const Caller& caller, const std::string& org,
+                                      const OrgUpdate& update, const std::string& request_id) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("changes it"));
-  metastore::Organization next = mine.org;
+  std::optional<std::string> name;
   if (update.name) {
-    TM_ASSIGN(next.name, CheckName(*update.name));
+    TM_ASSIGN(name, CheckName(*update.name));
   }
-  if (update.domain_join) {
-    TM_ASSIGN(auto domains, meta_.memberships().DomainsOf(next.id));
-    if (*update.domain_join && domains.empty()) {
-      return Fail(Coded(ErrorCode::kInvalidInput, "no_domain", "Domain join needs a claimed domain")
-                      .With("field", "domain_join")
-                      .With("remedy", "tablemere org domain --domain <your company's domain>"));
-    }
-    next.domain_join = *update.domain_join;
-  }
+  // The row is read and written in one transaction: a concurrent change to a field this
+  // update leaves alone (a released domain switching domain join off) stands.
+  metastore::Organization next;
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_ASSIGN(next, txn.orgs().FindOrg(mine.org.id));
+    if (name) next.name = *name;
+    if (update.domain_join) {
+      TM_ASSIGN(auto domains, txn.memberships().DomainsOf(next.id));
+      if (*update.domain_join && domains.empty()) {
+        return Fail(
+            Coded(ErrorCode::kInvalidInput, "no_domain", "Domain join needs a claimed domain")
+                .With("field", "domain_join")
+                .With("remedy", "tablemere org domain --domain <your company's domain>"));
+      }
+      next.domain_join = *update.domain_join;
+    }
     TM_TRY(txn.orgs().UpdateOrg(next));
-    return RecordIn(
+    return audit_.RecordIn(
         txn, metastore::AuditEvent{
                  0, 0, caller.principal.id, next.id, "org.update", "org", next.id, request_id,
                  nlohmann::json{{"name", next.name}, {"domain_join", next.domain_join}}.dump()});
@@ -89,9 +99,9 @@ Result<OrgView> AccountService::UpdateOrg(const Caller& caller, const std::strin
   return ViewOf(MyOrg{std::move(next), mine.role});
 }
 
-Result<OrgView> AccountService::ClaimDomain(const Caller& caller, const std::string& org,
-                                            const std::string& raw_domain,
-                                            const std::string& request_id) {
+Result<OrgView> OrgService::ClaimDomain(const Caller& caller, const std::string& org,
+                                        const std::string& raw_domain,
+                                        const std::string& request_id) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("claims domains"));
   std::string domain = ToLower(Trim(raw_domain));
@@ -118,7 +128,7 @@ Result<OrgView> AccountService::ClaimDomain(const Caller& caller, const std::str
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.memberships().ClaimDomain(
             {domain, mine.org.id, "email:" + caller.principal.email, clock_.NowMillis()}));
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{0, 0, caller.principal.id, mine.org.id, "org.domain_claim",
                                        "org", mine.org.id, request_id,
                                        nlohmann::json{{"domain", domain}}.dump()});
@@ -131,9 +141,9 @@ Result<OrgView> AccountService::ClaimDomain(const Caller& caller, const std::str
   return ViewOf(std::move(mine));
 }
 
-Result<OrgView> AccountService::ReleaseDomain(const Caller& caller, const std::string& org,
-                                              const std::string& raw_domain,
-                                              const std::string& request_id) {
+Result<OrgView> OrgService::ReleaseDomain(const Caller& caller, const std::string& org,
+                                          const std::string& raw_domain,
+                                          const std::string& request_id) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("releases domains"));
   std::string domain = ToLower(raw_domain);
@@ -142,11 +152,12 @@ Result<OrgView> AccountService::ReleaseDomain(const Caller& caller, const std::s
         TM_TRY(txn.memberships().ReleaseDomain(mine.org.id, domain));
         // Domain join switches itself off when no domain is left.
         TM_ASSIGN(auto left, txn.memberships().DomainsOf(mine.org.id));
+        TM_ASSIGN(mine.org, txn.orgs().FindOrg(mine.org.id));  // as of this transaction
         if (left.empty() && mine.org.domain_join) {
           mine.org.domain_join = false;
           TM_TRY(txn.orgs().UpdateOrg(mine.org));
         }
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{0, 0, caller.principal.id, mine.org.id, "org.domain_release",
                                        "org", mine.org.id, request_id,
                                        nlohmann::json{{"domain", domain}}.dump()});
@@ -161,8 +172,7 @@ Result<OrgView> AccountService::ReleaseDomain(const Caller& caller, const std::s
 
 // ------------------------------------------------------------------ members
 
-Result<std::vector<MemberView>> AccountService::Members(const Caller& caller,
-                                                        const std::string& org) {
+Result<std::vector<MemberView>> OrgService::Members(const Caller& caller, const std::string& org) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   return ActiveMembers(mine.org.id);
 }
@@ -177,10 +187,10 @@ Result<int> HumanAdmins(metastore::Stores& stores, const OrgId& org) {
   return admins;
 }
 
-Result<MemberView> AccountService::SetMemberRole(const Caller& caller, const std::string& org,
-                                                 const std::string& member_id,
-                                                 const std::string& role_text,
-                                                 const std::string& request_id) {
+Result<MemberView> OrgService::SetMemberRole(const Caller& caller, const std::string& org,
+                                             const std::string& member_id,
+                                             const std::string& role_text,
+                                             const std::string& request_id) {
   auto role = metastore::ParseRole(role_text);
   if (!role) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "role must be admin or member")
@@ -215,7 +225,7 @@ Result<MemberView> AccountService::SetMemberRole(const Caller& caller, const std
               Coded(ErrorCode::kConflict, "last_admin", "An organisation keeps at least one admin")
                   .With("remedy", "Make someone else an admin first."));
         }
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{0, 0, caller.principal.id, mine.org.id, "org.member_role",
                                        "principal", m->principal_id, request_id,
                                        nlohmann::json{{"role", metastore::Name(*role)},
@@ -226,9 +236,9 @@ Result<MemberView> AccountService::SetMemberRole(const Caller& caller, const std
   return out;
 }
 
-Result<RemovedMember> AccountService::RemoveMember(const Caller& caller, const std::string& org,
-                                                   const std::string& member_id,
-                                                   const std::string& request_id) {
+Result<RemovedMember> OrgService::RemoveMember(const Caller& caller, const std::string& org,
+                                               const std::string& member_id,
+                                               const std::string& request_id) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   const bool self = caller.principal.id.str() == member_id;
   if (!self && mine.role != Role::kAdmin) return Fail(AdminOnly("removes members"));
@@ -247,19 +257,19 @@ Result<RemovedMember> AccountService::RemoveMember(const Caller& caller, const s
                         "The last admin can neither leave nor be removed")
                       .With("remedy", "Make someone else an admin first."));
     }
-    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, mine.org.id,
-                                               "org.member_remove", "principal", member_id,
-                                               request_id, nlohmann::json{{"left", self}}.dump()});
+    return audit_.RecordIn(
+        txn, metastore::AuditEvent{0, 0, caller.principal.id, mine.org.id, "org.member_remove",
+                                   "principal", member_id, request_id,
+                                   nlohmann::json{{"left", self}}.dump()});
   }));
   return out;
 }
 
 // ------------------------------------------------------------------ invitations
 
-Result<IssuedInvitation> AccountService::Invite(const Caller& caller, const std::string& org,
-                                                const std::string& email,
-                                                const std::string& role_text,
-                                                const std::string& request_id) {
+Result<IssuedInvitation> OrgService::Invite(const Caller& caller, const std::string& org,
+                                            const std::string& email, const std::string& role_text,
+                                            const std::string& request_id) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   if (mine.role != Role::kAdmin) return Fail(AdminOnly("invites"));
   if (!ValidEmail(email)) {
@@ -279,17 +289,18 @@ Result<IssuedInvitation> AccountService::Invite(const Caller& caller, const std:
                             caller.principal.id,      now,         now + kInvitationMs, 0};
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     TM_TRY(txn.memberships().CreateInvitation(out.invitation));
-    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, mine.org.id, "org.invite",
-                                               "org", mine.org.id, request_id,
-                                               nlohmann::json{{"email", out.invitation.email},
-                                                              {"role", metastore::Name(*role)}}
-                                                   .dump()});
+    return audit_.RecordIn(
+        txn,
+        metastore::AuditEvent{
+            0, 0, caller.principal.id, mine.org.id, "org.invite", "org", mine.org.id, request_id,
+            nlohmann::json{{"email", out.invitation.email}, {"role", metastore::Name(*role)}}
+                .dump()});
   }));
   return out;
 }
 
-Result<OrgView> AccountService::AcceptInvitation(const Caller& caller, const std::string& token,
-                                                 const std::string& request_id) {
+Result<OrgView> OrgService::AcceptInvitation(const Caller& caller, const std::string& token,
+                                             const std::string& request_id) {
   auto not_found = [] {
     return Fail(
         Coded(ErrorCode::kNotFound, "invitation_not_found", "No open invitation with this token"));
@@ -313,7 +324,7 @@ Result<OrgView> AccountService::AcceptInvitation(const Caller& caller, const std
   }
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     TM_TRY(ApplyInvitation(txn, caller.principal.id, inv));
-    return RecordIn(
+    return audit_.RecordIn(
         txn, metastore::AuditEvent{0, 0, caller.principal.id, inv.org_id, "org.invitation_accept",
                                    "org", inv.org_id, request_id, "{}"});
   }));
@@ -322,8 +333,8 @@ Result<OrgView> AccountService::AcceptInvitation(const Caller& caller, const std
   return ViewOf(MyOrg{std::move(org), role.value_or(inv.role)});
 }
 
-Result<void> AccountService::ApplyInvitation(metastore::Stores& stores, const PrincipalId& who,
-                                             const metastore::Invitation& inv) {
+Result<void> OrgService::ApplyInvitation(metastore::Stores& stores, const PrincipalId& who,
+                                         const metastore::Invitation& inv) {
   auto accepted = stores.memberships().AcceptInvitation(inv.token_hash, clock_.NowMillis());
   if (!accepted && accepted.error().code == ErrorCode::kConflict) {
     return Fail(

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "accounts/account_service.h"
+#include "accounts/input_checks.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -20,8 +21,6 @@ Error ProjectNotFound(const std::string& project) {
 }
 
 constexpr char kCreateProjectEndpoint[] = "POST /v1/projects";
-// A project name is read in lists and typed on command lines.
-constexpr size_t kMaxProjectName = 64;
 
 Error Invalid(const std::string& code, const std::string& field, const std::string& message) {
   return Error{ErrorCode::kInvalidInput, message, {}}.With("code", code).With("field", field);
@@ -200,20 +199,6 @@ Result<std::optional<std::string>> AccountService::ReplayOf(const Caller& caller
                           "first request unchanged to get its answer."));
   }
   return std::optional<std::string>(seen->resource_id);
-}
-
-Result<std::string> CheckName(const std::string& raw) {
-  std::string name = Trim(raw);
-  if (name.empty()) return Fail(Invalid("missing_field", "name", "name is required"));
-  if (name.size() > kMaxProjectName) {
-    return Fail(Invalid("invalid_value", "name", "name is longer than 64 characters"));
-  }
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f) {
-      return Fail(Invalid("invalid_value", "name", "name contains a control character"));
-    }
-  }
-  return name;
 }
 
 Result<void> AccountService::RememberIdempotency(const Caller& caller, const std::string& key,

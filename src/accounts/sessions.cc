@@ -1,4 +1,5 @@
 #include "accounts/sessions.h"
+#include "accounts/input_checks.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,5 @@
 #include "accounts/verification.h"
+#include "accounts/input_checks.h"
 
 #include <nlohmann/json.hpp>
 

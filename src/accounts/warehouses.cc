@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "accounts/account_service.h"
+#include "accounts/input_checks.h"
 #include "maintenance/task_runner.h"
 #include "storage/access.h"
 
@@ -189,7 +190,7 @@ Result<std::vector<GrantView>> AccountService::Grants(const Caller& caller,
                                                       const std::string& warehouse) {
   TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
-  TM_ASSIGN(auto members, ActiveMembers(w.org_id));
+  TM_ASSIGN(auto members, orgs_.ActiveMembers(w.org_id));
   TM_ASSIGN(auto explicit_grants, meta_.warehouses().GrantsOn(w.id));
   std::vector<GrantView> out;
   for (const auto& m : members) {

@@ -1,6 +1,7 @@
 // Operator routes under /internal/, behind the deployment's bootstrap secret
 // (X-Bootstrap-Secret). Without the secret, with a wrong one, or when the deployment has
 // none configured, every /internal/ path answers exactly as an unknown route does.
+#include "accounts/input_checks.h"
 #include "accounts/verification.h"
 #include "api/control/routes.h"
 #include "common/crypto.h"

@@ -13,7 +13,7 @@ void BindMembers(Binder& b, Context& ctx) {
       [&ctx](Request&, const PathParams& params,
              const accounts::Caller& caller) -> Result<Response> {
         TM_ASSIGN(auto org, ctx.accounts.access().ResolveOrg(caller, params.at("org_id")));
-        TM_ASSIGN(auto members, ctx.accounts.Members(caller, params.at("org_id")));
+        TM_ASSIGN(auto members, ctx.accounts.orgs().Members(caller, params.at("org_id")));
         Json list = Json::array();
         for (const auto& m : members) {
           list.push_back(
@@ -31,9 +31,9 @@ void BindMembers(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto r, Parse<wire::SetRole>(req));
-             TM_ASSIGN(auto m,
-                       ctx.accounts.SetMemberRole(caller, params.at("org_id"),
-                                                  params.at("member_id"), r.role, req.request_id));
+             TM_ASSIGN(auto m, ctx.accounts.orgs().SetMemberRole(caller, params.at("org_id"),
+                                                                 params.at("member_id"), r.role,
+                                                                 req.request_id));
              Json out = {{"org_id", m.membership.org_id.str()},
                          {"principal_id", m.principal.id.str()},
                          {"role", metastore::Name(m.membership.role)}};
@@ -42,8 +42,9 @@ void BindMembers(Binder& b, Context& ctx) {
   b.Authed("DELETE", "/v1/orgs/{org_id}/members/{member_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto r, ctx.accounts.RemoveMember(caller, params.at("org_id"),
-                                                         params.at("member_id"), req.request_id));
+             TM_ASSIGN(auto r,
+                       ctx.accounts.orgs().RemoveMember(caller, params.at("org_id"),
+                                                        params.at("member_id"), req.request_id));
              Json out = {{"org_id", r.org_id.str()},
                          {"principal_id", r.principal_id.str()},
                          {"removed", true},
@@ -54,8 +55,8 @@ void BindMembers(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto r, Parse<wire::Invite>(req));
-             TM_ASSIGN(auto inv, ctx.accounts.Invite(caller, params.at("org_id"), r.email, r.role,
-                                                     req.request_id));
+             TM_ASSIGN(auto inv, ctx.accounts.orgs().Invite(caller, params.at("org_id"), r.email,
+                                                            r.role, req.request_id));
              Json out = {
                  {"org_id", inv.invitation.org_id.str()},
                  {"email", inv.invitation.email},
@@ -74,7 +75,7 @@ void BindMembers(Binder& b, Context& ctx) {
       [&ctx](Request& req, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
         TM_ASSIGN(Json body, Body(req));
         TM_ASSIGN(std::string token, StringField(body, "token"));
-        TM_ASSIGN(auto v, ctx.accounts.AcceptInvitation(caller, token, req.request_id));
+        TM_ASSIGN(auto v, ctx.accounts.orgs().AcceptInvitation(caller, token, req.request_id));
         return Response::Json(200, OrgJson(v).dump());
       });
 }

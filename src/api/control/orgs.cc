@@ -24,7 +24,7 @@ Json OrgJson(const accounts::OrgView& v) {
 void BindOrgs(Binder& b, Context& ctx) {
   b.Authed("GET", "/v1/orgs",
            [&ctx](Request&, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto orgs, ctx.accounts.OrgViews(caller));
+             TM_ASSIGN(auto orgs, ctx.accounts.orgs().OrgViews(caller));
              Json list = Json::array();
              for (const auto& v : orgs) list.push_back(OrgJson(v));
              return Response::Json(200, Json{{"organizations", list}}.dump());
@@ -36,8 +36,8 @@ void BindOrgs(Binder& b, Context& ctx) {
              accounts::OrgUpdate update;
              update.name = r.name;
              update.domain_join = r.domain_join;
-             TM_ASSIGN(auto v,
-                       ctx.accounts.UpdateOrg(caller, params.at("org_id"), update, req.request_id));
+             TM_ASSIGN(auto v, ctx.accounts.orgs().UpdateOrg(caller, params.at("org_id"), update,
+                                                             req.request_id));
              return Response::Json(200, OrgJson(v).dump());
            });
   b.Authed("POST", "/v1/orgs/{org_id}/domains",
@@ -45,15 +45,16 @@ void BindOrgs(Binder& b, Context& ctx) {
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(Json body, Body(req));
              TM_ASSIGN(std::string domain, RequiredString(body, "domain"));
-             TM_ASSIGN(auto v, ctx.accounts.ClaimDomain(caller, params.at("org_id"), domain,
-                                                        req.request_id));
+             TM_ASSIGN(auto v, ctx.accounts.orgs().ClaimDomain(caller, params.at("org_id"), domain,
+                                                               req.request_id));
              return Response::Json(201, OrgJson(v).dump());
            });
   b.Authed("DELETE", "/v1/orgs/{org_id}/domains/{domain}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto v, ctx.accounts.ReleaseDomain(caller, params.at("org_id"),
-                                                          params.at("domain"), req.request_id));
+             TM_ASSIGN(auto v,
+                       ctx.accounts.orgs().ReleaseDomain(caller, params.at("org_id"),
+                                                         params.at("domain"), req.request_id));
              Json out = OrgJson(v);
              out["removed"] = ToLower(params.at("domain"));
              return Response::Json(200, out.dump());
