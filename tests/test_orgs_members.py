@@ -223,6 +223,29 @@ def test_agents_list_update_and_revoke(server):
     assert r.json()["agents"][0]["suspended"] is True
 
 
+def test_an_agent_rename_racing_a_role_change_keeps_the_role(server):
+    """Renaming an agent while an admin changes its role (PATCH of its membership): the
+    rename must not write back the role it read before."""
+    admin = new_account(server)
+    agent = create_agent(server, admin, {"name": "etl"}).json()
+    agent_url = org_url(server, admin, f"/agents/{agent['agent_id']}")
+    member_url = org_url(server, admin, f"/members/{agent['agent_id']}")
+    key = admin["api_key"]
+    for round_ in range(25):
+        role = "admin" if round_ % 2 == 0 else "member"
+        with ThreadPoolExecutor(2) as pool:
+            rename = pool.submit(requests.patch, agent_url, headers=auth(key),
+                                 json={"name": f"etl-{round_}"})
+            change = pool.submit(requests.patch, member_url, headers=auth(key),
+                                 json={"role": role})
+            assert rename.result().status_code == 200, rename.result().text
+            assert change.result().status_code == 200, change.result().text
+        [listed] = requests.get(org_url(server, admin, "/agents"),
+                                headers=auth(key)).json()["agents"]
+        assert (listed["name"], listed["role"]) == (f"etl-{round_}", role), round_
+        assert members(server, admin)[agent["agent_id"]]["role"] == role, round_
+
+
 def test_member_agent_cannot_edit_others(server):
     admin = new_account(server)
     worker = create_agent(server, admin, {"name": "worker"}).json()

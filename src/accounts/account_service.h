@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accounts/access_service.h"
+#include "accounts/agent_service.h"
 #include "accounts/api_key_service.h"
 #include "accounts/audit_recorder.h"
 #include "accounts/caller.h"
@@ -163,31 +164,6 @@ struct PublishedWarehouse {
   int64_t bytes = 0;               // its table bucket's latest footprint
 };
 
-struct AgentGrantRequest {
-  std::string warehouse;  // id or name
-  std::string level;
-};
-
-struct AgentView {
-  metastore::Principal agent;
-  std::vector<std::pair<metastore::Grant, std::string>> grants;  // with warehouse name
-  std::string created_by_display;
-  int64_t last_used_ms = 0;  // the newest use of any of its keys
-};
-
-// PATCH of an agent: absent fields stay; `grants` replaces the list.
-struct AgentUpdate {
-  std::optional<std::string> name;
-  std::optional<std::string> role;
-  std::optional<std::vector<AgentGrantRequest>> grants;
-};
-
-// An agent the caller may edit, and the caller's standing in its organisation.
-struct MyAgent {
-  MyOrg mine;
-  metastore::Principal agent;
-};
-
 struct OnboardRequest {
   std::string engine = "duckdb";
   bool accept_terms = false;
@@ -214,12 +190,6 @@ struct Connection {
   std::string python;                       // pyiceberg
   std::map<std::string, std::string> conf;  // spark
   std::vector<std::string> notes;
-};
-
-struct AgentResult {
-  metastore::Principal agent;
-  std::vector<std::pair<metastore::Grant, std::string>> grants;  // with warehouse name
-  std::string api_key;
 };
 
 struct IssuedToken {
@@ -275,11 +245,6 @@ class AccountService {
   // The signing keys (null when tokens are not served).
   identity::SigningKeys* signing_keys() { return signing_keys_; }
   Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
-  // `with_key` false: the agent gets its key later (a device login's first poll).
-  Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
-                                  const std::string& name, const std::string& role,
-                                  const std::vector<AgentGrantRequest>& grants,
-                                  bool with_key = true);
   // Replaces both identities' secrets (a new credential generation): old secrets, the
   // catalog tokens minted from them and vended sessions stop working. Requires write.
   Result<metastore::Warehouse> Rotate(const Caller& caller, const std::string& warehouse);
@@ -300,6 +265,8 @@ class AccountService {
   }
   // Organisations, warehouses and the caller's level on them.
   AccessService& access() { return access_; }
+  // Agents (tokens) of an organisation.
+  AgentService& agents() { return agents_; }
   // Organisations: their domains, members and invitations.
   OrgService& orgs() { return orgs_; }
   // Storage usage, metering and the storage quota.
@@ -367,17 +334,6 @@ class AccountService {
   Result<void> RememberIdempotency(const Caller& caller, const std::string& key,
                                    const std::string& endpoint, const std::string& resource,
                                    const std::string& request_hash);
-  // ---- agents (agents.cc)
-  Result<std::vector<AgentView>> Agents(const Caller& caller, const std::string& org);
-  // Errors: kInvalidInput (missing_field), kPermissionDenied (forbidden, insufficient_role),
-  // kNotFound (agent_not_found), kAlreadyExists (already_exists).
-  Result<AgentView> UpdateAgent(const Caller& caller, const std::string& org,
-                                const std::string& agent_id, const AgentUpdate& update,
-                                const std::string& request_id);
-  // Every key of the agent revoked and the agent suspended. Errors: kNotFound.
-  Result<metastore::Principal> RevokeAgent(const Caller& caller, const std::string& org,
-                                           const std::string& agent_id,
-                                           const std::string& request_id);
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);
@@ -399,13 +355,6 @@ class AccountService {
   Result<void> CreateExternalPerson(const identity::ExternalIdentity& id);
   // The caller of a session's access token, while the session is live.
   Result<Caller> SessionCaller(const identity::Claims& claims);
-  Result<AgentView> ViewOfAgent(const metastore::Principal& agent);
-  Result<MyAgent> EditableAgent(const Caller& caller, const std::string& org,
-                                const std::string& agent_id);
-  // Grants an agent is given, each checked against the caller's own level.
-  Result<std::vector<std::pair<metastore::Grant, std::string>>> CheckedGrants(
-      const Caller& caller, const MyOrg& mine, const PrincipalId& agent_id,
-      const std::vector<AgentGrantRequest>& grants);
   // A project by id or name among those the caller reaches ("" when it reaches one).
   Result<ReachableProject> ResolveProject(const Caller& caller, const std::string& project);
   // The resource an earlier call with this Idempotency-Key created on `endpoint`; nullopt
@@ -432,6 +381,7 @@ class AccountService {
   UsageService usage_{meta_, objects_, clock_, limits_, audit_};
   TermsService terms_{meta_, clock_, audit_};
   ApiKeyService api_keys_{meta_, clock_, random_, audit_};
+  AgentService agents_{meta_, clock_, random_, audit_, access_, api_keys_};
 };
 
 }  // namespace tablemere::accounts

@@ -1,9 +1,9 @@
-// AccountService: agents (tokens) of an organisation — create, list, update, revoke. An
-// agent is a principal with its own API key, an organisation role and exactly the grants
-// given to it; a member creating or editing one is capped by its own grants and role.
+// AgentService: agents (tokens) of an organisation.
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/agent_service.h"
+
+#include "accounts/errors.h"
 #include "common/crypto.h"
 
 namespace tablemere::accounts {
@@ -40,7 +40,7 @@ Result<std::string> AgentName(const std::string& name) {
 
 }  // namespace
 
-Result<std::vector<std::pair<metastore::Grant, std::string>>> AccountService::CheckedGrants(
+Result<std::vector<std::pair<metastore::Grant, std::string>>> AgentService::CheckedGrants(
     const Caller& caller, const MyOrg& mine, const PrincipalId& agent_id,
     const std::vector<AgentGrantRequest>& grants) {
   const bool admin = mine.role == Role::kAdmin;
@@ -72,11 +72,11 @@ Result<std::vector<std::pair<metastore::Grant, std::string>>> AccountService::Ch
   return out;
 }
 
-Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std::string& org_id,
-                                                const std::string& name_text,
-                                                const std::string& role_text,
-                                                const std::vector<AgentGrantRequest>& grants,
-                                                bool with_key) {
+Result<AgentResult> AgentService::CreateAgent(const Caller& caller, const std::string& org_id,
+                                              const std::string& name_text,
+                                              const std::string& role_text,
+                                              const std::vector<AgentGrantRequest>& grants,
+                                              bool with_key) {
   // ---- validate and authorise
   TM_ASSIGN(std::string name, AgentName(name_text));
   TM_ASSIGN(Role agent_role, AgentRole(role_text));
@@ -108,7 +108,7 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
         if (with_key) TM_TRY(txn.principals().CreateApiKey(key));
         TM_TRY(txn.orgs().PutMember({mine.org.id, result.agent.id, agent_role, now, "agent"}));
         for (const auto& [g, wname] : result.grants) TM_TRY(txn.warehouses().PutGrant(g));
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{0, now, caller.principal.id, mine.org.id, "agent.create",
                                        "agent", result.agent.id, "", "{}"});
       });
@@ -122,7 +122,7 @@ Result<AgentResult> AccountService::CreateAgent(const Caller& caller, const std:
   return result;
 }
 
-Result<AgentView> AccountService::ViewOfAgent(const metastore::Principal& agent) {
+Result<AgentView> AgentService::ViewOfAgent(const metastore::Principal& agent) {
   AgentView v{agent, {}, ""};
   TM_ASSIGN(auto grants, meta_.warehouses().GrantsOf(agent.id));
   for (const auto& g : grants) {
@@ -137,8 +137,7 @@ Result<AgentView> AccountService::ViewOfAgent(const metastore::Principal& agent)
   return v;
 }
 
-Result<std::vector<AgentView>> AccountService::Agents(const Caller& caller,
-                                                      const std::string& org) {
+Result<std::vector<AgentView>> AgentService::Agents(const Caller& caller, const std::string& org) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   TM_ASSIGN(auto agents, meta_.principals().AgentsOf(mine.org.id));
   std::vector<AgentView> out;
@@ -149,8 +148,8 @@ Result<std::vector<AgentView>> AccountService::Agents(const Caller& caller,
   return out;
 }
 
-Result<MyAgent> AccountService::EditableAgent(const Caller& caller, const std::string& org,
-                                              const std::string& agent_id) {
+Result<MyAgent> AgentService::EditableAgent(const Caller& caller, const std::string& org,
+                                            const std::string& agent_id) {
   TM_ASSIGN(auto mine, access_.ResolveOrg(caller, org));
   auto agent = meta_.principals().FindPrincipal(PrincipalId(agent_id));
   if (!agent || agent->kind != PrincipalKind::kAgent || agent->org_id != mine.org.id) {
@@ -165,10 +164,9 @@ Result<MyAgent> AccountService::EditableAgent(const Caller& caller, const std::s
   return MyAgent{std::move(mine), std::move(*agent)};
 }
 
-Result<AgentView> AccountService::UpdateAgent(const Caller& caller, const std::string& org,
-                                              const std::string& agent_id,
-                                              const AgentUpdate& update,
-                                              const std::string& request_id) {
+Result<AgentView> AgentService::UpdateAgent(const Caller& caller, const std::string& org,
+                                            const std::string& agent_id, const AgentUpdate& update,
+                                            const std::string& request_id) {
   if (!update.name && !update.role && !update.grants) {
     return Fail(Coded(ErrorCode::kInvalidInput, "missing_field",
                       "Send at least one of name, role, grants"));
@@ -199,11 +197,15 @@ Result<AgentView> AccountService::UpdateAgent(const Caller& caller, const std::s
           if (current.error().code == ErrorCode::kNotFound) return Fail(AgentNotFound(agent_id));
           return Fail(current.error());
         }
-        current->display_name = next.display_name;
-        current->role = next.role;
+        // Only the fields asked for change: a role set meanwhile (PATCH of its membership)
+        // stands when this update only renames.
+        if (update.name) current->display_name = next.display_name;
+        if (update.role) current->role = next.role;
         next = *current;
         TM_TRY(txn.principals().UpdatePrincipal(next));
-        TM_TRY(txn.orgs().PutMember({target.mine.org.id, next.id, next.role, 0, "agent"}));
+        if (update.role) {
+          TM_TRY(txn.orgs().PutMember({target.mine.org.id, next.id, next.role, 0, "agent"}));
+        }
         if (grants) {
           // The list replaces the agent's grants.
           TM_ASSIGN(auto current, txn.warehouses().GrantsOf(next.id));
@@ -211,12 +213,13 @@ Result<AgentView> AccountService::UpdateAgent(const Caller& caller, const std::s
             TM_TRY(txn.warehouses().DeleteGrant(g.warehouse_id, next.id));
           for (const auto& [g, wname] : *grants) TM_TRY(txn.warehouses().PutGrant(g));
         }
-        return RecordIn(txn, metastore::AuditEvent{
-                                 0, 0, caller.principal.id, target.mine.org.id, "agent.update",
-                                 "agent", next.id, request_id,
-                                 nlohmann::json{{"previous_role", metastore::Name(previous_role)},
-                                                {"role", metastore::Name(next.role)}}
-                                     .dump()});
+        return audit_.RecordIn(
+            txn,
+            metastore::AuditEvent{0, 0, caller.principal.id, target.mine.org.id, "agent.update",
+                                  "agent", next.id, request_id,
+                                  nlohmann::json{{"previous_role", metastore::Name(previous_role)},
+                                                 {"role", metastore::Name(next.role)}}
+                                      .dump()});
       });
   if (!stored && stored.error().code == ErrorCode::kAlreadyExists) {
     return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
@@ -226,18 +229,25 @@ Result<AgentView> AccountService::UpdateAgent(const Caller& caller, const std::s
   return ViewOfAgent(next);
 }
 
-Result<metastore::Principal> AccountService::RevokeAgent(const Caller& caller,
-                                                         const std::string& org,
-                                                         const std::string& agent_id,
-                                                         const std::string& request_id) {
+Result<metastore::Principal> AgentService::RevokeAgent(const Caller& caller, const std::string& org,
+                                                       const std::string& agent_id,
+                                                       const std::string& request_id) {
   TM_ASSIGN(auto target, EditableAgent(caller, org, agent_id));
-  metastore::Principal next = target.agent;
-  next.suspended = true;
+  metastore::Principal next;
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    // Suspends the row as it is now: a rename made meanwhile stays.
+    auto current = txn.principals().FindPrincipal(target.agent.id);
+    if (!current) {
+      if (current.error().code == ErrorCode::kNotFound) return Fail(AgentNotFound(agent_id));
+      return Fail(current.error());
+    }
+    next = std::move(*current);
+    next.suspended = true;
     TM_TRY(txn.principals().UpdatePrincipal(next));
     TM_TRY(txn.principals().RevokeAllApiKeys(next.id, clock_.NowMillis()));
-    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, target.mine.org.id,
-                                               "agent.revoke", "agent", next.id, request_id, "{}"});
+    return audit_.RecordIn(
+        txn, metastore::AuditEvent{0, 0, caller.principal.id, target.mine.org.id, "agent.revoke",
+                                   "agent", next.id, request_id, "{}"});
   }));
   return next;
 }

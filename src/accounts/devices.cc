@@ -222,8 +222,8 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
   std::string name = grant.client_name;
   std::optional<AgentResult> agent;
   for (int suffix = 1; !agent; suffix++) {
-    auto created = accounts_.CreateAgent(caller, plan.org.id, name, "member", grants,
-                                         /*with_key=*/false);
+    auto created = accounts_.agents().CreateAgent(caller, plan.org.id, name, "member", grants,
+                                                  /*with_key=*/false);
     if (created) {
       agent = std::move(*created);
     } else if (created.error().code == ErrorCode::kAlreadyExists && suffix < 50) {
@@ -240,7 +240,7 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
   if (!decided) {
     // Decided concurrently (or the write failed): the agent made here gets no key;
     // suspend it so it holds nothing usable.
-    (void)accounts_.RevokeAgent(caller, plan.org.id, agent->agent.id, request_id);
+    (void)accounts_.agents().RevokeAgent(caller, plan.org.id, agent->agent.id, request_id);
     return Fail(decided.error());
   }
   TM_TRY(accounts_.Record(

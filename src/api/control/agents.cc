@@ -52,8 +52,9 @@ void BindAgents(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto r, Parse<wire::CreateAgent>(req));
-             TM_ASSIGN(auto agent, ctx.accounts.CreateAgent(caller, params.at("org_id"), r.name,
-                                                            r.role, GrantRequests(r.grants)));
+             TM_ASSIGN(auto agent,
+                       ctx.accounts.agents().CreateAgent(caller, params.at("org_id"), r.name,
+                                                         r.role, GrantRequests(r.grants)));
              auto parsed = accounts::ParseApiKey(agent.api_key);
              Json out = AgentJson({agent.agent, agent.grants, caller.principal.display_name});
              out["api_key"] = agent.api_key;
@@ -67,7 +68,7 @@ void BindAgents(Binder& b, Context& ctx) {
       [&ctx](Request&, const PathParams& params,
              const accounts::Caller& caller) -> Result<Response> {
         TM_ASSIGN(auto org, ctx.accounts.access().ResolveOrg(caller, params.at("org_id")));
-        TM_ASSIGN(auto agents, ctx.accounts.Agents(caller, params.at("org_id")));
+        TM_ASSIGN(auto agents, ctx.accounts.agents().Agents(caller, params.at("org_id")));
         Json list = Json::array();
         for (const auto& a : agents) list.push_back(AgentJson(a));
         return Response::Json(200, Json{{"org_id", org.org.id.str()}, {"agents", list}}.dump());
@@ -80,9 +81,9 @@ void BindAgents(Binder& b, Context& ctx) {
              update.name = r.name;
              update.role = r.role;
              if (r.grants) update.grants = GrantRequests(*r.grants);
-             TM_ASSIGN(auto v,
-                       ctx.accounts.UpdateAgent(caller, params.at("org_id"), params.at("agent_id"),
-                                                update, req.request_id));
+             TM_ASSIGN(auto v, ctx.accounts.agents().UpdateAgent(caller, params.at("org_id"),
+                                                                 params.at("agent_id"), update,
+                                                                 req.request_id));
              Json out = AgentJson(v);
              if (!r.legacy_field.empty()) out["deprecation"] = Deprecation(r.legacy_field);
              return Response::Json(200, out.dump());
@@ -91,8 +92,9 @@ void BindAgents(Binder& b, Context& ctx) {
       "DELETE", "/v1/orgs/{org_id}/agents/{agent_id}",
       [&ctx](Request& req, const PathParams& params,
              const accounts::Caller& caller) -> Result<Response> {
-        TM_ASSIGN(auto agent, ctx.accounts.RevokeAgent(caller, params.at("org_id"),
-                                                       params.at("agent_id"), req.request_id));
+        TM_ASSIGN(auto agent,
+                  ctx.accounts.agents().RevokeAgent(caller, params.at("org_id"),
+                                                    params.at("agent_id"), req.request_id));
         return Response::Json(200, Json{{"agent_id", agent.id.str()}, {"revoked", true}}.dump());
       });
 }
