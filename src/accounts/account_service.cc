@@ -285,24 +285,6 @@ Result<std::vector<metastore::AuditEvent>> AccountService::Audit(const Caller& c
   return events;
 }
 
-Result<metastore::Warehouse> AccountService::Rotate(const Caller& caller,
-                                                    const std::string& warehouse) {
-  TM_ASSIGN(auto access, access_.HeldAccess(caller, warehouse));
-  if (access.level != metastore::Level::kWrite) {
-    return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
-                      "Rotating a warehouse's credentials needs write on it.")
-                    .With("your_level", metastore::Name(access.level)));
-  }
-  return metastore::InTransaction(
-      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::Warehouse> {
-        TM_ASSIGN(auto rotated, txn.warehouses().RotateWarehouse(access.warehouse.id));
-        TM_TRY(RecordIn(
-            txn, metastore::AuditEvent{0, 0, caller.principal.id, rotated.org_id,
-                                       "warehouse.rotate", "warehouse", rotated.id, "", "{}"}));
-        return rotated;
-      });
-}
-
 Result<metastore::Principal> AccountService::SetSuspended(const PrincipalId& principal_id,
                                                           bool suspended,
                                                           const std::string& request_id) {

@@ -16,12 +16,16 @@
 #include "accounts/caller.h"
 #include "accounts/credentials.h"
 #include "accounts/errors.h"
+#include "accounts/grant_service.h"
+#include "accounts/idempotency_records.h"
 #include "accounts/limits.h"
 #include "accounts/org_rules.h"
 #include "accounts/org_service.h"
+#include "accounts/project_service.h"
 #include "accounts/request_origins.h"
 #include "accounts/terms_service.h"
 #include "accounts/usage_service.h"
+#include "accounts/warehouse_service.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "metastore/metastore.h"
@@ -78,91 +82,10 @@ struct NewAccount {
 // the organisation it lands in).
 NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json);
 
-// A self-hosted deployment has one placement: its own machine. Projects record it so a
-// later multi-placement deployment keeps the same shape.
-inline constexpr char kProvider[] = "self-hosted";
-inline constexpr char kRegion[] = "local";
-
 enum class EngineSet { kSignup, kRecipes };
 // kInvalidInput (unsupported_engine, with `available`) unless `engine` is one of `set`:
 // duckdb, pyiceberg, spark, and for recipes also snowflake.
 Result<void> CheckEngine(const std::string& engine, EngineSet set = EngineSet::kSignup);
-
-// A project with the placement it was created with (fixed for its life).
-struct ProjectView {
-  metastore::Project project;
-  std::string provider;
-  std::string region;
-};
-
-// One warehouse of a project as the caller sees it: level "read" | "write" | "none".
-struct WarehouseListing {
-  metastore::Warehouse warehouse;
-  metastore::Level my_level = metastore::Level::kNone;
-  std::string my_via;  // "grant" | "admin" | "" for none
-};
-
-// A project the caller reaches, with its role in the project's organisation.
-struct ReachableProject {
-  ProjectView view;
-  metastore::Role role = metastore::Role::kMember;
-};
-
-struct ProjectWarehouses {
-  ProjectView project;
-  std::vector<WarehouseListing> warehouses;
-  int limit = 0;  // warehouses per project
-};
-
-struct CreateProjectRequest {
-  std::string name;
-  std::string provider;  // "" for the deployment's own
-  std::string region;
-  std::string org_id;           // "" when the caller belongs to one organisation
-  std::string idempotency_key;  // "" for none
-  std::string request_hash;     // the body's fingerprint, checked on a replay
-  std::string request_id;
-};
-
-struct CreatedProject {
-  ProjectView project;
-  bool replayed = false;  // an Idempotency-Key seen before: the first call's project
-};
-
-struct CreateWarehouseRequest {
-  std::string project;  // id or name
-  std::string name;
-  std::string idempotency_key;
-  std::string request_hash;  // the body's fingerprint, checked on a replay
-  std::string request_id;
-};
-
-struct CreatedWarehouse {
-  metastore::Warehouse warehouse;
-  ProjectView project;
-  bool replayed = false;
-};
-
-struct RevokedGrant {
-  GrantView before;
-  GrantView after;
-};
-
-struct DeletedWarehouse {
-  metastore::Warehouse warehouse;
-  int tables_dropped = 0;
-  uint64_t bytes_at_deletion = 0;
-  int grants_removed = 0;
-  int usage_samples_removed = 0;
-  std::string storage_step;  // "ok", or "retrying" when the task runner finishes it
-  bool storage_complete = true;
-};
-
-struct PublishedWarehouse {
-  metastore::Warehouse warehouse;  // after the change
-  bool changed = false;            // false when it already was as asked
-  int64_t bytes = 0;               // its table bucket's latest footprint
-};
 
 struct OnboardRequest {
   std::string engine = "duckdb";
@@ -223,8 +146,6 @@ class AccountService {
   // ---- operator (internal routes). Errors: kNotFound.
   Result<metastore::Principal> SetSuspended(const PrincipalId& principal, bool suspended,
                                             const std::string& request_id);
-  // Whether `bucket` is the table or blob bucket of an existing warehouse (the TLS gate).
-  Result<bool> IsWarehouseBucket(const std::string& bucket);
   const Clock& clock() const { return clock_; }
   Random& random() { return random_; }
   // Errors: kUnauthenticated (code invalid_api_key / api_key_revoked), kPermissionDenied
@@ -245,9 +166,6 @@ class AccountService {
   // The signing keys (null when tokens are not served).
   identity::SigningKeys* signing_keys() { return signing_keys_; }
   Result<Connection> BuildConnection(const WarehouseAccess& access, const std::string& engine);
-  // Replaces both identities' secrets (a new credential generation): old secrets, the
-  // catalog tokens minted from them and vended sessions stop working. Requires write.
-  Result<metastore::Warehouse> Rotate(const Caller& caller, const std::string& warehouse);
   std::string SecretOf(const metastore::Warehouse& w, bool read_only) const {
     return secrets_.SecretFor(IdentityName(w.id, read_only), w.credential_generation);
   }
@@ -265,6 +183,14 @@ class AccountService {
   }
   // Organisations, warehouses and the caller's level on them.
   AccessService& access() { return access_; }
+  // Idempotency-Key records of the create routes.
+  IdempotencyRecords& idempotency() { return idempotency_; }
+  // Projects, and the warehouses of one with the caller's level on each.
+  ProjectService& projects() { return projects_; }
+  // Creating, deleting, publishing and rotating warehouses.
+  WarehouseService& warehouses() { return warehouses_; }
+  // Grants on a warehouse.
+  GrantService& grants() { return grants_; }
   // Agents (tokens) of an organisation.
   AgentService& agents() { return agents_; }
   // Organisations: their domains, members and invitations.
@@ -277,63 +203,7 @@ class AccountService {
   ApiKeyService& api_keys() { return api_keys_; }
   const PublicUrls& urls() const { return urls_; }
 
-  // ---- projects and their warehouses (projects.cc). Errors: kNotFound (code
-  // project_not_found), kConflict (ambiguous_name, candidates), kInvalidInput
-  // (missing_field project when the caller reaches several projects).
-  Result<std::vector<ProjectView>> Projects(const Caller& caller);
-  // Errors: kInvalidInput (missing_field / invalid_value name, unsupported_placement,
-  // org_required), kNotFound (org_not_found), kPermissionDenied (insufficient_role: only
-  // organisation admins create projects), kAlreadyExists (already_exists, project_id),
-  // kConflict (idempotency_key_reused).
-  Result<CreatedProject> CreateProject(const Caller& caller, const CreateProjectRequest& request);
-  Result<ProjectWarehouses> Warehouses(const Caller& caller, const std::string& project);
-  // ---- warehouses (warehouses.cc). Errors: kInvalidInput (missing_field /
-  // invalid_value name), kNotFound (project_not_found), kPermissionDenied
-  // (insufficient_role), kAlreadyExists (already_exists), kQuotaExceeded (limit_exceeded:
-  // limit_value, current), kUnavailable (storage_error: safe to retry with the same key),
-  // kConflict (idempotency_key_reused).
-  Result<CreatedWarehouse> CreateWarehouse(const Caller& caller,
-                                           const CreateWarehouseRequest& request);
-  // Errors: kPermissionDenied (insufficient_role: admins only), kInvalidInput
-  // (confirmation_required, confirm_with), kNotFound (warehouse_not_found).
-  Result<DeletedWarehouse> DeleteWarehouse(const Caller& caller, const std::string& warehouse,
-                                           const std::string& confirm,
-                                           const std::string& request_id);
-  // ---- publishing (publish.cc): storage-level (anyone reads the table bucket); with
-  // `anonymous_catalog` the REST catalog also answers list and load without a token. Each
-  // publish states both; unpublishing closes both. Errors: kPermissionDenied
-  // (insufficient_role: admins only), kInvalidInput (confirmation_required, confirm_with;
-  // publishing only), kQuotaExceeded (quota_exceeded, tier public), kNotFound
-  // (warehouse_not_found).
-  Result<PublishedWarehouse> SetPublic(const Caller& caller, const std::string& warehouse,
-                                       bool publish, bool anonymous_catalog,
-                                       const std::string& confirm, const std::string& request_id);
-  // ---- grants (warehouses.cc)
-  Result<std::vector<GrantView>> Grants(const Caller& caller, const std::string& warehouse);
-  // Errors: kInvalidInput (invalid_value level), kPermissionDenied (forbidden), kNotFound
-  // (principal_not_found, warehouse_not_found).
-  Result<GrantView> PutGrant(const Caller& caller, const std::string& warehouse,
-                             const std::string& principal_id, const std::string& level,
-                             const std::string& request_id);
-  // Errors: kNotFound (grant_not_found), kPermissionDenied (forbidden), kConflict
-  // (implicit_grant: an admin's write).
-  Result<RevokedGrant> RevokeGrant(const Caller& caller, const std::string& warehouse,
-                                   const std::string& principal_id, const std::string& request_id);
   const Limits& limits() const { return limits_; }
-  // Idempotency keys of routes served outside this service (POST /v1/tables): what the
-  // first call with `key` on `endpoint` recorded (nullopt when new or empty); kConflict
-  // (idempotency_key_reused, 409) for another endpoint's key, kInvalidInput
-  // (idempotency_key_reused, 422) for the same endpoint with another body
-  // (`request_hash`).
-  Result<std::optional<std::string>> Replay(const Caller& caller, const std::string& key,
-                                            const std::string& endpoint,
-                                            const std::string& request_hash) {
-    return ReplayOf(caller, key, endpoint, request_hash);
-  }
-  // Records `resource` (there: the first answer) under `key`; nothing for an empty key.
-  Result<void> RememberIdempotency(const Caller& caller, const std::string& key,
-                                   const std::string& endpoint, const std::string& resource,
-                                   const std::string& request_hash);
   // ---- POST /v1/onboard (onboard.cc). Errors: kInvalidInput (terms_required,
   // invalid_value handle), kConflict (handle_taken).
   Result<Onboarded> Onboard(const Caller& caller, const OnboardRequest& request);
@@ -348,21 +218,11 @@ class AccountService {
   RequestOrigins& request_origins() { return request_origins_; }
 
  private:
-  // The warehouses-per-project refusal, naming the limit and the count.
-  Error LimitReached(int in_project) const;
   // The person an external issuer's token names (external.cc), created on first sight.
   Result<Caller> ExternalCaller(const std::string& token);
   Result<void> CreateExternalPerson(const identity::ExternalIdentity& id);
   // The caller of a session's access token, while the session is live.
   Result<Caller> SessionCaller(const identity::Claims& claims);
-  // A project by id or name among those the caller reaches ("" when it reaches one).
-  Result<ReachableProject> ResolveProject(const Caller& caller, const std::string& project);
-  // The resource an earlier call with this Idempotency-Key created on `endpoint`; nullopt
-  // for a new (or no) key; idempotency_key_reused for another endpoint's key (409) or
-  // another body (422, the IETF Idempotency-Key draft's answer).
-  Result<std::optional<std::string>> ReplayOf(const Caller& caller, const std::string& key,
-                                              const std::string& endpoint,
-                                              const std::string& request_hash);
 
   metastore::Metastore& meta_;
   objectstore::RegisteredStore& objects_;
@@ -382,6 +242,11 @@ class AccountService {
   TermsService terms_{meta_, clock_, audit_};
   ApiKeyService api_keys_{meta_, clock_, random_, audit_};
   AgentService agents_{meta_, clock_, random_, audit_, access_, api_keys_};
+  IdempotencyRecords idempotency_{meta_, clock_};
+  ProjectService projects_{meta_, clock_, random_, limits_, audit_, access_, idempotency_};
+  WarehouseService warehouses_{meta_,  objects_, clock_, random_,   limits_,
+                               audit_, access_,  usage_, projects_, idempotency_};
+  GrantService grants_{meta_, clock_, audit_, access_, orgs_};
 };
 
 }  // namespace tablemere::accounts

@@ -1,9 +1,11 @@
-// AccountService: the caller's projects (GET /v1/projects) and the warehouses of one
+// ProjectService: the caller's projects (GET /v1/projects) and the warehouses of one
 // project with the caller's level on each (GET /v1/warehouses).
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "accounts/account_service.h"
+#include "accounts/project_service.h"
+
+#include "accounts/errors.h"
 #include "accounts/input_checks.h"
 #include "common/crypto.h"
 #include "common/strings.h"
@@ -28,12 +30,12 @@ Error Invalid(const std::string& code, const std::string& field, const std::stri
 
 }  // namespace
 
-Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
+Result<CreatedProject> ProjectService::CreateProject(const Caller& caller,
                                                      const CreateProjectRequest& request) {
   // ---- a replay answers with the first call's project
   auto replay = [&]() -> Result<std::optional<CreatedProject>> {
-    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateProjectEndpoint,
-                                  request.request_hash));
+    TM_ASSIGN(auto seen, idempotency_.Replay(caller, request.idempotency_key,
+                                             kCreateProjectEndpoint, request.request_hash));
     if (!seen) return std::optional<CreatedProject>();
     TM_ASSIGN(auto project, meta_.warehouses().FindProject(ProjectId(*seen)));
     return std::optional<CreatedProject>(
@@ -81,7 +83,7 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
                                                    project.created_ms, request.request_hash}));
         }
         TM_TRY(txn.warehouses().CreateProject(project));
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{0, 0, caller.principal.id, org->first.id, "project.create",
                                        "project", project.id, request.request_id,
                                        nlohmann::json{{"name", name}}.dump()});
@@ -107,7 +109,7 @@ Result<CreatedProject> AccountService::CreateProject(const Caller& caller,
   return CreatedProject{ProjectView{std::move(project), kProvider, kRegion}, false};
 }
 
-Result<std::vector<ProjectView>> AccountService::Projects(const Caller& caller) {
+Result<std::vector<ProjectView>> ProjectService::Projects(const Caller& caller) {
   TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
   std::vector<ProjectView> out;
   for (const auto& [org, role] : orgs) {
@@ -117,7 +119,7 @@ Result<std::vector<ProjectView>> AccountService::Projects(const Caller& caller) 
   return out;
 }
 
-Result<ReachableProject> AccountService::ResolveProject(const Caller& caller,
+Result<ReachableProject> ProjectService::ResolveProject(const Caller& caller,
                                                         const std::string& project) {
   // ---- resolve the project by id or name among the caller's organisations
   TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
@@ -174,46 +176,7 @@ Result<ReachableProject> AccountService::ResolveProject(const Caller& caller,
   return *matches.front();
 }
 
-Result<std::optional<std::string>> AccountService::ReplayOf(const Caller& caller,
-                                                            const std::string& key,
-                                                            const std::string& endpoint,
-                                                            const std::string& request_hash) {
-  if (key.empty()) return std::optional<std::string>();
-  TM_ASSIGN(auto seen, meta_.idempotency().FindIdempotency(caller.principal.id, key));
-  if (!seen) return std::optional<std::string>();
-  if (seen->endpoint != endpoint) {
-    return Fail(
-        Error{ErrorCode::kConflict, "This Idempotency-Key was used on " + seen->endpoint, {}}
-            .With("code", "idempotency_key_reused")
-            .With("remedy", "Send a new Idempotency-Key for a different call."));
-  }
-  if (!seen->request_hash.empty() && seen->request_hash != request_hash) {
-    return Fail(Error{ErrorCode::kInvalidInput,
-                      "This Idempotency-Key was used with a different request body; nothing "
-                      "was changed",
-                      {}}
-                    .With("code", "idempotency_key_reused")
-                    .With("http_status", "422")
-                    .With("remedy",
-                          "Send a new Idempotency-Key for a different request, or repeat the "
-                          "first request unchanged to get its answer."));
-  }
-  return std::optional<std::string>(seen->resource_id);
-}
-
-Result<void> AccountService::RememberIdempotency(const Caller& caller, const std::string& key,
-                                                 const std::string& endpoint,
-                                                 const std::string& resource,
-                                                 const std::string& request_hash) {
-  if (key.empty()) return {};
-  auto put = meta_.idempotency().PutIdempotency(
-      {caller.principal.id, key, endpoint, resource, clock_.NowMillis(), request_hash});
-  // A concurrent call with the same key recorded its answer first: it stands.
-  if (!put && put.error().Detail("conflict") == "idempotency_key") return {};
-  return put;
-}
-
-Result<ProjectWarehouses> AccountService::Warehouses(const Caller& caller,
+Result<ProjectWarehouses> ProjectService::Warehouses(const Caller& caller,
                                                      const std::string& project) {
   TM_ASSIGN(auto chosen, ResolveProject(caller, project));
 

@@ -1,18 +1,19 @@
-// AccountService: publishing a warehouse (POST/DELETE /v1/warehouses/{id}/public). A
+// WarehouseService: publishing a warehouse (POST/DELETE /v1/warehouses/{id}/public). A
 // public warehouse's table bucket is readable by anyone, unsigned (the S3 layer asks
 // S3Identities::PublicBucket); writes stay refused and the REST catalog stays private. Only
 // on the separate opt-in (anonymous_catalog) does the catalog also answer list and load
 // without a token (the catalog's AuthenticateAnonymous).
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/errors.h"
+#include "accounts/warehouse_service.h"
 
 namespace tablemere::accounts {
-Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
-                                                     const std::string& warehouse, bool publish,
-                                                     bool anonymous_catalog,
-                                                     const std::string& confirm,
-                                                     const std::string& request_id) {
+Result<PublishedWarehouse> WarehouseService::SetPublic(const Caller& caller,
+                                                       const std::string& warehouse, bool publish,
+                                                       bool anonymous_catalog,
+                                                       const std::string& confirm,
+                                                       const std::string& request_id) {
   TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
   if (resolved.role != metastore::Role::kAdmin) {
@@ -55,14 +56,14 @@ Result<PublishedWarehouse> AccountService::SetPublic(const Caller& caller,
     }
     TM_ASSIGN(out.warehouse, txn.warehouses().SetWarehousePublic(w.id, at, catalog_at));
     const std::string details = nlohmann::json{{"name", w.name}}.dump();
-    TM_TRY(RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
-                          publish ? "warehouse.publish" : "warehouse.unpublish", "warehouse", w.id,
-                          request_id, details}));
+    TM_TRY(audit_.RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
+                                 publish ? "warehouse.publish" : "warehouse.unpublish", "warehouse",
+                                 w.id, request_id, details}));
     // Opening or closing the anonymous catalog is its own event.
     if ((w.catalog_public_ms != 0) != open) {
-      TM_TRY(RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
-                            open ? "warehouse.catalog_open" : "warehouse.catalog_close",
-                            "warehouse", w.id, request_id, details}));
+      TM_TRY(audit_.RecordIn(txn, {0, 0, caller.principal.id, w.org_id,
+                                   open ? "warehouse.catalog_open" : "warehouse.catalog_close",
+                                   "warehouse", w.id, request_id, details}));
     }
     return {};
   }));

@@ -1,8 +1,10 @@
-// AccountService: creating and deleting warehouses (POST/DELETE /v1/warehouses) and the
-// grants on them (GET/PUT/DELETE /v1/warehouses/{id}/grants).
+// WarehouseService: creating and deleting warehouses (POST/DELETE /v1/warehouses) and
+// rotating their credentials.
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/warehouse_service.h"
+
+#include "accounts/errors.h"
 #include "accounts/input_checks.h"
 #include "maintenance/task_runner.h"
 #include "storage/access.h"
@@ -18,7 +20,7 @@ constexpr char kCreateWarehouseEndpoint[] = "POST /v1/warehouses";
 
 }  // namespace
 
-Result<bool> AccountService::IsWarehouseBucket(const std::string& bucket) {
+Result<bool> WarehouseService::IsWarehouseBucket(const std::string& bucket) {
   if (!bucket.starts_with("w-") && !bucket.starts_with("b-")) return false;
   auto w = meta_.warehouses().FindWarehouse(WarehouseId(bucket.substr(2)));
   if (w) return true;
@@ -26,7 +28,7 @@ Result<bool> AccountService::IsWarehouseBucket(const std::string& bucket) {
   return Fail(w.error());
 }
 
-Error AccountService::LimitReached(int in_project) const {
+Error WarehouseService::LimitReached(int in_project) const {
   return Coded(
              ErrorCode::kQuotaExceeded, "limit_exceeded",
              "The project has its " + std::to_string(limits_.warehouses_per_project) + " catalogs")
@@ -35,12 +37,12 @@ Error AccountService::LimitReached(int in_project) const {
       .With("remedy", "Delete a catalog (tablemere catalog delete) or use another project.");
 }
 
-Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
-                                                         const CreateWarehouseRequest& request) {
+Result<CreatedWarehouse> WarehouseService::CreateWarehouse(const Caller& caller,
+                                                           const CreateWarehouseRequest& request) {
   // ---- a replay answers with the first call's warehouse
   auto replay = [&]() -> Result<std::optional<CreatedWarehouse>> {
-    TM_ASSIGN(auto seen, ReplayOf(caller, request.idempotency_key, kCreateWarehouseEndpoint,
-                                  request.request_hash));
+    TM_ASSIGN(auto seen, idempotency_.Replay(caller, request.idempotency_key,
+                                             kCreateWarehouseEndpoint, request.request_hash));
     if (!seen) return std::optional<CreatedWarehouse>();
     TM_ASSIGN(auto w, meta_.warehouses().FindWarehouse(WarehouseId(*seen)));
     TM_ASSIGN(auto p, meta_.warehouses().FindProject(w.project_id));
@@ -52,7 +54,7 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
 
   // ---- validate and authorise
   TM_ASSIGN(std::string name, CheckName(request.name));
-  TM_ASSIGN(auto project, ResolveProject(caller, request.project));
+  TM_ASSIGN(auto project, projects_.ResolveProject(caller, request.project));
   if (caller.principal.kind == PrincipalKind::kAgent && project.role != Role::kAdmin) {
     return Fail(AdminOnly("or an admin token creates catalogs"));
   }
@@ -109,7 +111,7 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
         // The creator holds write (listed "via creator").
         TM_TRY(txn.warehouses().PutGrant(
             {w.id, caller.principal.id, Level::kWrite, caller.principal.id, now}));
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{0, now, caller.principal.id, w.org_id, "warehouse.create",
                                        "warehouse", w.id, request.request_id,
                                        nlohmann::json{{"name", name}}.dump()});
@@ -132,10 +134,10 @@ Result<CreatedWarehouse> AccountService::CreateWarehouse(const Caller& caller,
   return CreatedWarehouse{std::move(w), std::move(project.view), false};
 }
 
-Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
-                                                         const std::string& warehouse,
-                                                         const std::string& confirm,
-                                                         const std::string& request_id) {
+Result<DeletedWarehouse> WarehouseService::DeleteWarehouse(const Caller& caller,
+                                                           const std::string& warehouse,
+                                                           const std::string& confirm,
+                                                           const std::string& request_id) {
   // ---- authorise, then the typed confirmation
   TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
   const metastore::Warehouse& w = resolved.access.warehouse;
@@ -165,7 +167,7 @@ Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
           TM_TRY(txn.tasks().Enqueue(maintenance::kDeleteBucketTask,
                                      nlohmann::json{{"bucket", bucket}}.dump()));
         }
-        return RecordIn(
+        return audit_.RecordIn(
             txn, metastore::AuditEvent{
                      0, 0, caller.principal.id, w.org_id, "warehouse.delete", "warehouse", w.id,
                      request_id,
@@ -186,126 +188,22 @@ Result<DeletedWarehouse> AccountService::DeleteWarehouse(const Caller& caller,
   return out;
 }
 
-Result<std::vector<GrantView>> AccountService::Grants(const Caller& caller,
+Result<metastore::Warehouse> WarehouseService::Rotate(const Caller& caller,
                                                       const std::string& warehouse) {
-  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
-  const metastore::Warehouse& w = resolved.access.warehouse;
-  TM_ASSIGN(auto members, orgs_.ActiveMembers(w.org_id));
-  TM_ASSIGN(auto explicit_grants, meta_.warehouses().GrantsOn(w.id));
-  std::vector<GrantView> out;
-  for (const auto& m : members) {
-    auto view = AccessService::GrantFor(m.principal, m.membership.role, explicit_grants);
-    if (!view) continue;
-    view->warehouse_id = w.id;
-    out.push_back(std::move(*view));
-  }
-  return out;
-}
-
-Result<GrantView> AccountService::PutGrant(const Caller& caller, const std::string& warehouse,
-                                           const std::string& principal_id,
-                                           const std::string& level_text,
-                                           const std::string& request_id) {
-  // ---- validate
-  auto level = metastore::ParseLevel(level_text);
-  if (!level || *level == Level::kNone) {
-    return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "level must be read or write")
-                    .With("field", "level"));
-  }
-  // ---- authorise: an admin, or a human holding write granting at most their own level
-  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
-  const metastore::Warehouse& w = resolved.access.warehouse;
-  const bool admin = resolved.role == Role::kAdmin;
-  if (!admin) {
-    Level mine = resolved.access.level;
-    if (caller.principal.kind != PrincipalKind::kHuman || mine != Level::kWrite) {
-      return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
-                        "Granting on this catalog needs an admin, or a person holding write")
-                      .With("level", metastore::Name(mine))
-                      .With("can_grant", "")
-                      .With("remedy", "Ask an admin of the organisation (tablemere org members)."));
-    }
-  }
-  // ---- the grantee must be a member or an agent of this organisation
-  auto grantee = meta_.principals().FindPrincipal(PrincipalId(principal_id));
-  TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
-  std::optional<Role> grantee_role;
-  for (const auto& m : members) {
-    if (m.principal_id.str() == principal_id) grantee_role = m.role;
-  }
-  if (!grantee || !grantee_role) {
-    return Fail(Coded(ErrorCode::kNotFound, "principal_not_found",
-                      "No member or agent " + principal_id + " in this organisation")
-                    .With("remedy", "tablemere org members and tablemere agent list show them."));
-  }
-  // ---- apply
-  metastore::Grant grant{w.id, grantee->id, *level, caller.principal.id, clock_.NowMillis()};
-  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
-    TM_TRY(txn.warehouses().PutGrant(grant));
-    return RecordIn(txn, metastore::AuditEvent{0, 0, caller.principal.id, w.org_id,
-                                               "warehouse.grant", "warehouse", w.id, request_id,
-                                               nlohmann::json{{"principal_id", principal_id},
-                                                              {"level", metastore::Name(*level)}}
-                                                   .dump()});
-  }));
-  auto view = AccessService::GrantFor(*grantee, *grantee_role, {grant});
-  GrantView out = view ? *view : GrantView{};
-  out.warehouse_id = w.id;
-  return out;
-}
-
-Result<RevokedGrant> AccountService::RevokeGrant(const Caller& caller, const std::string& warehouse,
-                                                 const std::string& principal_id,
-                                                 const std::string& request_id) {
-  TM_ASSIGN(auto resolved, access_.ResolveWarehouse(caller, warehouse));
-  const metastore::Warehouse& w = resolved.access.warehouse;
-  TM_ASSIGN(auto members, meta_.orgs().MembersOf(w.org_id));
-  std::optional<Role> grantee_role;
-  for (const auto& m : members) {
-    if (m.principal_id.str() == principal_id) grantee_role = m.role;
-  }
-  auto grantee = meta_.principals().FindPrincipal(PrincipalId(principal_id));
-  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOn(w.id));
-  std::optional<GrantView> before;
-  if (grantee && grantee_role) before = AccessService::GrantFor(*grantee, *grantee_role, grants);
-  if (before) before->warehouse_id = w.id;
-  if (!before || before->level == Level::kNone) {
-    return Fail(Coded(ErrorCode::kNotFound, "grant_not_found",
-                      principal_id + " holds nothing on this catalog")
-                    .With("remedy", "tablemere catalog grants lists who holds what."));
-  }
-  // ---- authorise: an admin, or the person who made the grant
-  if (resolved.role != Role::kAdmin && before->granted_by != caller.principal.id) {
+  TM_ASSIGN(auto access, access_.HeldAccess(caller, warehouse));
+  if (access.level != metastore::Level::kWrite) {
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
-                      "Only an admin or the person who made the grant revokes it"));
+                      "Rotating a warehouse's credentials needs write on it.")
+                    .With("your_level", metastore::Name(access.level)));
   }
-  if (before->via == "admin") {
-    return Fail(Coded(ErrorCode::kConflict, "implicit_grant",
-                      "An admin's write comes with the role and cannot be revoked")
-                    .With("remedy", "Change the role: tablemere org role --principal " +
-                                        principal_id + " --role member"));
-  }
-  // ---- apply: a member's implicit read becomes an explicit none; a grant goes
-  RevokedGrant out{*before, *before};
-  const bool member_human = grantee->kind == PrincipalKind::kHuman;
-  out.after.level = Level::kNone;
-  out.after.via = member_human ? "revoked" : "";
-  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
-    if (member_human) {
-      TM_TRY(txn.warehouses().PutGrant(
-          {w.id, grantee->id, Level::kNone, caller.principal.id, clock_.NowMillis()}));
-    } else {
-      TM_TRY(txn.warehouses().DeleteGrant(w.id, grantee->id));
-    }
-    return RecordIn(
-        txn, metastore::AuditEvent{0, 0, caller.principal.id, w.org_id, "warehouse.grant_revoke",
-                                   "warehouse", w.id, request_id,
-                                   nlohmann::json{{"principal_id", principal_id},
-                                                  {"level", metastore::Name(before->level)},
-                                                  {"via", before->via}}
-                                       .dump()});
-  }));
-  return out;
+  return metastore::InTransaction(
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<metastore::Warehouse> {
+        TM_ASSIGN(auto rotated, txn.warehouses().RotateWarehouse(access.warehouse.id));
+        TM_TRY(audit_.RecordIn(
+            txn, metastore::AuditEvent{0, 0, caller.principal.id, rotated.org_id,
+                                       "warehouse.rotate", "warehouse", rotated.id, "", "{}"}));
+        return rotated;
+      });
 }
 
 }  // namespace tablemere::accounts

@@ -21,7 +21,8 @@ void BindGrants(Binder& b, Context& ctx) {
   b.Authed("GET", "/v1/warehouses/{warehouse_id}/grants",
            [&ctx](Request&, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto grants, ctx.accounts.Grants(caller, params.at("warehouse_id")));
+             TM_ASSIGN(auto grants,
+                       ctx.accounts.grants().Grants(caller, params.at("warehouse_id")));
              Json list = Json::array();
              for (const auto& g : grants) list.push_back(GrantJson(g));
              return Response::Json(200, list.dump());
@@ -30,9 +31,9 @@ void BindGrants(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto r, Parse<wire::SetGrant>(req));
-             TM_ASSIGN(auto g,
-                       ctx.accounts.PutGrant(caller, params.at("warehouse_id"),
-                                             params.at("principal_id"), r.level, req.request_id));
+             TM_ASSIGN(auto g, ctx.accounts.grants().PutGrant(caller, params.at("warehouse_id"),
+                                                              params.at("principal_id"), r.level,
+                                                              req.request_id));
              Json out = GrantJson(g);
              out["warehouse_id"] = g.warehouse_id.str();
              return Response::Json(200, out.dump());
@@ -40,8 +41,9 @@ void BindGrants(Binder& b, Context& ctx) {
   b.Authed("DELETE", "/v1/warehouses/{warehouse_id}/grants/{principal_id}",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto r, ctx.accounts.RevokeGrant(caller, params.at("warehouse_id"),
-                                                        params.at("principal_id"), req.request_id));
+             TM_ASSIGN(auto r, ctx.accounts.grants().RevokeGrant(caller, params.at("warehouse_id"),
+                                                                 params.at("principal_id"),
+                                                                 req.request_id));
              Json out = {
                  {"warehouse_id", r.before.warehouse_id.str()},
                  {"principal_id", r.before.principal_id.str()},

@@ -267,7 +267,7 @@ void BindInternal(Binder& b, Context& ctx) {
              // 200 only for "<bucket>.<host>" where the bucket is an existing warehouse's.
              std::string domain = ToLower(QueryMap(req)["domain"]);
              std::string bucket = domain.substr(0, domain.find('.'));
-             TM_ASSIGN(bool known, ctx.accounts.IsWarehouseBucket(bucket));
+             TM_ASSIGN(bool known, ctx.accounts.warehouses().IsWarehouseBucket(bucket));
              if (known) return Response::Json(200, Json{{"ok", true}, {"bucket", bucket}}.dump());
              return Fail(Error{ErrorCode::kNotFound, "not a warehouse bucket", {}}.With(
                  "code", "not_found"));

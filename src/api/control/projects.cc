@@ -15,7 +15,7 @@ Json ProjectJson(const accounts::ProjectView& p) {
 void BindProjects(Binder& b, Context& ctx) {
   b.Authed("GET", "/v1/projects",
            [&ctx](Request&, const PathParams&, const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto projects, ctx.accounts.Projects(caller));
+             TM_ASSIGN(auto projects, ctx.accounts.projects().Projects(caller));
              Json list = Json::array();
              for (const auto& p : projects) list.push_back(ProjectJson(p));
              return Response::Json(200, Json{{"projects", list}}.dump());
@@ -32,7 +32,7 @@ void BindProjects(Binder& b, Context& ctx) {
         r.idempotency_key = IdempotencyKey(req);
         r.request_hash = Fingerprint(w.ToJson());
         r.request_id = req.request_id;
-        TM_ASSIGN(auto created, ctx.accounts.CreateProject(caller, r));
+        TM_ASSIGN(auto created, ctx.accounts.projects().CreateProject(caller, r));
         Json out = ProjectJson(created.project);
         out["placement_immutable"] = true;
         return Response::Json(201, out.dump());

@@ -51,9 +51,9 @@ void BindPublish(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto r, Parse<wire::Publish>(req));
-             TM_ASSIGN(auto p,
-                       ctx.accounts.SetPublic(caller, params.at("warehouse_id"), true,
-                                              r.anonymous_catalog, r.confirm, req.request_id));
+             TM_ASSIGN(auto p, ctx.accounts.warehouses().SetPublic(
+                                   caller, params.at("warehouse_id"), true, r.anonymous_catalog,
+                                   r.confirm, req.request_id));
              Json out = PublishedJson(ctx, p);
              // Readers without a catalog find each table's current metadata through its
              // version hint; from now on every commit keeps it current.
@@ -72,8 +72,9 @@ void BindPublish(Binder& b, Context& ctx) {
   b.Authed("DELETE", "/v1/warehouses/{warehouse_id}/public",
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto p, ctx.accounts.SetPublic(caller, params.at("warehouse_id"), false,
-                                                      false, "", req.request_id));
+             TM_ASSIGN(auto p,
+                       ctx.accounts.warehouses().SetPublic(caller, params.at("warehouse_id"), false,
+                                                           false, "", req.request_id));
              return Response::Json(200, PublishedJson(ctx, p).dump());
            });
 }

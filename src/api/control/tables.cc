@@ -58,8 +58,8 @@ void BindTables(Binder& b, Context& ctx) {
         const std::string idem = IdempotencyKey(req);
         TM_ASSIGN(Json body, Body(req));
         const std::string fingerprint = Fingerprint(body);
-        TM_ASSIGN(auto replay,
-                  ctx.accounts.Replay(caller, idem, kCreateTableEndpoint, fingerprint));
+        TM_ASSIGN(auto replay, ctx.accounts.idempotency().Replay(caller, idem, kCreateTableEndpoint,
+                                                                 fingerprint));
         if (replay) return Response::Json(201, *replay);
         TM_ASSIGN(std::string warehouse, StringField(body, "warehouse_id"));
         if (warehouse.empty()) {
@@ -111,8 +111,8 @@ void BindTables(Binder& b, Context& ctx) {
           out["writable_by"] = Json::array({"spark"});
           out["not_writable_by"] = Json::array({"duckdb", "pyiceberg"});
         }
-        TM_TRY(ctx.accounts.RememberIdempotency(caller, idem, kCreateTableEndpoint, out.dump(),
-                                                fingerprint));
+        TM_TRY(ctx.accounts.idempotency().Remember(caller, idem, kCreateTableEndpoint, out.dump(),
+                                                   fingerprint));
         TM_TRY(ctx.accounts.Record(
             metastore::AuditEvent{0, 0, caller.principal.id, w.org_id, "table.create", "table",
                                   w.id + "/" + ns + "." + created->ident.name, req.request_id,

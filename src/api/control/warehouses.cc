@@ -24,7 +24,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
         auto q = QueryMap(req);
         // The reference names the parameter `project`; `project_id` is read too.
         std::string project = q.count("project") ? q["project"] : q["project_id"];
-        TM_ASSIGN(auto listing, ctx.accounts.Warehouses(caller, project));
+        TM_ASSIGN(auto listing, ctx.accounts.projects().Warehouses(caller, project));
         Json list = Json::array();
         for (const auto& w : listing.warehouses) {
           list.push_back({{"name", w.warehouse.name},
@@ -57,7 +57,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
         r.idempotency_key = IdempotencyKey(req);
         r.request_hash = Fingerprint(body.ToJson());
         r.request_id = req.request_id;
-        TM_ASSIGN(auto created, ctx.accounts.CreateWarehouse(caller, r));
+        TM_ASSIGN(auto created, ctx.accounts.warehouses().CreateWarehouse(caller, r));
         const auto& w = created.warehouse;
         std::string bucket = storage::TableBucketName(w.id);
         Json out = {{"warehouse_id", w.id.str()},
@@ -77,8 +77,8 @@ void BindWarehouses(Binder& b, Context& ctx) {
            [&ctx](Request& req, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
              TM_ASSIGN(auto r, Parse<wire::Confirm>(req));
-             TM_ASSIGN(auto d, ctx.accounts.DeleteWarehouse(caller, params.at("warehouse_id"),
-                                                            r.confirm, req.request_id));
+             TM_ASSIGN(auto d, ctx.accounts.warehouses().DeleteWarehouse(
+                                   caller, params.at("warehouse_id"), r.confirm, req.request_id));
              Json out = {{"deleted", true},
                          {"warehouse_id", d.warehouse.id.str()},
                          {"name", d.warehouse.name},
@@ -104,7 +104,7 @@ void BindWarehouses(Binder& b, Context& ctx) {
   b.Authed("POST", "/v1/warehouses/{warehouse_id}/rotate",
            [&ctx](Request&, const PathParams& params,
                   const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto w, ctx.accounts.Rotate(caller, params.at("warehouse_id")));
+             TM_ASSIGN(auto w, ctx.accounts.warehouses().Rotate(caller, params.at("warehouse_id")));
              std::string rw = accounts::IdentityName(w.id, false);
              std::string ro = accounts::IdentityName(w.id, true);
              Json out = {
