@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "accounts/errors.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -81,8 +82,8 @@ Result<DeviceStarted> DeviceFlow::Start(const DeviceRequest& r) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "requested_level is read or write")
                     .With("field", "requested_level"));
   }
-  auto& meta = accounts_.metastore();
-  const int64_t now = accounts_.clock().NowMillis();
+  auto& meta = meta_;
+  const int64_t now = clock_.NowMillis();
   TM_ASSIGN(auto decision,
             meta.verification().TakeRate("device:" + r.address, kStartsPerHour, kHourMs, now));
   if (!decision.allowed) {
@@ -91,7 +92,7 @@ Result<DeviceStarted> DeviceFlow::Start(const DeviceRequest& r) {
             .With("retry_after_seconds", std::to_string((decision.retry_after_ms + 999) / 1000)));
   }
   DeviceStarted out;
-  out.device_code = "dc_" + crypto::Base64UrlEncode(accounts_.random().Bytes(32));
+  out.device_code = "dc_" + crypto::Base64UrlEncode(random_.Bytes(32));
   std::string hostname = r.hostname.empty() ? "unknown-host" : r.hostname;
   out.grant = metastore::DeviceGrant{HashDeviceCode(out.device_code),
                                      "",
@@ -109,7 +110,7 @@ Result<DeviceStarted> DeviceFlow::Start(const DeviceRequest& r) {
                                      PrincipalId()};
   // A user code collides rarely; draw again then.
   for (int attempt = 0;; attempt++) {
-    out.grant.user_code = NewUserCode(accounts_.random());
+    out.grant.user_code = NewUserCode(random_);
     auto created = meta.devices().CreateDevice(out.grant);
     if (created) break;
     if (created.error().code != ErrorCode::kAlreadyExists || attempt == 8) {
@@ -122,12 +123,12 @@ Result<DeviceStarted> DeviceFlow::Start(const DeviceRequest& r) {
 Result<metastore::DeviceGrant> DeviceFlow::OpenGrant(const std::string& typed) {
   auto code = NormaliseUserCode(typed);
   if (!code) return Fail(DeviceNotFound());
-  auto grant = accounts_.metastore().devices().DeviceByUserCode(*code);
+  auto grant = meta_.devices().DeviceByUserCode(*code);
   if (!grant) {
     if (grant.error().code == ErrorCode::kNotFound) return Fail(DeviceNotFound());
     return Fail(grant.error());
   }
-  if (grant->status != "pending" || grant->expires_ms <= accounts_.clock().NowMillis()) {
+  if (grant->status != "pending" || grant->expires_ms <= clock_.NowMillis()) {
     return Fail(DeviceNotFound());
   }
   return *grant;
@@ -150,18 +151,18 @@ Result<DevicePending> DeviceFlow::Plan(const Caller& caller, const metastore::De
     }
   }
   // The organisation: the one the warehouses belong to, or the approver's only one.
-  TM_ASSIGN(auto orgs, accounts_.access().Orgs(caller));
+  TM_ASSIGN(auto orgs, access_.Orgs(caller));
   if (wanted.empty()) {
     if (orgs.size() != 1) {
       return Fail(Coded(ErrorCode::kConflict, "org_required",
                         "You belong to several organisations: choose the warehouses")
                       .With("remedy", "Send warehouse_ids with the approval."));
     }
-    TM_ASSIGN(auto def, accounts_.access().DefaultWarehouse(caller));
+    TM_ASSIGN(auto def, access_.DefaultWarehouse(caller));
     wanted.push_back(def.warehouse.id);
   }
   for (const auto& w : wanted) {
-    auto mine = accounts_.access().Access(caller, w, /*include_unheld=*/true);
+    auto mine = access_.Access(caller, w, /*include_unheld=*/true);
     if (!mine) return Fail(mine.error());
     if (mine->level == Level::kNone) {
       return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
@@ -197,7 +198,7 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
                                            const std::string& request_id) {
   TM_TRY(HumanOnly(caller));
   TM_ASSIGN(auto grant, OpenGrant(approval.user_code));
-  auto& meta = accounts_.metastore();
+  auto& meta = meta_;
   if (approval.deny) {
     metastore::DeviceGrant next = grant;
     next.status = "denied";
@@ -222,8 +223,8 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
   std::string name = grant.client_name;
   std::optional<AgentResult> agent;
   for (int suffix = 1; !agent; suffix++) {
-    auto created = accounts_.agents().CreateAgent(caller, plan.org.id, name, "member", grants,
-                                                  /*with_key=*/false);
+    auto created = agents_.CreateAgent(caller, plan.org.id, name, "member", grants,
+                                       /*with_key=*/false);
     if (created) {
       agent = std::move(*created);
     } else if (created.error().code == ErrorCode::kAlreadyExists && suffix < 50) {
@@ -240,10 +241,10 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
   if (!decided) {
     // Decided concurrently (or the write failed): the agent made here gets no key;
     // suspend it so it holds nothing usable.
-    (void)accounts_.agents().RevokeAgent(caller, plan.org.id, agent->agent.id, request_id);
+    (void)agents_.RevokeAgent(caller, plan.org.id, agent->agent.id, request_id);
     return Fail(decided.error());
   }
-  TM_TRY(accounts_.Record(
+  TM_TRY(audit_.Record(
       {0, 0, caller.principal.id, plan.org.id, "device.approve", "agent", agent->agent.id,
        request_id, Json{{"user_code", grant.user_code}, {"hostname", grant.hostname}}.dump()}));
   return DeviceApproved{true, next, std::move(agent), plan.org};
@@ -253,13 +254,13 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
   auto answer = [](const char* code, const std::string& message) {
     return Fail(Coded(ErrorCode::kInvalidInput, code, message));
   };
-  auto& meta = accounts_.metastore();
+  auto& meta = meta_;
   auto grant = meta.devices().DeviceByCodeHash(HashDeviceCode(device_code));
   if (!grant) {
     if (grant.error().code != ErrorCode::kNotFound) return Fail(grant.error());
     return answer("invalid_grant", "Unknown device code");
   }
-  const int64_t now = accounts_.clock().NowMillis();
+  const int64_t now = clock_.NowMillis();
   if (grant->status == "consumed") return answer("invalid_grant", "This login was completed");
   if (grant->status == "denied") return answer("access_denied", "The login was refused");
   if (grant->expires_ms <= now) return answer("expired_token", "The code expired; log in again");
@@ -280,7 +281,7 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
   }
   // ---- approved: the agent's key, once
   TM_ASSIGN(auto agent, meta.principals().FindPrincipal(grant->agent_id));
-  DeviceToken out{accounts_.api_keys().Mint(agent.id, "cli " + grant->hostname), {}};
+  DeviceToken out{api_keys_.Mint(agent.id, "cli " + grant->hostname), {}};
   metastore::DeviceGrant next = *grant;
   next.status = "consumed";
   TM_TRY(metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {

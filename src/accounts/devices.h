@@ -9,7 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "accounts/account_service.h"
+#include "accounts/access_service.h"
+#include "accounts/agent_service.h"
+#include "accounts/api_key_service.h"
+#include "accounts/audit_recorder.h"
+#include "accounts/caller.h"
+#include "common/clock.h"
+#include "metastore/metastore.h"
 
 namespace tablemere::accounts {
 
@@ -62,7 +68,15 @@ struct DeviceToken {
 
 class DeviceFlow {
  public:
-  explicit DeviceFlow(AccountService& accounts) : accounts_(accounts) {}
+  DeviceFlow(metastore::Metastore& meta, const Clock& clock, Random& random, AuditRecorder& audit,
+             AccessService& access, AgentService& agents, ApiKeyService& api_keys)
+      : meta_(meta),
+        clock_(clock),
+        random_(random),
+        audit_(audit),
+        access_(access),
+        agents_(agents),
+        api_keys_(api_keys) {}
 
   // Errors: kInvalidInput (invalid_value), kRateLimited (60 an hour per caller address).
   Result<DeviceStarted> Start(const DeviceRequest& request);
@@ -84,7 +98,13 @@ class DeviceFlow {
                              std::optional<metastore::Level> level,
                              const std::vector<std::string>& warehouse_ids);
 
-  AccountService& accounts_;
+  metastore::Metastore& meta_;
+  const Clock& clock_;
+  Random& random_;
+  AuditRecorder& audit_;
+  AccessService& access_;
+  AgentService& agents_;
+  ApiKeyService& api_keys_;
 };
 
 }  // namespace tablemere::accounts

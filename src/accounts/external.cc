@@ -1,15 +1,17 @@
-// AccountService: people who arrive with a token of an external OpenID Connect issuer the
+// Authenticator: people who arrive with a token of an external OpenID Connect issuer the
 // deployment trusts (identity/oidc.h). The first appearance of an address creates the
 // person (activating the organisation a signup form reserved for it, if any); after that
 // the address names the same person, whichever way it logs in.
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/authenticator.h"
+#include "accounts/credentials.h"
+#include "accounts/errors.h"
 #include "common/crypto.h"
 #include "identity/oidc.h"
 
 namespace tablemere::accounts {
-Result<Caller> AccountService::ExternalCaller(const std::string& token) {
+Result<Caller> Authenticator::ExternalCaller(const std::string& token) {
   auto identity = external_->Verify(token);
   if (!identity) {
     if (identity.error().code != ErrorCode::kUnauthenticated) return Fail(identity.error());
@@ -35,7 +37,7 @@ Result<Caller> AccountService::ExternalCaller(const std::string& token) {
   return Fail(ErrorCode::kInternal, "the person of an external token could not be read");
 }
 
-Result<void> AccountService::CreateExternalPerson(const identity::ExternalIdentity& id) {
+Result<void> Authenticator::CreateExternalPerson(const identity::ExternalIdentity& id) {
   const int64_t now = clock_.NowMillis();
   const nlohmann::json via = {{"issuer", id.issuer}, {"subject", id.subject}};
   // A signup form left a pending organisation for this address: it is activated now.
@@ -48,10 +50,10 @@ Result<void> AccountService::CreateExternalPerson(const identity::ExternalIdenti
     account.terms_via = "signup-form";
     account.also = [&](metastore::Stores& stores, const SignupResult& r) -> Result<void> {
       TM_TRY(stores.sessions().SpendLink(link.token_hash, now));
-      return RecordIn(stores, {0, 0, r.principal.id, r.org.id, "login.external", "principal",
-                               r.principal.id, "", via.dump()});
+      return audit_.RecordIn(stores, {0, 0, r.principal.id, r.org.id, "login.external", "principal",
+                                      r.principal.id, "", via.dump()});
     };
-    TM_TRY(CreateAccount(account));
+    TM_TRY(signup_.CreateAccount(account));
     return {};
   }
   // Otherwise the person alone; POST /v1/onboard names its organisation.
@@ -64,7 +66,8 @@ Result<void> AccountService::CreateExternalPerson(const identity::ExternalIdenti
     TM_TRY(txn.principals().CreatePrincipal(p));
     TM_ASSIGN(auto invitations, txn.memberships().OpenInvitationsFor(p.email, now));
     for (const auto& inv : invitations) TM_TRY(orgs_.ApplyInvitation(txn, p.id, inv));
-    return RecordIn(txn, {0, 0, p.id, "", "login.external", "principal", p.id, "", via.dump()});
+    return audit_.RecordIn(txn,
+                           {0, 0, p.id, "", "login.external", "principal", p.id, "", via.dump()});
   });
 }
 

@@ -1,11 +1,14 @@
-// AccountService: the handle check of the signup forms (GET /v1/handles/{handle}).
-#include "accounts/account_service.h"
+// SignupService: the handle check of the signup forms (GET /v1/handles/{handle}).
+#include "accounts/errors.h"
 #include "accounts/handles.h"
+#include "accounts/input_checks.h"
+#include "accounts/signup_service.h"
+#include "accounts/terms_service.h"
 
 namespace tablemere::accounts {
 
-Result<HandleAvailability> AccountService::CheckHandleFrom(const std::string& handle,
-                                                           const std::string& address) {
+Result<HandleAvailability> SignupService::CheckHandleFrom(const std::string& handle,
+                                                          const std::string& address) {
   // A form checks as a person types: 60 a minute per address is far above typing speed
   // and bounds the suggestion lookups one address can cause.
   constexpr int kChecksPerMinute = 60;
@@ -21,7 +24,7 @@ Result<HandleAvailability> AccountService::CheckHandleFrom(const std::string& ha
   return CheckHandleAvailable(handle);
 }
 
-Result<HandleAvailability> AccountService::CheckHandleAvailable(const std::string& handle) {
+Result<HandleAvailability> SignupService::CheckHandleAvailable(const std::string& handle) {
   HandleAvailability out;
   out.handle = handle;
   HandleProblem problem = CheckHandle(handle);

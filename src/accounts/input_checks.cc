@@ -1,5 +1,9 @@
 #include "accounts/input_checks.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "accounts/errors.h"
 #include "common/strings.h"
 
 namespace tablemere::accounts {
@@ -38,6 +42,17 @@ Result<std::string> CheckName(const std::string& raw) {
     }
   }
   return name;
+}
+
+// The engines a signup answers with a recipe for; GET /v1/connection also has the
+// read-only Snowflake recipe (`recipes`).
+Result<void> CheckEngine(const std::string& engine, EngineSet set) {
+  std::vector<std::string> engines = {"duckdb", "pyiceberg", "spark"};
+  if (set == EngineSet::kRecipes) engines.push_back("snowflake");
+  if (std::find(engines.begin(), engines.end(), engine) != engines.end()) return {};
+  std::string list = Join(engines, ", ");
+  return Fail(Coded(ErrorCode::kInvalidInput, "unsupported_engine", "engine must be one of " + list)
+                  .With("available", Join(engines, ",")));
 }
 
 }  // namespace tablemere::accounts

@@ -14,5 +14,9 @@ std::string DomainOf(const std::string& email);
 // A project, catalog or organisation name: trimmed, 1-64 characters, no control
 // characters. Errors: kInvalidInput (missing_field / invalid_value, field name).
 Result<std::string> CheckName(const std::string& raw);
+enum class EngineSet { kSignup, kRecipes };
+// kInvalidInput (unsupported_engine, with `available`) unless `engine` is one of `set`:
+// duckdb, pyiceberg, spark, and for recipes also snowflake.
+Result<void> CheckEngine(const std::string& engine, EngineSet set = EngineSet::kSignup);
 
 }  // namespace tablemere::accounts

@@ -1,14 +1,17 @@
-// AccountService: POST /v1/onboard — make sure the caller has an organisation, a project
+// SignupService: POST /v1/onboard — make sure the caller has an organisation, a project
 // and a warehouse `lake`, creating what is missing (idempotent), and accept the Terms.
 #include <nlohmann/json.hpp>
 
-#include "accounts/account_service.h"
+#include "accounts/errors.h"
 #include "accounts/handles.h"
+#include "accounts/input_checks.h"
+#include "accounts/signup_service.h"
+#include "accounts/terms_service.h"
 #include "common/crypto.h"
 #include "storage/access.h"
 
 namespace tablemere::accounts {
-Result<Onboarded> AccountService::Onboard(const Caller& caller, const OnboardRequest& r) {
+Result<Onboarded> SignupService::Onboard(const Caller& caller, const OnboardRequest& r) {
   // ---- the Terms: a person must have accepted the version in force
   if (caller.principal.kind == metastore::PrincipalKind::kHuman) {
     TM_ASSIGN(auto history, meta_.memberships().TermsHistory(caller.principal.id));
@@ -91,9 +94,9 @@ Result<Onboarded> AccountService::Onboard(const Caller& caller, const OnboardReq
     TM_TRY(txn.warehouses().CreateWarehouse(w));
     TM_TRY(txn.warehouses().PutGrant(
         {w.id, caller.principal.id, metastore::Level::kWrite, caller.principal.id, now}));
-    return RecordIn(txn, metastore::AuditEvent{0, now, caller.principal.id, out.org.id,
-                                               new_org ? "org.create" : "warehouse.create",
-                                               "warehouse", w.id, "", "{}"});
+    return audit_.RecordIn(txn, metastore::AuditEvent{0, now, caller.principal.id, out.org.id,
+                                                      new_org ? "org.create" : "warehouse.create",
+                                                      "warehouse", w.id, "", "{}"});
   }));
   out.access = WarehouseAccess{w, metastore::Level::kWrite, "creator"};
   return out;

@@ -1,9 +1,11 @@
 #include "accounts/sessions.h"
-#include "accounts/input_checks.h"
 
 #include <nlohmann/json.hpp>
 
+#include "accounts/errors.h"
+#include "accounts/input_checks.h"
 #include "accounts/passwords.h"
+#include "accounts/terms_service.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -49,10 +51,10 @@ std::string NewToken(Random& random, const char* prefix) {
 Result<SessionGrant> Sessions::Open(metastore::Stores& stores,
                                     const metastore::Principal& principal,
                                     const ClientInfo& client) {
-  const int64_t now = accounts_.clock().NowMillis();
+  const int64_t now = clock_.NowMillis();
   SessionGrant g;
-  g.refresh_token = NewToken(accounts_.random(), "rt_");
-  g.session = Session{"s_" + crypto::HexEncode(accounts_.random().Bytes(12)),
+  g.refresh_token = NewToken(random_, "rt_");
+  g.session = Session{"s_" + crypto::HexEncode(random_.Bytes(12)),
                       principal.id,
                       HashToken(g.refresh_token),
                       "",
@@ -63,7 +65,7 @@ Result<SessionGrant> Sessions::Open(metastore::Stores& stores,
                       client.user_agent.substr(0, 256),
                       client.ip};
   TM_TRY(stores.sessions().CreateSession(g.session));
-  TM_ASSIGN(auto token, accounts_.IssueSessionToken(principal, g.session.id));
+  TM_ASSIGN(auto token, auth_.IssueSessionToken(principal, g.session.id));
   g.access_token = std::move(token.access_token);
   g.expires_in_s = token.expires_in_s;
   g.refresh_expires_in_s = kSessionTtlMs / 1000;
@@ -84,9 +86,9 @@ Result<SessionGrant> Sessions::Open(metastore::Stores& stores,
 // ---- mailed links
 
 Result<void> Sessions::TakeMailRate(const std::string& email, const std::string& caller_ip) {
-  auto& store = accounts_.metastore().verification();
-  const int64_t now = accounts_.clock().NowMillis();
-  TM_ASSIGN(auto links, accounts_.metastore().sessions().OpenLinksFor(email, now));
+  auto& store = meta_.verification();
+  const int64_t now = clock_.NowMillis();
+  TM_ASSIGN(auto links, meta_.sessions().OpenLinksFor(email, now));
   for (const auto& link : links) {
     if (link.created_ms + kResendMs > now) {
       return Fail(RateLimited(link.created_ms + kResendMs - now,
@@ -107,21 +109,21 @@ Result<void> Sessions::IssueLink(const std::string& purpose, const std::string& 
                                  const std::string& payload_json, int64_t ttl_ms,
                                  const std::string& path, const std::string& subject,
                                  const std::string& intro) {
-  const std::string token = NewToken(accounts_.random(), "lt_");
-  const int64_t now = accounts_.clock().NowMillis();
+  const std::string token = NewToken(random_, "lt_");
+  const int64_t now = clock_.NowMillis();
   LoginLink link{HashToken(token), purpose, email, "", payload_json, now, now + ttl_ms, 0};
   if (verification_.delivery() == "log") {
-    link.sealed_token = crypto::Base64Encode(crypto::Seal(
-        options_.seal_key, accounts_.random().Bytes(12), token, purpose + ":" + email));
+    link.sealed_token = crypto::Base64Encode(
+        crypto::Seal(options_.seal_key, random_.Bytes(12), token, purpose + ":" + email));
   }
-  TM_TRY(accounts_.metastore().sessions().PutLink(link));
+  TM_TRY(meta_.sessions().PutLink(link));
   if (options_.mailer) {
-    const std::string url = accounts_.urls().api + path + "?token=" + token;
+    const std::string url = api_url_ + path + "?token=" + token;
     auto sent = options_.mailer->Send(
         {email, subject,
          intro + "\n\n    " + url + "\n\nIf you did not ask for it, ignore this message.\n"});
     if (!sent) {
-      (void)accounts_.metastore().sessions().SpendLink(link.token_hash, now);
+      (void)meta_.sessions().SpendLink(link.token_hash, now);
       return Fail(Coded(ErrorCode::kUnavailable, "mail_error",
                         "The link could not be mailed; try again shortly."));
     }
@@ -130,14 +132,14 @@ Result<void> Sessions::IssueLink(const std::string& purpose, const std::string& 
 }
 
 Result<LoginLink> Sessions::UsableLink(const std::string& token, const std::string& purpose) {
-  auto link = accounts_.metastore().sessions().FindLink(HashToken(token));
+  auto link = meta_.sessions().FindLink(HashToken(token));
   if (!link || link->purpose != purpose || link->used_ms != 0) {
     if (!link && link.error().code != ErrorCode::kNotFound) return Fail(link.error());
     return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_login_token",
                       "This link is unknown or was already used.")
                     .With("remedy", "Ask for a new link."));
   }
-  if (link->expires_ms <= accounts_.clock().NowMillis()) {
+  if (link->expires_ms <= clock_.NowMillis()) {
     return Fail(Coded(ErrorCode::kNotFound, "token_expired", "This link has expired.")
                     .With("remedy", "Ask for a new link."));
   }
@@ -150,7 +152,7 @@ void Sessions::Notify(const std::string& email, const std::string& subject,
 }
 
 Result<std::vector<std::string>> Sessions::OrgNamesOf(const PrincipalId& principal) {
-  TM_ASSIGN(auto orgs, accounts_.metastore().orgs().OrgsOf(principal));
+  TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(principal));
   std::vector<std::string> names;
   for (const auto& [org, role] : orgs) {
     names.push_back(org.name);
@@ -182,7 +184,7 @@ Result<FormSignupStarted> Sessions::StartFormSignup(const FormSignup& form,
                    "Set your Tablemere password",
                    "Open this link to set your password and finish signing up to Tablemere "
                    "(valid 3 days):"));
-  TM_TRY(accounts_.Record({0, 0, "", "", "signup.form", "email", landing.email, "", "{}"}));
+  TM_TRY(audit_.Record({0, 0, "", "", "signup.form", "email", landing.email, "", "{}"}));
   return FormSignupStarted{std::move(landing), verification_.delivery(), kSetPasswordTtlMs / 1000,
                            form.return_to};
 }
@@ -195,23 +197,23 @@ Result<SessionGrant> Sessions::SetFirstPassword(const std::string& token,
   std::vector<std::string> org_names;
   for (const auto& id : {account.pending_org, account.join_org}) {
     if (!id) continue;
-    TM_ASSIGN(auto org, accounts_.metastore().orgs().FindOrg(*id));
+    TM_ASSIGN(auto org, meta_.orgs().FindOrg(*id));
     org_names.push_back(org.name);
     org_names.push_back(org.handle);
   }
   TM_TRY(CheckPasswordRules(password, link.email, org_names));
-  TM_ASSIGN(std::string hash, HashPassword(password, accounts_.random()));
+  TM_ASSIGN(std::string hash, HashPassword(password, random_));
   account.with_key = false;
   account.terms_via = "signup-form";
   SessionGrant grant;
   account.also = [&](metastore::Stores& stores, const SignupResult& r) -> Result<void> {
-    TM_TRY(stores.sessions().SpendLink(link.token_hash, accounts_.clock().NowMillis()));
-    TM_TRY(stores.sessions().SetPassword({r.principal.id, hash, accounts_.clock().NowMillis()}));
+    TM_TRY(stores.sessions().SpendLink(link.token_hash, clock_.NowMillis()));
+    TM_TRY(stores.sessions().SetPassword({r.principal.id, hash, clock_.NowMillis()}));
     TM_ASSIGN(grant, Open(stores, r.principal, client));
-    return accounts_.RecordIn(stores, {0, 0, r.principal.id, r.org.id, "password.set", "principal",
-                                       r.principal.id, "", "{}"});
+    return audit_.RecordIn(stores, {0, 0, r.principal.id, r.org.id, "password.set", "principal",
+                                    r.principal.id, "", "{}"});
   };
-  auto created = accounts_.CreateAccount(account);
+  auto created = signup_.CreateAccount(account);
   if (!created && created.error().code == ErrorCode::kConflict) {
     // A concurrent use of the same link spent it first.
     return Fail(
@@ -226,8 +228,8 @@ Result<SessionGrant> Sessions::SetFirstPassword(const std::string& token,
 Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::string& password,
                                      const ClientInfo& client) {
   const std::string email = ToLower(Trim(raw_email));
-  auto& rates = accounts_.metastore().verification();
-  const int64_t now = accounts_.clock().NowMillis();
+  auto& rates = meta_.verification();
+  const int64_t now = clock_.NowMillis();
   TM_ASSIGN(auto per_caller,
             rates.TakeRate("login-ip:" + client.ip, kAttemptsPerHour, kHourMs, now));
   if (!per_caller.allowed) {
@@ -237,7 +239,7 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
   // The attempt counts as a failure from before its hash is checked until it succeeds, so
   // guesses sent at once (to any replica) cannot outnumber the limit.
   const std::string failures = "login-fail:" + email;
-  const std::string hold = accounts_.random().Uuid();
+  const std::string hold = random_.Uuid();
   TM_ASSIGN(auto per_address, rates.HoldRate(failures, kFailuresPerHour, kHourMs, now, hold));
   if (!per_address.allowed) {
     return Fail(RateLimited(per_address.retry_after_ms,
@@ -249,9 +251,9 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
   std::optional<metastore::Principal> principal;
   std::string hash = DummyPasswordHash();
   if (ValidEmail(email)) {
-    auto found = accounts_.metastore().principals().FindHumanByEmail(email);
+    auto found = meta_.principals().FindHumanByEmail(email);
     if (found) {
-      auto stored = accounts_.metastore().sessions().FindPassword(found->id);
+      auto stored = meta_.sessions().FindPassword(found->id);
       if (stored) {
         hash = stored->hash;
         principal = *found;
@@ -264,8 +266,8 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
   }
   const bool ok = VerifyPassword(hash, password);
   if (!ok || !principal) {
-    TM_TRY(accounts_.Record({0, 0, principal ? principal->id : PrincipalId(""), "", "login.failure",
-                             "email", email, "", "{}"}));
+    TM_TRY(audit_.Record({0, 0, principal ? principal->id : PrincipalId(""), "", "login.failure",
+                          "email", email, "", "{}"}));
     return Fail(InvalidLogin());
   }
   TM_TRY(rates.ReleaseRate(failures, hold));  // the password was right: no failure
@@ -274,16 +276,16 @@ Result<SessionGrant> Sessions::Login(const std::string& raw_email, const std::st
         Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
   }
   return metastore::InTransaction(
-      accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<SessionGrant> {
+      meta_, [&](metastore::WriteTransaction& txn) -> Result<SessionGrant> {
         TM_ASSIGN(auto grant, Open(txn, *principal, client));
-        TM_TRY(accounts_.RecordIn(txn, {0, 0, principal->id, "", "login.success", "session",
-                                        grant.session.id, "", "{}"}));
+        TM_TRY(audit_.RecordIn(txn, {0, 0, principal->id, "", "login.success", "session",
+                                     grant.session.id, "", "{}"}));
         return grant;
       });
 }
 
 Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token) {
-  auto& store = accounts_.metastore().sessions();
+  auto& store = meta_.sessions();
   const std::string hash = HashToken(refresh_token);
   auto session = store.SessionByRefresh(hash);
   if (!session) {
@@ -292,7 +294,7 @@ Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token) {
                       "This refresh token is unknown.")
                     .With("remedy", "Log in again."));
   }
-  const int64_t now = accounts_.clock().NowMillis();
+  const int64_t now = clock_.NowMillis();
   if (session->revoked_ms != 0) {
     return Fail(Coded(ErrorCode::kUnauthenticated, "session_revoked",
                       "This session was logged out or revoked.")
@@ -310,20 +312,19 @@ Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token) {
     return Fail(Coded(ErrorCode::kUnauthenticated, "session_expired", "This session expired.")
                     .With("remedy", "Log in again."));
   }
-  TM_ASSIGN(auto principal,
-            accounts_.metastore().principals().FindPrincipal(session->principal_id));
+  TM_ASSIGN(auto principal, meta_.principals().FindPrincipal(session->principal_id));
   if (principal.suspended) {
     return Fail(
         Coded(ErrorCode::kPermissionDenied, "principal_suspended", "This principal is suspended."));
   }
   SessionGrant g;
-  g.refresh_token = NewToken(accounts_.random(), "rt_");
+  g.refresh_token = NewToken(random_, "rt_");
   auto rotated =
       store.RotateRefresh(session->id, hash, HashToken(g.refresh_token), now, now + kSessionTtlMs);
   if (!rotated && rotated.error().code == ErrorCode::kConflict) return reused();
   TM_TRY(rotated);
   TM_ASSIGN(g.session, store.FindSession(session->id));
-  TM_ASSIGN(auto token, accounts_.IssueSessionToken(principal, g.session.id));
+  TM_ASSIGN(auto token, auth_.IssueSessionToken(principal, g.session.id));
   g.access_token = std::move(token.access_token);
   g.expires_in_s = token.expires_in_s;
   g.refresh_expires_in_s = kSessionTtlMs / 1000;
@@ -332,7 +333,7 @@ Result<SessionGrant> Sessions::Refresh(const std::string& refresh_token) {
 }
 
 Result<std::string> Sessions::LogoutByRefresh(const std::string& refresh_token) {
-  auto session = accounts_.metastore().sessions().SessionByRefresh(HashToken(refresh_token));
+  auto session = meta_.sessions().SessionByRefresh(HashToken(refresh_token));
   if (!session) {
     if (session.error().code != ErrorCode::kNotFound) return Fail(session.error());
     return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_refresh_token",
@@ -355,23 +356,20 @@ Result<std::string> Sessions::Logout(const Caller& caller) {
 
 Result<void> Sessions::RevokeAudited(const std::string& session_id, const PrincipalId& principal,
                                      const std::string& action) {
-  const int64_t now = accounts_.clock().NowMillis();
-  return metastore::InTransaction(
-      accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<void> {
-        TM_TRY(txn.sessions().RevokeSession(session_id, now));
-        return accounts_.RecordIn(txn,
-                                  {0, 0, principal, "", action, "session", session_id, "", "{}"});
-      });
+  const int64_t now = clock_.NowMillis();
+  return metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_TRY(txn.sessions().RevokeSession(session_id, now));
+    return audit_.RecordIn(txn, {0, 0, principal, "", action, "session", session_id, "", "{}"});
+  });
 }
 
 Result<std::vector<metastore::Session>> Sessions::List(const Caller& caller) {
-  return accounts_.metastore().sessions().LiveSessionsOf(caller.principal.id,
-                                                         accounts_.clock().NowMillis());
+  return meta_.sessions().LiveSessionsOf(caller.principal.id, clock_.NowMillis());
 }
 
 Result<std::string> Sessions::Revoke(const Caller& caller, const std::string& session_id) {
-  auto session = accounts_.metastore().sessions().FindSession(session_id);
-  const int64_t now = accounts_.clock().NowMillis();
+  auto session = meta_.sessions().FindSession(session_id);
+  const int64_t now = clock_.NowMillis();
   if (!session || session->principal_id != caller.principal.id || session->revoked_ms != 0 ||
       session->expires_ms <= now) {
     if (!session && session.error().code != ErrorCode::kNotFound) return Fail(session.error());
@@ -394,12 +392,12 @@ Result<LinkStarted> Sessions::StartReset(const std::string& raw_email,
   }
   // The same checks and the same answer whether or not the address has an account.
   TM_TRY(TakeMailRate(email, caller_ip));
-  auto principal = accounts_.metastore().principals().FindHumanByEmail(email);
+  auto principal = meta_.principals().FindHumanByEmail(email);
   if (principal && !principal->suspended) {
     TM_TRY(IssueLink(kResetPassword, email, Json{{"principal_id", principal->id.str()}}.dump(),
                      kResetTtlMs, "/app/reset", "Reset your Tablemere password",
                      "Open this link to choose a new Tablemere password (valid 30 minutes):"));
-    TM_TRY(accounts_.Record(
+    TM_TRY(audit_.Record(
         {0, 0, principal->id, "", "password.reset_start", "principal", principal->id, "", "{}"}));
   } else if (!principal && principal.error().code != ErrorCode::kNotFound) {
     return Fail(principal.error());
@@ -410,14 +408,14 @@ Result<LinkStarted> Sessions::StartReset(const std::string& raw_email,
 Result<PasswordResetDone> Sessions::Reset(const std::string& token, const std::string& password,
                                           const ClientInfo& client) {
   TM_ASSIGN(auto link, UsableLink(token, kResetPassword));
-  TM_ASSIGN(auto principal, accounts_.metastore().principals().FindHumanByEmail(link.email));
+  TM_ASSIGN(auto principal, meta_.principals().FindHumanByEmail(link.email));
   TM_ASSIGN(auto names, OrgNamesOf(principal.id));
   TM_TRY(CheckPasswordRules(password, link.email, names));
-  TM_ASSIGN(std::string hash, HashPassword(password, accounts_.random()));
-  const int64_t now = accounts_.clock().NowMillis();
+  TM_ASSIGN(std::string hash, HashPassword(password, random_));
+  const int64_t now = clock_.NowMillis();
   PasswordResetDone out;
-  auto done = metastore::InTransaction(
-      accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<void> {
+  auto done =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
         TM_TRY(txn.sessions().SpendLink(link.token_hash, now));
         auto before = txn.sessions().FindPassword(principal.id);
         if (!before && before.error().code != ErrorCode::kNotFound) return Fail(before.error());
@@ -425,7 +423,7 @@ Result<PasswordResetDone> Sessions::Reset(const std::string& token, const std::s
         TM_TRY(txn.sessions().SetPassword({principal.id, hash, now}));
         TM_ASSIGN(out.sessions_revoked, txn.sessions().RevokeSessionsOf(principal.id, "", now));
         TM_ASSIGN(out.grant, Open(txn, principal, client));
-        return accounts_.RecordIn(
+        return audit_.RecordIn(
             txn, {0, 0, principal.id, "", "password.reset", "principal", principal.id, "",
                   Json{{"sessions_revoked", out.sessions_revoked}}.dump()});
       });
@@ -446,7 +444,7 @@ Result<PasswordChanged> Sessions::Change(const Caller& caller, const std::string
     return Fail(Coded(ErrorCode::kPermissionDenied, "forbidden",
                       "An agent has no password; only a person changes one."));
   }
-  auto stored = accounts_.metastore().sessions().FindPassword(caller.principal.id);
+  auto stored = meta_.sessions().FindPassword(caller.principal.id);
   if (!stored) {
     if (stored.error().code != ErrorCode::kNotFound) return Fail(stored.error());
     return Fail(Coded(ErrorCode::kConflict, "no_password_set", "This account has no password yet.")
@@ -454,10 +452,10 @@ Result<PasswordChanged> Sessions::Change(const Caller& caller, const std::string
                           "Set one through the reset link: POST "
                           "/v1/auth/password/reset/start."));
   }
-  auto& rates = accounts_.metastore().verification();
-  const int64_t now = accounts_.clock().NowMillis();
+  auto& rates = meta_.verification();
+  const int64_t now = clock_.NowMillis();
   const std::string failures = "login-fail:" + caller.principal.email;
-  const std::string hold = accounts_.random().Uuid();  // as in Login
+  const std::string hold = random_.Uuid();  // as in Login
   TM_ASSIGN(auto decision, rates.HoldRate(failures, kFailuresPerHour, kHourMs, now, hold));
   if (!decision.allowed) {
     return Fail(RateLimited(decision.retry_after_ms, "Too many wrong passwords; wait."));
@@ -470,16 +468,15 @@ Result<PasswordChanged> Sessions::Change(const Caller& caller, const std::string
   TM_TRY(rates.ReleaseRate(failures, hold));
   TM_ASSIGN(auto names, OrgNamesOf(caller.principal.id));
   TM_TRY(CheckPasswordRules(replacement, caller.principal.email, names));
-  TM_ASSIGN(std::string hash, HashPassword(replacement, accounts_.random()));
+  TM_ASSIGN(std::string hash, HashPassword(replacement, random_));
   PasswordChanged out{0, now};
-  TM_TRY(metastore::InTransaction(
-      accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<void> {
-        TM_TRY(txn.sessions().SetPassword({caller.principal.id, hash, now}));
-        TM_ASSIGN(out.other_sessions_revoked,
-                  txn.sessions().RevokeSessionsOf(caller.principal.id, caller.session_id, now));
-        return accounts_.RecordIn(txn, {0, 0, caller.principal.id, "", "password.change",
-                                        "principal", caller.principal.id, "", "{}"});
-      }));
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_TRY(txn.sessions().SetPassword({caller.principal.id, hash, now}));
+    TM_ASSIGN(out.other_sessions_revoked,
+              txn.sessions().RevokeSessionsOf(caller.principal.id, caller.session_id, now));
+    return audit_.RecordIn(txn, {0, 0, caller.principal.id, "", "password.change", "principal",
+                                 caller.principal.id, "", "{}"});
+  }));
   Notify(caller.principal.email, "Your Tablemere password was changed",
          "The password of your Tablemere account was changed and your other sessions were "
          "logged out.\nIf this was not you, reset it now.\n");
@@ -488,8 +485,7 @@ Result<PasswordChanged> Sessions::Change(const Caller& caller, const std::string
 
 Result<std::vector<PendingLink>> Sessions::PendingLinks(const std::string& raw_email) {
   const std::string email = ToLower(Trim(raw_email));
-  TM_ASSIGN(auto links,
-            accounts_.metastore().sessions().OpenLinksFor(email, accounts_.clock().NowMillis()));
+  TM_ASSIGN(auto links, meta_.sessions().OpenLinksFor(email, clock_.NowMillis()));
   std::vector<PendingLink> out;
   for (const auto& link : links) {
     if (link.sealed_token.empty()) continue;

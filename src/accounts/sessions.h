@@ -12,8 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "accounts/account_service.h"
+#include "accounts/audit_recorder.h"
+#include "accounts/authenticator.h"
+#include "accounts/caller.h"
+#include "accounts/signup_service.h"
 #include "accounts/verification.h"
+#include "common/clock.h"
+#include "metastore/metastore.h"
 
 namespace tablemere::accounts {
 
@@ -78,8 +83,19 @@ struct PendingLink {
 class Sessions {
  public:
   // `options` are the mail and sealing keys of the code flows (the same mailer).
-  Sessions(AccountService& accounts, Verification& verification, VerificationOptions options)
-      : accounts_(accounts), verification_(verification), options_(std::move(options)) {}
+  // `api_url` is the API's public URL, which mailed links point at.
+  Sessions(metastore::Metastore& meta, const Clock& clock, Random& random, AuditRecorder& audit,
+           SignupService& signup, Authenticator& auth, Verification& verification,
+           std::string api_url, VerificationOptions options)
+      : meta_(meta),
+        clock_(clock),
+        random_(random),
+        audit_(audit),
+        signup_(signup),
+        auth_(auth),
+        verification_(verification),
+        api_url_(std::move(api_url)),
+        options_(std::move(options)) {}
 
   // POST /v1/auth/signup. Errors: those of Verification::StartSignup, kInvalidInput
   // (invalid_value return_to), kRateLimited (5 an hour per address and per caller
@@ -134,8 +150,14 @@ class Sessions {
                              const std::string& action);
   Result<std::vector<std::string>> OrgNamesOf(const PrincipalId& principal);
 
-  AccountService& accounts_;
+  metastore::Metastore& meta_;
+  const Clock& clock_;
+  Random& random_;
+  AuditRecorder& audit_;
+  SignupService& signup_;
+  Authenticator& auth_;
   Verification& verification_;
+  std::string api_url_;
   VerificationOptions options_;
 };
 

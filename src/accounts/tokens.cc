@@ -1,6 +1,8 @@
-// AccountService: authenticating the control API's callers (an API key, or an access
+// Authenticator: authenticating the control API's callers (an API key, or an access
 // token from POST /v1/tokens) and issuing those tokens.
-#include "accounts/account_service.h"
+#include "accounts/authenticator.h"
+#include "accounts/credentials.h"
+#include "accounts/errors.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "identity/oidc.h"
@@ -25,14 +27,14 @@ Error InvalidKey() {
 
 }  // namespace
 
-Result<Caller> AccountService::Authenticate(const std::string& bearer, const std::string& address) {
+Result<Caller> Authenticator::Authenticate(const std::string& bearer, const std::string& address) {
   if (external_ != nullptr && !bearer.starts_with("al_live_") && external_->Claims(bearer)) {
     return ExternalCaller(bearer);
   }
   if (!bearer.starts_with("al_live_") && signing_keys_ != nullptr &&
       std::count(bearer.begin(), bearer.end(), '.') == 2) {
     // ---- an access token: signature, expiry, then the key and principal still live
-    auto claims = signing_keys_->Verify(bearer, urls_.api);
+    auto claims = signing_keys_->Verify(bearer, issuer_);
     if (!claims) {
       // The reference has one code for a credential that does not open the API.
       return Fail(Coded(ErrorCode::kUnauthenticated, "invalid_api_key", claims.error().message)
@@ -90,7 +92,7 @@ Result<Caller> AccountService::Authenticate(const std::string& bearer, const std
   return Caller{std::move(principal), key->key_id, ""};
 }
 
-Result<Caller> AccountService::SessionCaller(const identity::Claims& claims) {
+Result<Caller> Authenticator::SessionCaller(const identity::Claims& claims) {
   auto session = meta_.sessions().FindSession(claims.extra.at("sid"));
   if (!session || session->principal_id != claims.subject) {
     if (!session && session.error().code != ErrorCode::kNotFound) return Fail(session.error());
@@ -113,13 +115,13 @@ Result<Caller> AccountService::SessionCaller(const identity::Claims& claims) {
   return Caller{std::move(principal), "", session->id};
 }
 
-Result<IssuedToken> AccountService::IssueSessionToken(const metastore::Principal& principal,
-                                                      const std::string& session_id) {
+Result<IssuedToken> Authenticator::IssueSessionToken(const metastore::Principal& principal,
+                                                     const std::string& session_id) {
   if (signing_keys_ == nullptr) {
     return Fail(ErrorCode::kNotImplemented, "this deployment issues no access tokens");
   }
   int64_t now_s = clock_.NowMillis() / 1000;
-  identity::Claims claims{urls_.api,
+  identity::Claims claims{issuer_,
                           principal.id,
                           now_s,
                           now_s + kTokenSeconds,
@@ -129,8 +131,8 @@ Result<IssuedToken> AccountService::IssueSessionToken(const metastore::Principal
   return IssuedToken{std::move(token), kTokenSeconds, principal.id};
 }
 
-Result<IssuedToken> AccountService::IssueToken(const std::string& api_key,
-                                               const std::string& address) {
+Result<IssuedToken> Authenticator::IssueToken(const std::string& api_key,
+                                              const std::string& address) {
   if (signing_keys_ == nullptr) {
     return Fail(ErrorCode::kNotImplemented, "this deployment issues no access tokens");
   }
@@ -139,7 +141,7 @@ Result<IssuedToken> AccountService::IssueToken(const std::string& api_key,
   TM_ASSIGN(auto caller, Authenticate(api_key, address));
   int64_t now_s = clock_.NowMillis() / 1000;
   identity::Claims claims{
-      urls_.api,
+      issuer_,
       caller.principal.id,
       now_s,
       now_s + kTokenSeconds,

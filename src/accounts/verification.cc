@@ -1,9 +1,10 @@
 #include "accounts/verification.h"
-#include "accounts/input_checks.h"
 
 #include <nlohmann/json.hpp>
 
+#include "accounts/errors.h"
 #include "accounts/handles.h"
+#include "accounts/input_checks.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -52,8 +53,8 @@ std::string Verification::HashCode(const std::string& purpose, const std::string
 }
 
 Result<void> Verification::CheckStartRate(const std::string& email) {
-  auto& store = accounts_.metastore().verification();
-  const int64_t now = accounts_.clock().NowMillis();
+  auto& store = meta_.verification();
+  const int64_t now = clock_.NowMillis();
   for (const char* purpose : {kSignup, kRecover}) {
     auto pending = store.FindCode(purpose, email);
     if (pending && pending->created_ms + kResendMs > now) {
@@ -72,15 +73,15 @@ Result<void> Verification::CheckStartRate(const std::string& email) {
 Result<void> Verification::IssueCode(const std::string& purpose, const std::string& email,
                                      const std::string& payload_json, const std::string& subject,
                                      const std::string& intro) {
-  const std::string code = NewCode(accounts_.random());
-  const int64_t now = accounts_.clock().NowMillis();
+  const std::string code = NewCode(random_);
+  const int64_t now = clock_.NowMillis();
   metastore::PendingCode pending{
       purpose, email, HashCode(purpose, email, code), "", payload_json, now, now + kCodeTtlMs, 0};
   if (delivery() == "log") {
     pending.sealed_code = crypto::Base64Encode(
-        crypto::Seal(options_.seal_key, accounts_.random().Bytes(12), code, purpose + ":" + email));
+        crypto::Seal(options_.seal_key, random_.Bytes(12), code, purpose + ":" + email));
   }
-  TM_TRY(accounts_.metastore().verification().PutCode(pending));
+  TM_TRY(meta_.verification().PutCode(pending));
   if (options_.mailer) {
     auto sent =
         options_.mailer->Send({email, subject,
@@ -88,7 +89,7 @@ Result<void> Verification::IssueCode(const std::string& purpose, const std::stri
                                    "\n\nThe code is valid for 10 minutes. If you did not ask "
                                    "for it, ignore this message.\n"});
     if (!sent) {
-      (void)accounts_.metastore().verification().DeleteCode(purpose, email);
+      (void)meta_.verification().DeleteCode(purpose, email);
       return Fail(Coded(ErrorCode::kUnavailable, "mail_error",
                         "The code could not be mailed; try again shortly."));
     }
@@ -106,11 +107,11 @@ Result<Landing> Verification::Land(const SignupStart& r,
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "email is not a valid address")
                     .With("field", "email"));
   }
-  auto& meta = accounts_.metastore();
+  auto& meta = meta_;
   const bool form = !r.organization_name.empty() || !r.handle.empty();
   std::string handle = r.handle.empty() ? SlugFor(r.organization_name) : r.handle;
   if (form) {
-    TM_ASSIGN(auto check, accounts_.CheckHandleAvailable(handle));
+    TM_ASSIGN(auto check, signup_.CheckHandleAvailable(handle));
     if (!check.valid) {
       return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value",
                         "The handle '" + handle + "' is " + check.reason)
@@ -147,16 +148,16 @@ Result<Landing> Verification::Land(const SignupStart& r,
   }
   if (!out.will_join && form) {
     // The handle is reserved now; verifying the address activates the organisation.
-    metastore::Organization pending{OrgId("o_" + crypto::HexEncode(accounts_.random().Bytes(8))),
+    metastore::Organization pending{OrgId("o_" + crypto::HexEncode(random_.Bytes(8))),
                                     r.organization_name.empty() ? handle : r.organization_name,
                                     handle,
-                                    accounts_.clock().NowMillis(),
+                                    clock_.NowMillis(),
                                     "pending",
                                     false};
     auto reserved =
         metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {
           TM_TRY(txn.orgs().CreateOrg(pending));
-          return accounts_.RecordIn(
+          return audit_.RecordIn(
               txn, {0, 0, "", pending.id, "org.reserve", "org", pending.id, "", "{}"});
         });
     if (!reserved && reserved.error().code == ErrorCode::kAlreadyExists) {
@@ -177,7 +178,7 @@ Result<SignupStarted> Verification::StartSignup(const SignupStart& r) {
             Land(r, [this](const std::string& email) { return CheckStartRate(email); }));
   TM_TRY(IssueCode(kSignup, landing.email, landing.payload_json, "Your Tablemere signup code",
                    "Your code to finish signing up to Tablemere:"));
-  TM_TRY(accounts_.Record({0, 0, "", "", "signup.start", "email", landing.email, "", "{}"}));
+  TM_TRY(audit_.Record({0, 0, "", "", "signup.start", "email", landing.email, "", "{}"}));
   return SignupStarted{landing.email,       landing.workspace, delivery(),
                        landing.pending_org, landing.will_join, kCodeTtlMs / 1000};
 }
@@ -186,14 +187,14 @@ Result<metastore::PendingCode> Verification::CheckCode(const std::string& purpos
                                                        const std::string& email,
                                                        const std::string& code,
                                                        const char* missing_code) {
-  auto& store = accounts_.metastore().verification();
+  auto& store = meta_.verification();
   auto pending = store.FindCode(purpose, email);
   if (!pending) {
     if (pending.error().code != ErrorCode::kNotFound) return Fail(pending.error());
     return Fail(Coded(ErrorCode::kNotFound, missing_code,
                       "No code is pending for this address; ask for one first."));
   }
-  if (pending->expires_ms <= accounts_.clock().NowMillis()) {
+  if (pending->expires_ms <= clock_.NowMillis()) {
     TM_TRY(store.DeleteCode(purpose, email));
     return Fail(
         Coded(ErrorCode::kNotFound, "code_expired", "The code has expired; ask for a new one."));
@@ -227,10 +228,10 @@ Result<SignupResult> Verification::VerifySignup(const SignupVerify& r) {
   }
   TM_TRY(CheckEngine(r.engine));
   TM_ASSIGN(auto pending, CheckCode(kSignup, email, r.code, "no_pending_signup"));
-  TM_ASSIGN(auto result, accounts_.CreateAccount(NewAccountFrom(email, pending.payload_json)));
-  TM_TRY(accounts_.metastore().verification().DeleteCode(kSignup, email));
-  TM_TRY(accounts_.Record({0, 0, result.principal.id, result.org.id, "signup.verify", "principal",
-                           result.principal.id, "", "{}"}));
+  TM_ASSIGN(auto result, signup_.CreateAccount(NewAccountFrom(email, pending.payload_json)));
+  TM_TRY(meta_.verification().DeleteCode(kSignup, email));
+  TM_TRY(audit_.Record({0, 0, result.principal.id, result.org.id, "signup.verify", "principal",
+                        result.principal.id, "", "{}"}));
   return result;
 }
 
@@ -242,11 +243,11 @@ Result<RecoveryStarted> Verification::StartRecovery(const std::string& raw_email
   }
   // The same checks and the same answer whether or not the address has an account.
   TM_TRY(CheckStartRate(email));
-  auto principal = accounts_.metastore().principals().FindHumanByEmail(email);
+  auto principal = meta_.principals().FindHumanByEmail(email);
   if (principal && !principal->suspended) {
     TM_TRY(IssueCode(kRecover, email, Json{{"principal_id", principal->id.str()}}.dump(),
                      "Your Tablemere recovery code", "Your code to mint a new Tablemere API key:"));
-    TM_TRY(accounts_.Record(
+    TM_TRY(audit_.Record(
         {0, 0, principal->id, "", "recovery.start", "principal", principal->id, "", "{}"}));
   } else if (!principal && principal.error().code != ErrorCode::kNotFound) {
     return Fail(principal.error());
@@ -258,20 +259,19 @@ Result<Recovered> Verification::VerifyRecovery(const std::string& raw_email,
                                                const std::string& code) {
   const std::string email = ToLower(Trim(raw_email));
   TM_ASSIGN(auto pending, CheckCode(kRecover, email, code, "no_pending_recovery"));
-  TM_ASSIGN(auto principal, accounts_.metastore().principals().FindHumanByEmail(email));
-  Recovered out{accounts_.api_keys().Mint(principal.id, "recovered"), principal.id};
-  TM_TRY(metastore::InTransaction(
-      accounts_.metastore(), [&](metastore::WriteTransaction& txn) -> Result<void> {
-        // Spent here, with the key: of requests presenting the code at once, one mints.
-        TM_ASSIGN(bool spent, txn.verification().SpendCode(kRecover, email, pending.code_hash));
-        if (!spent) {
-          return Fail(Coded(ErrorCode::kNotFound, "no_pending_recovery",
-                            "The code was used already; ask for a new one."));
-        }
-        TM_TRY(txn.principals().CreateApiKey(out.key.record));
-        return accounts_.RecordIn(txn, {0, 0, principal.id, "", "recovery.verify", "api_key",
-                                        out.key.record.key_id, "", "{}"});
-      }));
+  TM_ASSIGN(auto principal, meta_.principals().FindHumanByEmail(email));
+  Recovered out{api_keys_.Mint(principal.id, "recovered"), principal.id};
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    // Spent here, with the key: of requests presenting the code at once, one mints.
+    TM_ASSIGN(bool spent, txn.verification().SpendCode(kRecover, email, pending.code_hash));
+    if (!spent) {
+      return Fail(Coded(ErrorCode::kNotFound, "no_pending_recovery",
+                        "The code was used already; ask for a new one."));
+    }
+    TM_TRY(txn.principals().CreateApiKey(out.key.record));
+    return audit_.RecordIn(txn, {0, 0, principal.id, "", "recovery.verify", "api_key",
+                                 out.key.record.key_id, "", "{}"});
+  }));
   return out;
 }
 
@@ -279,7 +279,7 @@ Result<PendingCodes> Verification::Codes(const std::string& raw_email) {
   const std::string email = ToLower(Trim(raw_email));
   PendingCodes out;
   for (const char* purpose : {kSignup, kRecover}) {
-    auto pending = accounts_.metastore().verification().FindCode(purpose, email);
+    auto pending = meta_.verification().FindCode(purpose, email);
     if (!pending || pending->sealed_code.empty()) continue;
     auto sealed = crypto::Base64Decode(pending->sealed_code);
     if (!sealed) continue;

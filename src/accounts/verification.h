@@ -9,8 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "accounts/account_service.h"
+#include "accounts/api_key_service.h"
+#include "accounts/audit_recorder.h"
+#include "accounts/signup_service.h"
+#include "common/clock.h"
 #include "mail/mailer.h"
+#include "metastore/metastore.h"
 
 namespace tablemere::accounts {
 
@@ -74,8 +78,15 @@ struct VerificationOptions {
 
 class Verification {
  public:
-  Verification(AccountService& accounts, VerificationOptions options)
-      : accounts_(accounts), options_(std::move(options)) {}
+  Verification(metastore::Metastore& meta, const Clock& clock, Random& random, AuditRecorder& audit,
+               SignupService& signup, ApiKeyService& api_keys, VerificationOptions options)
+      : meta_(meta),
+        clock_(clock),
+        random_(random),
+        audit_(audit),
+        signup_(signup),
+        api_keys_(api_keys),
+        options_(std::move(options)) {}
 
   // Errors: kInvalidInput (invalid_value email/handle with reason and suggestion),
   // kConflict (handle_taken, suggestion), kAlreadyExists (already_exists), kRateLimited
@@ -110,7 +121,12 @@ class Verification {
   std::string HashCode(const std::string& purpose, const std::string& email,
                        const std::string& code) const;
 
-  AccountService& accounts_;
+  metastore::Metastore& meta_;
+  const Clock& clock_;
+  Random& random_;
+  AuditRecorder& audit_;
+  SignupService& signup_;
+  ApiKeyService& api_keys_;
   VerificationOptions options_;
 };
 

@@ -90,6 +90,10 @@ class WarehouseService {
   // Replaces both identities' secrets (a new credential generation): old secrets, the
   // catalog tokens minted from them and vended sessions stop working. Requires write.
   Result<metastore::Warehouse> Rotate(const Caller& caller, const std::string& warehouse);
+  // A warehouse by id, for the operator's internal routes. Errors: kNotFound.
+  Result<metastore::Warehouse> Find(const WarehouseId& id) {
+    return meta_.warehouses().FindWarehouse(id);
+  }
   // Whether `bucket` is the table or blob bucket of an existing warehouse (the TLS gate).
   Result<bool> IsWarehouseBucket(const std::string& bucket);
 

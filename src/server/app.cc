@@ -207,7 +207,7 @@ class AppImpl final : public App {
     if (!config.oidc_issuers.empty()) {
       external_issuers_ = std::make_unique<identity::ExternalIssuers>(config.oidc_issuers, clock_,
                                                                       identity::HttpFetch());
-      accounts_->SetExternalIssuers(external_issuers_.get());
+      accounts_->auth().SetExternalIssuers(external_issuers_.get());
     }
     // Metering reads the S3 listener's per-bucket counters; a new epoch per process tells a
     // restart's zeroed counters from traffic.
@@ -257,9 +257,13 @@ class AppImpl final : public App {
     }
     const accounts::VerificationOptions mail{mailer_.get(), keys_->Derive("signup-code"),
                                              keys_->Derive("code-seal")};
-    verification_ = std::make_unique<accounts::Verification>(*accounts_, mail);
-    devices_ = std::make_unique<accounts::DeviceFlow>(*accounts_);
-    sessions_ = std::make_unique<accounts::Sessions>(*accounts_, *verification_, mail);
+    accounts::AccountService& a = *accounts_;
+    verification_ = std::make_unique<accounts::Verification>(*meta_, clock_, random_, a.audit(),
+                                                             a.signup(), a.api_keys(), mail);
+    devices_ = std::make_unique<accounts::DeviceFlow>(*meta_, clock_, random_, a.audit(),
+                                                      a.access(), a.agents(), a.api_keys());
+    sessions_ = std::make_unique<accounts::Sessions>(*meta_, clock_, random_, a.audit(), a.signup(),
+                                                     a.auth(), *verification_, a.urls().api, mail);
     control_api_ = std::make_unique<api::control::ControlApi>(
         api::control::ControlServices{*accounts_, *control_tables_, *verification_, *devices_,
                                       *sessions_, *maintenance_},

@@ -49,7 +49,8 @@ void BindAudit(Binder& b, Context& ctx) {
         int64_t now = SystemClock().NowMillis();
         TM_ASSIGN(int64_t since, ParseSince(q["since"], now));
         since = std::max(since, now - int64_t{kRetentionDays} * 86'400'000);
-        TM_ASSIGN(auto events, ctx.accounts.Audit(caller, q["org_id"], q["action"], since, limit));
+        TM_ASSIGN(auto events, ctx.accounts.audit_trail().Events(caller, q["org_id"], q["action"],
+                                                                 since, limit));
         Json list = Json::array();
         for (const auto& e : events) {
           Json detail = Json::parse(e.detail_json, nullptr, false);

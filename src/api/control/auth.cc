@@ -117,7 +117,8 @@ void BindAuth(Binder& b, Context& ctx) {
                         .With("code", "missing_field")
                         .With("field", "refresh_token"));
       }
-      TM_ASSIGN(auto caller, ctx.accounts.Authenticate(Trim(auth->substr(7)), req.remote_address));
+      TM_ASSIGN(auto caller,
+                ctx.accounts.auth().Authenticate(Trim(auth->substr(7)), req.remote_address));
       TM_ASSIGN(session_id, ctx.sessions.Logout(caller));
     }
     return Response::Json(200, Json{{"revoked", true}, {"session_id", session_id}}.dump());

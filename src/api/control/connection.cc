@@ -55,7 +55,7 @@ void BindConnection(Binder& b, Context& ctx) {
         std::string engine = q.count("engine") ? q["engine"] : "duckdb";
         std::string warehouse = q.count("warehouse_id") ? q["warehouse_id"] : q["warehouse"];
         TM_ASSIGN(auto access, ctx.accounts.access().HeldAccess(caller, warehouse));
-        TM_ASSIGN(auto connection, ctx.accounts.BuildConnection(access, engine));
+        TM_ASSIGN(auto connection, ctx.accounts.recipes().BuildConnection(access, engine));
         return Response::Json(200, ConnectionJson(connection).dump());
       });
 }

@@ -49,7 +49,7 @@ struct ControlApi::Impl {
               .With("code", "invalid_api_key")
               .With("remedy", "tablemere signup, or tablemere login, gives you a key"));
     }
-    return ctx.accounts.Authenticate(Trim(auth->substr(7)), req.remote_address);
+    return ctx.accounts.auth().Authenticate(Trim(auth->substr(7)), req.remote_address);
   }
 };
 

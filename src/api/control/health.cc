@@ -12,13 +12,13 @@ void BindHealth(Binder& b, Context& ctx) {
   b.Open("GET", "/healthz", [&ctx](Request&, const PathParams&) -> Result<Response> {
     bool state = ctx.options.state_ok ? ctx.options.state_ok() : true;
     bool catalog = ctx.options.catalog_ok ? ctx.options.catalog_ok() : true;
-    Json body = {
-        {"ok", state && catalog},
-        {"state_ok", state},
-        {"catalog_ok", catalog},
-        {"issuer", ctx.accounts.urls().api},
-        {"kid", ctx.accounts.signing_keys() ? Json(ctx.accounts.signing_keys()->CurrentKid())
-                                            : Json(nullptr)}};
+    Json body = {{"ok", state && catalog},
+                 {"state_ok", state},
+                 {"catalog_ok", catalog},
+                 {"issuer", ctx.accounts.urls().api},
+                 {"kid", ctx.accounts.auth().signing_keys()
+                             ? Json(ctx.accounts.auth().signing_keys()->CurrentKid())
+                             : Json(nullptr)}};
     return Response::Json(state && catalog ? 200 : 503, body.dump());
   });
 }

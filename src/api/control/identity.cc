@@ -21,14 +21,14 @@ void BindIdentity(Binder& b, Context& ctx) {
            return Response::Json(200, out.dump());
          });
   b.Open("GET", "/jwks.json", [&ctx](Request&, const PathParams&) -> Result<Response> {
-    auto* keys = ctx.accounts.signing_keys();
+    auto* keys = ctx.accounts.auth().signing_keys();
     if (keys == nullptr) return Response::Json(200, R"({"keys":[]})");
     return Response::Json(200, keys->JwksJson());
   });
   b.Open("POST", "/v1/tokens", [&ctx](Request& req, const PathParams&) -> Result<Response> {
     TM_ASSIGN(Json body, Body(req));
     TM_ASSIGN(std::string api_key, StringField(body, "api_key"));
-    TM_ASSIGN(auto token, ctx.accounts.IssueToken(api_key, req.remote_address));
+    TM_ASSIGN(auto token, ctx.accounts.auth().IssueToken(api_key, req.remote_address));
     Json out = {{"access_token", token.access_token},
                 {"token_type", "Bearer"},
                 {"expires_in", token.expires_in_s},

@@ -64,8 +64,7 @@ void BindInternal(Binder& b, Context& ctx) {
              TM_ASSIGN(std::string table, RequiredString(body, "table"));
              TM_ASSIGN(std::vector<std::string> jobs, StringList(body, "jobs"));
              if (jobs.empty()) jobs = {"expire"};
-             TM_ASSIGN(auto w, ctx.accounts.metastore().warehouses().FindWarehouse(
-                                   WarehouseId(warehouse_id)));
+             TM_ASSIGN(auto w, ctx.accounts.warehouses().Find(WarehouseId(warehouse_id)));
              catalog::TableIdent ident{Split(ns_text, '.'), table};
              Json results = Json::array();
              for (const auto& job : jobs) {
@@ -149,8 +148,8 @@ void BindInternal(Binder& b, Context& ctx) {
                                .With("field", "email"));
              }
              if (workspace.empty()) workspace = email.substr(0, email.find('@'));
-             TM_ASSIGN(auto r,
-                       ctx.accounts.CreateAccount({ToLower(email), workspace, workspace, {}, {}}));
+             TM_ASSIGN(auto r, ctx.accounts.signup().CreateAccount(
+                                   {ToLower(email), workspace, workspace, {}, {}}));
              Json out = {
                  {"principal_id", r.principal.id.str()},
                  {"api_key", r.api_key},
@@ -165,8 +164,8 @@ void BindInternal(Binder& b, Context& ctx) {
         TM_ASSIGN(Json body, Body(req));
         TM_ASSIGN(auto suspended, BoolField(body, "suspended"));
         TM_ASSIGN(auto principal,
-                  ctx.accounts.SetSuspended(PrincipalId(p.at("principal_id")),
-                                            suspended.value_or(true), req.request_id));
+                  ctx.accounts.operator_actions().SetSuspended(
+                      PrincipalId(p.at("principal_id")), suspended.value_or(true), req.request_id));
         return Response::Json(
             200,
             Json{{"principal_id", principal.id.str()}, {"suspended", principal.suspended}}.dump());
@@ -207,7 +206,7 @@ void BindInternal(Binder& b, Context& ctx) {
 
   Internal(b, ctx, "POST", "/internal/signing-keys/rotate",
            [&ctx](Request&, const PathParams&) -> Result<Response> {
-             auto* keys = ctx.accounts.signing_keys();
+             auto* keys = ctx.accounts.auth().signing_keys();
              if (keys == nullptr) return Fail(ErrorCode::kNotImplemented, "no signing keys");
              // The previous key stays published until the tokens it signed expire.
              constexpr int64_t kKeepPreviousMs = (900 + 60) * 1000;

@@ -18,8 +18,8 @@ void BindOnboard(Binder& b, Context& ctx) {
         TM_ASSIGN(r.organization_name, StringField(body, "organization_name"));
         TM_ASSIGN(r.handle, StringField(body, "handle"));
         TM_ASSIGN(r.org_id, StringField(body, "org_id"));
-        TM_ASSIGN(auto o, ctx.accounts.Onboard(caller, r));
-        TM_ASSIGN(auto recipe, ctx.accounts.BuildConnection(o.access, r.engine));
+        TM_ASSIGN(auto o, ctx.accounts.signup().Onboard(caller, r));
+        TM_ASSIGN(auto recipe, ctx.accounts.recipes().BuildConnection(o.access, r.engine));
         Json out = {{"created", o.created},
                     {"warehouse_id", o.access.warehouse.id.str()},
                     {"connection", ConnectionJson(recipe)},
@@ -43,7 +43,7 @@ void BindOnboard(Binder& b, Context& ctx) {
   b.Open("GET", "/v1/auth/config", [&ctx](Request&, const PathParams&) -> Result<Response> {
     const std::string api = ctx.accounts.urls().api;
     Json issuers = Json::array();
-    if (auto* external = ctx.accounts.external_issuers()) {
+    if (auto* external = ctx.accounts.auth().external_issuers()) {
       auto text = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
       for (const auto& i : external->List()) {
         issuers.push_back({{"issuer", i.config.issuer},

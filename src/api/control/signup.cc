@@ -10,12 +10,12 @@ Result<Json> SignupJson(Context& ctx, const accounts::SignupResult& result,
   Json connection = nullptr;
   if (result.warehouse) {
     accounts::WarehouseAccess access{*result.warehouse, metastore::Level::kWrite, "admin"};
-    TM_ASSIGN(auto recipe, ctx.accounts.BuildConnection(access, engine));
+    TM_ASSIGN(auto recipe, ctx.accounts.recipes().BuildConnection(access, engine));
     connection = ConnectionJson(recipe);
   } else {
     accounts::Caller caller{result.principal, ""};
     if (auto access = ctx.accounts.access().DefaultWarehouse(caller)) {
-      TM_ASSIGN(auto recipe, ctx.accounts.BuildConnection(*access, engine));
+      TM_ASSIGN(auto recipe, ctx.accounts.recipes().BuildConnection(*access, engine));
       connection = ConnectionJson(recipe);
     }
   }
@@ -49,14 +49,15 @@ void BindSignup(Binder& b, Context& ctx) {
     if (r.engine.empty()) r.engine = "duckdb";
     auto terms = body.find("accept_terms");
     r.accept_terms = terms != body.end() && terms->is_boolean() && terms->get<bool>();
-    TM_ASSIGN(auto result, ctx.accounts.Signup(r));
+    TM_ASSIGN(auto result, ctx.accounts.signup().Signup(r));
     TM_ASSIGN(Json out, SignupJson(ctx, result, r.engine));
     return Response::Json(201, out.dump());
   });
 
   b.Open("GET", "/v1/handles/{handle}",
          [&ctx](Request& req, const PathParams& params) -> Result<Response> {
-           TM_ASSIGN(auto h, ctx.accounts.CheckHandleFrom(params.at("handle"), req.remote_address));
+           TM_ASSIGN(auto h, ctx.accounts.signup().CheckHandleFrom(params.at("handle"),
+                                                                   req.remote_address));
            Json out = {{"handle", h.handle},
                        {"valid", h.valid},
                        {"available", h.available},

@@ -113,7 +113,7 @@ void BindTables(Binder& b, Context& ctx) {
         }
         TM_TRY(ctx.accounts.idempotency().Remember(caller, idem, kCreateTableEndpoint, out.dump(),
                                                    fingerprint));
-        TM_TRY(ctx.accounts.Record(
+        TM_TRY(ctx.accounts.audit().Record(
             metastore::AuditEvent{0, 0, caller.principal.id, w.org_id, "table.create", "table",
                                   w.id + "/" + ns + "." + created->ident.name, req.request_id,
                                   Json{{"format_version", created->format_version}}.dump()}));
@@ -226,7 +226,7 @@ void BindTables(Binder& b, Context& ctx) {
                     {"identity", vended->identity},
                     {"storage", storage},
                     {"expires_at", TimeOrNull(vended->expires_ms)}};
-        TM_TRY(ctx.accounts.Record(metastore::AuditEvent{
+        TM_TRY(ctx.accounts.audit().Record(metastore::AuditEvent{
             0, 0, caller.principal.id, access.warehouse.org_id, "credentials.vend", "table",
             access.warehouse.id + "/" + ns_text + "." + name, req.request_id, "{}"}));
         return Response::Json(200, out.dump());

@@ -101,30 +101,31 @@ void BindWarehouses(Binder& b, Context& ctx) {
              return Response::Json(200, out.dump());
            });
 
-  b.Authed("POST", "/v1/warehouses/{warehouse_id}/rotate",
-           [&ctx](Request&, const PathParams& params,
-                  const accounts::Caller& caller) -> Result<Response> {
-             TM_ASSIGN(auto w, ctx.accounts.warehouses().Rotate(caller, params.at("warehouse_id")));
-             std::string rw = accounts::IdentityName(w.id, false);
-             std::string ro = accounts::IdentityName(w.id, true);
-             Json out = {
-                 {"warehouse_id", w.id.str()},
-                 {"warehouse_name", storage::TableBucketName(w.id)},
-                 {"catalog_credential",
-                  {{"client_id", rw}, {"client_secret", ctx.accounts.SecretOf(w, false)}}},
-                 {"catalog_credential_ro",
-                  {{"client_id", ro}, {"client_secret", ctx.accounts.SecretOf(w, true)}}},
-                 {"previous_client_id", rw},
-                 {"previous_revoked", true},
-                 {"previous_client_id_ro", ro},
-                 {"previous_revoked_ro", true},
-                 {"rotated_at", FormatIso8601(ctx.accounts.clock().NowMillis())},
-                 {"note",
-                  "The identities keep their names; their secrets changed. Old secrets, the "
-                  "catalog tokens minted from them and vended storage sessions are refused "
-                  "now (storage within a second). Fetch fresh recipes with GET /v1/connection."}};
-             return Response::Json(200, out.dump());
-           });
+  b.Authed(
+      "POST", "/v1/warehouses/{warehouse_id}/rotate",
+      [&ctx](Request&, const PathParams& params,
+             const accounts::Caller& caller) -> Result<Response> {
+        TM_ASSIGN(auto w, ctx.accounts.warehouses().Rotate(caller, params.at("warehouse_id")));
+        std::string rw = accounts::IdentityName(w.id, false);
+        std::string ro = accounts::IdentityName(w.id, true);
+        Json out = {
+            {"warehouse_id", w.id.str()},
+            {"warehouse_name", storage::TableBucketName(w.id)},
+            {"catalog_credential",
+             {{"client_id", rw}, {"client_secret", ctx.accounts.recipes().SecretOf(w, false)}}},
+            {"catalog_credential_ro",
+             {{"client_id", ro}, {"client_secret", ctx.accounts.recipes().SecretOf(w, true)}}},
+            {"previous_client_id", rw},
+            {"previous_revoked", true},
+            {"previous_client_id_ro", ro},
+            {"previous_revoked_ro", true},
+            {"rotated_at", FormatIso8601(ctx.accounts.clock().NowMillis())},
+            {"note",
+             "The identities keep their names; their secrets changed. Old secrets, the "
+             "catalog tokens minted from them and vended storage sessions are refused "
+             "now (storage within a second). Fetch fresh recipes with GET /v1/connection."}};
+        return Response::Json(200, out.dump());
+      });
 }
 
 }  // namespace tablemere::api::control
