@@ -6,6 +6,7 @@ and a key the issuer rotated in later."""
 
 import http.server
 import json
+from concurrent.futures import ThreadPoolExecutor
 import os
 import pathlib
 import re
@@ -167,6 +168,27 @@ def test_first_token_creates_the_person_and_onboard_names_the_org(trusting, issu
     # It may mint API keys for its agents and scripts.
     r = requests.post(trusting.api + "/v1/api-keys", headers=auth(again), json={"label": "ci"})
     assert r.status_code == 201, r.text
+
+
+def test_concurrent_onboardings_make_one_organisation_and_one_catalog(trusting, issuer):
+    """A double click on the first login's "continue": every call answers with the same
+    organisation and catalog, and only one of each exists."""
+    for _ in range(5):
+        token = issuer.token(address())
+        assert requests.get(trusting.api + "/v1/orgs", headers=auth(token)).status_code == 200
+        body = {"accept_terms": True, "organization_name": "Race Labs " + uuid.uuid4().hex[:6]}
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(
+                lambda _: requests.post(trusting.api + "/v1/onboard", headers=auth(token),
+                                        json=body), range(4)))
+        for r in answers:
+            assert r.status_code == 200, r.text
+        assert len({r.json()["warehouse_id"] for r in answers}) == 1, [r.json() for r in answers]
+        assert [r.json()["created"] for r in answers].count(True) == 1
+        orgs = requests.get(trusting.api + "/v1/orgs", headers=auth(token)).json()["organizations"]
+        assert len(orgs) == 1, orgs
+        projects = requests.get(trusting.api + "/v1/projects", headers=auth(token)).json()
+        assert len(projects["projects"]) == 1, projects
 
 
 def test_every_rule_of_the_token_is_checked(trusting, issuer):

@@ -11,7 +11,31 @@
 #include "storage/access.h"
 
 namespace tablemere::accounts {
+namespace {
+
+// The detail of the conflict a transaction answers when a concurrent onboarding of the same
+// caller created what this one was about to create.
+constexpr char kRaced[] = "onboard_raced";
+
+Error Raced() {
+  return Error{ErrorCode::kConflict, "a concurrent onboarding created it", {}}.With("conflict",
+                                                                                    kRaced);
+}
+
+}  // namespace
+
 Result<Onboarded> SignupService::Onboard(const Caller& caller, const OnboardRequest& r) {
+  // Two onboardings of one caller at the same moment (a double click, two tabs) both see
+  // nothing and both create; the second's transaction sees the first's organisation or
+  // warehouse, gives up its own and answers with what the first made.
+  auto onboarded = OnboardOnce(caller, r);
+  if (!onboarded && onboarded.error().Detail("conflict") == kRaced) {
+    return OnboardOnce(caller, r);
+  }
+  return onboarded;
+}
+
+Result<Onboarded> SignupService::OnboardOnce(const Caller& caller, const OnboardRequest& r) {
   // ---- the Terms: a person must have accepted the version in force
   if (caller.principal.kind == metastore::PrincipalKind::kHuman) {
     TM_ASSIGN(auto history, meta_.memberships().TermsHistory(caller.principal.id));
@@ -30,11 +54,13 @@ Result<Onboarded> SignupService::Onboard(const Caller& caller, const OnboardRequ
   TM_TRY(CheckEngine(r.engine));
   // ---- an organisation with a warehouse the caller reaches: nothing to create
   TM_ASSIGN(auto orgs, meta_.orgs().OrgsOf(caller.principal.id));
-  if (!orgs.empty()) {
-    const auto* chosen = &orgs.front();
-    for (const auto& o : orgs) {
-      if (o.first.id.str() == r.org_id || o.first.handle == r.org_id) chosen = &o;
-    }
+  // The organisation the caller named, or its first.
+  const std::pair<metastore::Organization, metastore::Role>* chosen =
+      orgs.empty() ? nullptr : &orgs.front();
+  for (const auto& o : orgs) {
+    if (o.first.id.str() == r.org_id || o.first.handle == r.org_id) chosen = &o;
+  }
+  if (chosen != nullptr) {
     auto access = access_.DefaultWarehouse(caller);
     if (access) {
       return Onboarded{false, chosen->first, chosen->second, std::nullopt, std::move(*access)};
@@ -64,6 +90,9 @@ Result<Onboarded> SignupService::Onboard(const Caller& caller, const OnboardRequ
                       .With("suggestion", check.suggestion));
     }
     if (!check.available) {
+      // Taken by this caller's own onboarding that just finished?
+      TM_ASSIGN(auto now_orgs, meta_.orgs().OrgsOf(caller.principal.id));
+      if (!now_orgs.empty()) return Fail(Raced());
       return Fail(Coded(ErrorCode::kConflict, "handle_taken", "The handle is taken")
                       .With("field", "handle")
                       .With("suggestion", check.suggestion));
@@ -71,7 +100,7 @@ Result<Onboarded> SignupService::Onboard(const Caller& caller, const OnboardRequ
     out.org = metastore::Organization{OrgId("o_" + crypto::HexEncode(random_.Bytes(8))), name,
                                       handle, now};
   } else {
-    out.org = orgs.front().first;
+    out.org = chosen->first;  // where the caller was checked to be an admin
   }
   out.project = metastore::Project{ProjectId("pr_" + crypto::HexEncode(random_.Bytes(8))),
                                    out.org.id, "default", now};
@@ -84,20 +113,35 @@ Result<Onboarded> SignupService::Onboard(const Caller& caller, const OnboardRequ
                         "The catalog's buckets could not be created; retry"));
     }
   }
-  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
-    if (new_org) {
-      TM_TRY(txn.orgs().CreateOrg(out.org));
-      TM_TRY(txn.orgs().PutMember(
-          {out.org.id, caller.principal.id, metastore::Role::kAdmin, now, "created"}));
-    }
-    TM_TRY(txn.warehouses().CreateProject(*out.project));
-    TM_TRY(txn.warehouses().CreateWarehouse(w));
-    TM_TRY(txn.warehouses().PutGrant(
-        {w.id, caller.principal.id, metastore::Level::kWrite, caller.principal.id, now}));
-    return audit_.RecordIn(txn, metastore::AuditEvent{0, now, caller.principal.id, out.org.id,
-                                                      new_org ? "org.create" : "warehouse.create",
-                                                      "warehouse", w.id, "", "{}"});
-  }));
+  auto stored =
+      metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        // What was missing is still missing: checked where the write is decided.
+        if (new_org) {
+          TM_ASSIGN(auto now_orgs, txn.orgs().OrgsOf(caller.principal.id));
+          if (!now_orgs.empty()) return Fail(Raced());
+        } else {
+          TM_ASSIGN(auto now_warehouses, txn.warehouses().WarehousesOfOrg(out.org.id));
+          if (!now_warehouses.empty()) return Fail(Raced());
+        }
+        if (new_org) {
+          TM_TRY(txn.orgs().CreateOrg(out.org));
+          TM_TRY(txn.orgs().PutMember(
+              {out.org.id, caller.principal.id, metastore::Role::kAdmin, now, "created"}));
+        }
+        TM_TRY(txn.warehouses().CreateProject(*out.project));
+        TM_TRY(txn.warehouses().CreateWarehouse(w));
+        TM_TRY(txn.warehouses().PutGrant(
+            {w.id, caller.principal.id, metastore::Level::kWrite, caller.principal.id, now}));
+        return audit_.RecordIn(
+            txn, metastore::AuditEvent{0, now, caller.principal.id, out.org.id,
+                                       new_org ? "org.create" : "warehouse.create", "warehouse",
+                                       w.id, "", "{}"});
+      });
+  if (!stored) {
+    (void)objects_.DeleteBucket(storage::TableBucketName(w.id));
+    (void)objects_.DeleteBucket(storage::BlobBucketName(w.id));
+    return Fail(stored.error());
+  }
   out.access = WarehouseAccess{w, metastore::Level::kWrite, "creator"};
   return out;
 }

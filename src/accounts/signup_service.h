@@ -110,6 +110,10 @@ class SignupService {
   Result<HandleAvailability> CheckHandleFrom(const std::string& handle, const std::string& address);
 
  private:
+  // One attempt; a conflict with detail onboard_raced when a concurrent onboarding of the
+  // caller created what it was about to.
+  Result<Onboarded> OnboardOnce(const Caller& caller, const OnboardRequest& request);
+
   metastore::Metastore& meta_;
   objectstore::RegisteredStore& objects_;
   const Clock& clock_;
