@@ -150,6 +150,38 @@ def test_claimed_open_domain_joins_its_organisation(srv):
     assert joined["connection"]["level"] == "read"
 
 
+def test_a_signup_does_not_join_an_organisation_that_closed_its_domain_meanwhile(srv):
+    """The landing is decided when a signup starts; an admin who switches domain join off
+    (or releases the domain) before the code is used is not overridden by it."""
+    domain = f"corp-{uuid.uuid4().hex[:6]}.test"
+    owner = srv.signup(email=f"boss@{domain}")
+    key = owner["api_key"]
+    org = owner["organization"]["org_id"]
+    assert requests.post(f"{srv.api}/v1/orgs/{org}/domains", headers=auth(key),
+                         json={"domain": domain}).status_code == 201
+    for closing in ({"domain_join": False}, None):
+        assert requests.patch(f"{srv.api}/v1/orgs/{org}", headers=auth(key),
+                              json={"domain_join": True}).status_code == 200
+        a = f"late-{uuid.uuid4().hex[:6]}@{domain}"
+        assert post(srv, "/v1/signup/start", {"email": a}).json()["will_join"]["org_id"] == org
+        if closing:
+            r = requests.patch(f"{srv.api}/v1/orgs/{org}", headers=auth(key), json=closing)
+        else:
+            r = requests.delete(f"{srv.api}/v1/orgs/{org}/domains/{domain}", headers=auth(key))
+        assert r.status_code == 200, r.text
+        r = post(srv, "/v1/signup/verify", {"email": a, "code": code_of(srv, a),
+                                            "accept_terms": True})
+        assert r.status_code == 201, r.text
+        landed = r.json()
+        assert landed["organization"]["org_id"] != org
+        assert landed["organization"]["role"] == "admin"
+        assert landed["organization"]["joined_via"] == "signup"
+        assert landed["project_id"] and landed["warehouse_id"] != owner["warehouse_id"]
+        members = requests.get(f"{srv.api}/v1/orgs/{org}/members",
+                               headers=auth(key)).json()["members"]
+        assert a not in [m.get("email") for m in members]
+
+
 def test_recovery_mints_a_new_key_and_never_tells_who_has_an_account(srv):
     account = srv.signup()
     members = requests.get(f"{srv.api}/v1/orgs/{account['organization']['org_id']}/members",

@@ -11,6 +11,23 @@
 #include "storage/access.h"
 
 namespace tablemere::accounts {
+namespace {
+
+// The detail of the conflict a transaction answers when the organisation a signup was to
+// join by its domain stopped admitting the domain meanwhile.
+constexpr char kJoinClosed[] = "domain_join_closed";
+
+// Whether `org` still admits `email` by its domain, as `stores` sees it: active, domain
+// join on, and the address's domain claimed by it. A signup's landing is decided when it
+// starts; an admin may switch domain join off or release the domain before it completes.
+Result<bool> StillJoinable(metastore::Stores& stores, const OrgId& org, const std::string& email) {
+  TM_ASSIGN(auto o, stores.orgs().FindOrg(org));
+  if (!o.domain_join || o.status != "active") return false;
+  TM_ASSIGN(auto owner, stores.memberships().DomainOwner(DomainOf(email)));
+  return owner && owner->org_id == org;
+}
+
+}  // namespace
 
 NewAccount NewAccountFrom(const std::string& email, const std::string& payload_json) {
   nlohmann::json payload = nlohmann::json::parse(payload_json, nullptr, false);
@@ -52,7 +69,23 @@ Result<SignupResult> SignupService::Signup(const SignupRequest& request) {
   return CreateAccount(NewAccount{ToLower(request.email), workspace, workspace, {}, {}});
 }
 
-Result<SignupResult> SignupService::CreateAccount(const NewAccount& a) {
+Result<SignupResult> SignupService::CreateAccount(const NewAccount& account) {
+  NewAccount a = account;
+  // An organisation that no longer admits the domain is not joined: the person gets an
+  // organisation of its own, as anyone on a domain without domain join.
+  if (a.join_org) {
+    TM_ASSIGN(bool joinable, StillJoinable(meta_, *a.join_org, a.email));
+    if (!joinable) a.join_org.reset();
+  }
+  auto created = CreateAccountOnce(a);
+  if (!created && created.error().Detail("conflict") == kJoinClosed) {
+    a.join_org.reset();
+    return CreateAccountOnce(a);
+  }
+  return created;
+}
+
+Result<SignupResult> SignupService::CreateAccountOnce(const NewAccount& a) {
   // ---- build: the person and its key; an organisation (a new one, the form's reserved
   // one, or a claimed domain's to join); in its own organisation a project and `lake`
   int64_t now = clock_.NowMillis();
@@ -97,6 +130,13 @@ Result<SignupResult> SignupService::CreateAccount(const NewAccount& a) {
   // the warehouse with its write grant, the Terms, invitations, and the audit event.
   auto stored =
       metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        if (joining) {
+          TM_ASSIGN(bool joinable, StillJoinable(txn, *a.join_org, a.email));
+          if (!joinable) {
+            return Fail(Error{ErrorCode::kConflict, "domain join was switched off", {}}.With(
+                "conflict", kJoinClosed));
+          }
+        }
         TM_TRY(txn.principals().CreatePrincipal(r.principal));
         if (a.with_key) TM_TRY(txn.principals().CreateApiKey(key));
         if (a.pending_org) {

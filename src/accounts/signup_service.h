@@ -110,6 +110,9 @@ class SignupService {
   Result<HandleAvailability> CheckHandleFrom(const std::string& handle, const std::string& address);
 
  private:
+  // One attempt; a conflict with detail domain_join_closed when the organisation it was to
+  // join stopped admitting the address's domain.
+  Result<SignupResult> CreateAccountOnce(const NewAccount& account);
   // One attempt; a conflict with detail onboard_raced when a concurrent onboarding of the
   // caller created what it was about to.
   Result<Onboarded> OnboardOnce(const Caller& caller, const OnboardRequest& request);
