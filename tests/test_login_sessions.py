@@ -3,6 +3,7 @@ the signup form's set-password link, login, refresh rotation and reuse detection
 logout, the session list, reset and change, and their rate limits. A server of the
 module's own with a clock the tests move forward (no sleeping)."""
 
+from concurrent.futures import ThreadPoolExecutor
 import uuid
 
 import jwt
@@ -317,6 +318,29 @@ def test_password_change_revokes_the_other_sessions(srv):
     assert requests.get(srv.api + "/v1/auth/sessions", headers=auth(key)).status_code == 200
     assert post(srv, "/v1/auth/login",
                 {"email": email, "password": "another good secret 9"}).status_code == 200
+
+
+def test_a_change_racing_a_reset_never_undoes_the_reset(srv):
+    """Someone holding a session and the old password changes it while the owner resets it
+    by mail: the reset's password is the one in force afterwards, whichever lands first."""
+    for round_ in range(4):
+        advance_clock(srv, 3601)  # the signup and reset windows per caller address
+        email, _ = signed_up(srv)
+        key = post(srv, "/v1/auth/login", {"email": email, "password": PASSWORD}).json()[
+            "access_token"]
+        assert post(srv, "/v1/auth/password/reset/start", {"email": email}).status_code == 202
+        token = login_token(srv, email, "reset_password")
+        changed, reset = f"changed secret {round_} abc", f"reset secret {round_} xyz"
+        with ThreadPoolExecutor(2) as pool:
+            change = pool.submit(post, srv, "/v1/auth/password/change",
+                                 {"current_password": PASSWORD, "new_password": changed}, key)
+            done = pool.submit(post, srv, "/v1/auth/password/reset",
+                               {"token": token, "password": reset})
+            assert done.result().status_code == 200, done.result().text
+            assert change.result().status_code in (200, 401, 409), change.result().text
+        assert post(srv, "/v1/auth/login", {"email": email, "password": reset}).status_code == 200
+        assert_api_error(post(srv, "/v1/auth/login", {"email": email, "password": changed}), 401,
+                         "invalid_login")
 
 
 def test_password_change_for_an_account_without_one_or_an_agent(srv):

@@ -471,6 +471,23 @@ Result<PasswordChanged> Sessions::Change(const Caller& caller, const std::string
   TM_ASSIGN(std::string hash, HashPassword(replacement, random_));
   PasswordChanged out{0, now};
   TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    // The password checked above is still the one in force, and the caller's session still
+    // live: a reset that landed meanwhile (it revokes every session) is not undone by a
+    // change that verified the password it replaced.
+    TM_ASSIGN(auto in_force, txn.sessions().FindPassword(caller.principal.id));
+    if (!crypto::ConstantTimeEquals(in_force.hash, stored->hash)) {
+      return Fail(Coded(ErrorCode::kConflict, "password_changed",
+                        "The password was changed or reset meanwhile; nothing was changed.")
+                      .With("remedy", "Log in with the password in force, then change it."));
+    }
+    if (!caller.session_id.empty()) {
+      TM_ASSIGN(auto session, txn.sessions().FindSession(caller.session_id));
+      if (session.revoked_ms != 0) {
+        return Fail(Coded(ErrorCode::kUnauthenticated, "session_revoked",
+                          "This session was logged out or revoked.")
+                        .With("remedy", "Log in again."));
+      }
+    }
     TM_TRY(txn.sessions().SetPassword({caller.principal.id, hash, now}));
     TM_ASSIGN(out.other_sessions_revoked,
               txn.sessions().RevokeSessionsOf(caller.principal.id, caller.session_id, now));
