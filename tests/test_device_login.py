@@ -2,6 +2,7 @@
 a person approving or denying through the API, and the agent the approval creates."""
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
@@ -72,6 +73,27 @@ def test_approved_login_hands_the_cli_a_new_agents_key_once(srv):
     assert requests.delete(f"{srv.api}/v1/orgs/{org}/agents/{t['principal_id']}",
                            headers=auth(person["api_key"])).status_code == 200
     assert_api_error(get_connection(srv, t["api_key"]), 401, "api_key_revoked")
+
+
+def test_two_approvals_of_one_code_make_one_agent(srv):
+    """The consent page open in two tabs, approved in both at once: one approval wins, the
+    other is told the code was decided, and the organisation gets one agent, not a second
+    (suspended) one left over."""
+    person = srv.signup()
+    org = person["organization"]["org_id"]
+    for round_ in range(4):
+        d = start(srv, hostname=f"host-{round_}", client_name=f"tab-{round_}")
+        approve = lambda _: requests.post(srv.api + "/v1/auth/device/approve",
+                                          headers=auth(person["api_key"]),
+                                          json={"user_code": d["user_code"]})
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(approve, range(2)))
+        codes = sorted(r.status_code for r in answers)
+        assert codes == [200, 404], [r.text for r in answers]
+        agents = requests.get(f"{srv.api}/v1/orgs/{org}/agents",
+                              headers=auth(person["api_key"])).json()["agents"]
+        assert len(agents) == round_ + 1, agents
+        assert all(a["name"].startswith("tab-") and "-" not in a["name"][4:] for a in agents)
 
 
 def test_denied_expired_and_unknown_codes(srv):

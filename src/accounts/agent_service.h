@@ -3,6 +3,7 @@
 // to it; a member creating or editing one is capped by its own grants and role.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,11 +62,14 @@ class AgentService {
         access_(access),
         api_keys_(api_keys) {}
 
-  // `with_key` false: the agent gets its key later (a device login's first poll).
+  // Runs inside the transaction that creates an agent (the device approval it comes from).
+  using AlsoInCreate = std::function<Result<void>(metastore::Stores&, const AgentResult&)>;
+  // `with_key` false: the agent gets its key later (a device login's first poll). `also`
+  // fails the whole creation when it fails.
   Result<AgentResult> CreateAgent(const Caller& caller, const std::string& org_id,
                                   const std::string& name, const std::string& role,
                                   const std::vector<AgentGrantRequest>& grants,
-                                  bool with_key = true);
+                                  bool with_key = true, const AlsoInCreate& also = {});
   Result<std::vector<AgentView>> Agents(const Caller& caller, const std::string& org);
   // Errors: kInvalidInput (missing_field), kPermissionDenied (forbidden, insufficient_role),
   // kNotFound (agent_not_found), kAlreadyExists (already_exists).

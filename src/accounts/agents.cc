@@ -76,7 +76,7 @@ Result<AgentResult> AgentService::CreateAgent(const Caller& caller, const std::s
                                               const std::string& name_text,
                                               const std::string& role_text,
                                               const std::vector<AgentGrantRequest>& grants,
-                                              bool with_key) {
+                                              bool with_key, const AlsoInCreate& also) {
   // ---- validate and authorise
   TM_ASSIGN(std::string name, AgentName(name_text));
   TM_ASSIGN(Role agent_role, AgentRole(role_text));
@@ -108,6 +108,7 @@ Result<AgentResult> AgentService::CreateAgent(const Caller& caller, const std::s
         if (with_key) TM_TRY(txn.principals().CreateApiKey(key));
         TM_TRY(txn.orgs().PutMember({mine.org.id, result.agent.id, agent_role, now, "agent"}));
         for (const auto& [g, wname] : result.grants) TM_TRY(txn.warehouses().PutGrant(g));
+        if (also) TM_TRY(also(txn, result));
         return audit_.RecordIn(
             txn, metastore::AuditEvent{0, now, caller.principal.id, mine.org.id, "agent.create",
                                        "agent", result.agent.id, "", "{}"});

@@ -220,11 +220,24 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
   for (const auto& w : plan.warehouses) {
     grants.push_back({w.warehouse.id, metastore::Name(w.level)});
   }
+  // The agent and the grant's decision in one transaction: an approval that loses to a
+  // concurrent decision (a second tab, a denial) leaves no agent behind.
+  metastore::DeviceGrant next = grant;
+  next.status = "approved";
+  next.approved_by = caller.principal.id;
+  const auto decide = [&](metastore::Stores& stores, const AgentResult& made) -> Result<void> {
+    next.agent_id = made.agent.id;
+    TM_TRY(Lost(stores.devices().UpdateDevice(next, "pending"), DeviceNotFound()));
+    return audit_.RecordIn(
+        stores,
+        {0, 0, caller.principal.id, plan.org.id, "device.approve", "agent", made.agent.id,
+         request_id, Json{{"user_code", grant.user_code}, {"hostname", grant.hostname}}.dump()});
+  };
   std::string name = grant.client_name;
   std::optional<AgentResult> agent;
   for (int suffix = 1; !agent; suffix++) {
     auto created = agents_.CreateAgent(caller, plan.org.id, name, "member", grants,
-                                       /*with_key=*/false);
+                                       /*with_key=*/false, decide);
     if (created) {
       agent = std::move(*created);
     } else if (created.error().code == ErrorCode::kAlreadyExists && suffix < 50) {
@@ -233,20 +246,6 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
       return Fail(created.error());
     }
   }
-  metastore::DeviceGrant next = grant;
-  next.status = "approved";
-  next.agent_id = agent->agent.id;
-  next.approved_by = caller.principal.id;
-  auto decided = Lost(meta.devices().UpdateDevice(next, "pending"), DeviceNotFound());
-  if (!decided) {
-    // Decided concurrently (or the write failed): the agent made here gets no key;
-    // suspend it so it holds nothing usable.
-    (void)agents_.RevokeAgent(caller, plan.org.id, agent->agent.id, request_id);
-    return Fail(decided.error());
-  }
-  TM_TRY(audit_.Record(
-      {0, 0, caller.principal.id, plan.org.id, "device.approve", "agent", agent->agent.id,
-       request_id, Json{{"user_code", grant.user_code}, {"hostname", grant.hostname}}.dump()}));
   return DeviceApproved{true, next, std::move(agent), plan.org};
 }
 
