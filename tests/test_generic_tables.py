@@ -4,6 +4,7 @@ plus protection, over HTTP and through pylakekeeper, and the formats themselves 
 read by their own engines (pylance, deltalake, DuckDB, pyarrow) with the sessions the
 catalog vends. Storage effects are checked through the server's S3 endpoint with boto3."""
 
+from concurrent.futures import ThreadPoolExecutor
 import json
 import re
 import time
@@ -574,6 +575,26 @@ def test_base_location_overlapping_another_tables_is_refused(owner, lake, ns):
     sibling = lake.create(ns, "sibling", "delta",
                           **{"base-location": f"s3://w-{owner['warehouse_id']}/shared/{ns[0]}/ab"})
     assert sibling["table"]["base-location"].endswith("/shared/" + ns[0] + "/ab")
+
+
+def test_creates_at_overlapping_locations_at_once_admit_one(owner, lake, ns):
+    """A generic table and an Iceberg table (or two generic tables) asked for at the same
+    moment, one inside the other's location: exactly one is created."""
+    root = f"s3://w-{owner['warehouse_id']}/race/{ns[0]}"
+    for round_ in range(6):
+        outer = f"{root}/r{round_}"
+        generic = lambda: lake.lk("POST", lake.gt(ns), json={
+            "name": f"g{round_}", "format": "delta", "base-location": outer})
+        if round_ % 2 == 0:
+            other = lambda: lake.iceberg("POST", f"/namespaces/{ns_path(ns)}/tables", json={
+                "name": f"t{round_}", "schema": SCHEMA, "location": outer + "/t"})
+        else:
+            other = lambda: lake.lk("POST", lake.gt(ns), json={
+                "name": f"h{round_}", "format": "lance", "base-location": outer + "/inner"})
+        with ThreadPoolExecutor(2) as pool:
+            answers = [f.result() for f in [pool.submit(generic), pool.submit(other)]]
+        codes = sorted(r.status_code for r in answers)
+        assert codes == [200, 409], [r.text for r in answers]
 
 
 # ---------------------------------------------------------------------------- drop, rename, protection

@@ -355,7 +355,7 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
     location = request["location"].get<std::string>();
     while (location.ends_with("/")) location.pop_back();
     TM_TRY(KeyOf(w, location));
-    TM_TRY(CheckOutsideGenericTables(w, location));
+    TM_TRY(CheckOutsideGenericTables(meta_, w, location));  // a fast refusal
   } else {
     TM_ASSIGN(location, FreeDefaultLocation(w, ident));
   }
@@ -384,8 +384,9 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
                                 result.metadata_json,
                                 clock_.NowMillis(),
                                 clock_.NowMillis()};
-    TM_TRY(
-        meta_.catalog().SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}}));
+    TM_TRY(CreateEntry(entry, [&](metastore::Stores& stores) {
+      return CheckOutsideGenericTables(stores, w, location);
+    }));
     KeepVersionHint(w, ns, ident.name);
   }
   AttachCredentials(result, caller, w, ident, metadata.value("location", location), vend);
@@ -645,7 +646,8 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
   return results;
 }
 
-Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
+Result<void> CatalogService::CheckLocationFree(metastore::Stores& stores,
+                                               const metastore::Warehouse& w,
                                                const TableIdent& self,
                                                const std::string& location) {
   TM_ASSIGN(std::string key, KeyOf(w, location));
@@ -655,10 +657,10 @@ Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
   while (!pending.empty()) {
     Namespace parent = std::move(pending.back());
     pending.pop_back();
-    TM_ASSIGN(auto children, meta_.catalog().ListNamespaces(w.id, parent));
+    TM_ASSIGN(auto children, stores.catalog().ListNamespaces(w.id, parent));
     for (auto& child : children) {
       for (const char* kind : {"table", "view", "generic"}) {
-        TM_ASSIGN(auto entries, meta_.catalog().ListEntries(w.id, child.levels, kind));
+        TM_ASSIGN(auto entries, stores.catalog().ListEntries(w.id, child.levels, kind));
         for (const auto& e : entries) {
           if (e.namespace_levels == self.ns && e.name == self.name) continue;
           auto other_key = KeyOf(w, e.location);
@@ -679,11 +681,12 @@ Result<void> CatalogService::CheckLocationFree(const metastore::Warehouse& w,
   return {};
 }
 
-Result<void> CatalogService::CheckOutsideGenericTables(const metastore::Warehouse& w,
+Result<void> CatalogService::CheckOutsideGenericTables(metastore::Stores& stores,
+                                                       const metastore::Warehouse& w,
                                                        const std::string& location) {
   TM_ASSIGN(std::string key, KeyOf(w, location));
   std::string prefix = key + "/";
-  TM_ASSIGN(auto generic, meta_.catalog().ListEntriesOfKind(w.id, "generic"));
+  TM_ASSIGN(auto generic, stores.catalog().ListEntriesOfKind(w.id, "generic"));
   for (const auto& e : generic) {
     auto other_key = KeyOf(w, e.location);
     if (!other_key) continue;
@@ -698,11 +701,21 @@ Result<void> CatalogService::CheckOutsideGenericTables(const metastore::Warehous
   return {};
 }
 
+Result<void> CatalogService::CreateEntry(
+    const metastore::TableEntry& entry,
+    const std::function<Result<void>(metastore::Stores&)>& check) {
+  return metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
+    TM_TRY(check(txn));
+    return txn.catalog().SwapMetadata({metastore::MetadataSwap{
+        entry.warehouse_id, entry.namespace_levels, entry.name, "", entry}});
+  });
+}
+
 Result<void> CatalogService::CheckSolePrefix(const metastore::Warehouse& w, const TableIdent& self,
                                              const std::string& prefix) {
   std::string location = WarehouseFiles::Root(w) + prefix;
   while (location.ends_with("/")) location.pop_back();
-  auto free = CheckLocationFree(w, self, location);
+  auto free = CheckLocationFree(meta_, w, self, location);
   if (!free && free.error().code == ErrorCode::kConflict) {
     return Fail(BadRequest("Cannot purge " + JoinDots(self.ns) + "." + self.name +
                            ": its location overlaps that of " + free.error().Detail("overlaps") +

@@ -116,13 +116,19 @@ class CatalogService {
   // services.
   WarehouseFiles& files() { return files_; }
   metastore::Metastore& metastore() { return meta_; }
-  // Fails (kConflict) when `location` overlaps a generic table's base location: that
-  // table's sessions may write and delete anything there.
-  Result<void> CheckOutsideGenericTables(const metastore::Warehouse& w,
+  // Fails (kConflict) when `location` overlaps a generic table's base location, as
+  // `stores` (the metastore, or a create's transaction) sees them: that table's sessions may
+  // write and delete anything there.
+  Result<void> CheckOutsideGenericTables(metastore::Stores& stores, const metastore::Warehouse& w,
                                          const std::string& location);
   // Fails when an entry other than `self` has a location overlapping `location`.
-  Result<void> CheckLocationFree(const metastore::Warehouse& w, const TableIdent& self,
-                                 const std::string& location);
+  Result<void> CheckLocationFree(metastore::Stores& stores, const metastore::Warehouse& w,
+                                 const TableIdent& self, const std::string& location);
+  // Creates `entry` (a table, view or generic table) in one transaction with `check`, which
+  // reads through the transaction: two creates at overlapping locations cannot both pass
+  // their checks. kAlreadyExists when the name is taken; `check`'s errors as they are.
+  Result<void> CreateEntry(const metastore::TableEntry& entry,
+                           const std::function<Result<void>(metastore::Stores&)>& check);
 
   // ---- namespaces
   Result<std::vector<Namespace>> ListNamespaces(const metastore::Warehouse& w,

@@ -135,12 +135,12 @@ Result<LoadedGenericTable> GenericTableService::Create(const CatalogPrincipal& c
                                "' must not contain empty, '.' or '..' path segments"));
       }
     }
-    TM_TRY(catalog_.CheckLocationFree(w, ident, location));
+    TM_TRY(catalog_.CheckLocationFree(catalog_.metastore(), w, ident, location));
   } else {
     location = WarehouseFiles::Root(w) + JoinPath(ns) + "/" + ident.name;
     TM_ASSIGN(bool occupied, catalog_.files().Occupied(w, location));
     if (occupied) location += "-" + id.substr(0, 8);
-    TM_TRY(catalog_.CheckLocationFree(w, ident, location));
+    TM_TRY(catalog_.CheckLocationFree(catalog_.metastore(), w, ident, location));
   }
   // ---- apply
   Json record = {{"id", id},
@@ -155,7 +155,11 @@ Result<LoadedGenericTable> GenericTableService::Create(const CatalogPrincipal& c
   int64_t now = clock_.NowMillis();
   metastore::TableEntry entry{
       w.id, ns, ident.name, "generic", id, location, NextVersion(id, now), record.dump(), now, now};
-  auto created = store.SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}});
+  // Checked again where the entry is written: a concurrent create at an overlapping
+  // location is seen by one of the two checks.
+  auto created = catalog_.CreateEntry(entry, [&](metastore::Stores& stores) {
+    return catalog_.CheckLocationFree(stores, w, ident, location);
+  });
   if (!created) {
     if (created.error().code == ErrorCode::kAlreadyExists) {
       if (auto existing = store.GetEntry(w.id, ns, ident.name)) return Fail(Collision(*existing));
@@ -192,7 +196,8 @@ Result<void> GenericTableService::Drop(const CatalogPrincipal& caller,
   // the drop (a crash never drops without it) and names the warehouse, so it re-checks
   // when it runs that no entry was created there meanwhile.
   TM_ASSIGN(std::string key, catalog_.files().KeyOf(w, entry.location));
-  const bool sole = catalog_.CheckLocationFree(w, ident, entry.location).has_value();
+  const bool sole =
+      catalog_.CheckLocationFree(catalog_.metastore(), w, ident, entry.location).has_value();
   metastore::CatalogStore::DropFollowUp follow_up =
       [&](const metastore::TableEntry& dropping) -> Result<std::optional<metastore::NewTask>> {
     // Protected (or otherwise changed) since it was read: the drop is refused whole.

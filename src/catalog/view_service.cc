@@ -67,7 +67,7 @@ Result<LoadedView> ViewService::Create(const CatalogPrincipal& caller,
     location = request["location"].get<std::string>();
     while (location.ends_with("/")) location.pop_back();
     TM_TRY(catalog_.files().KeyOf(w, location));
-    TM_TRY(catalog_.CheckOutsideGenericTables(w, location));
+    TM_TRY(catalog_.CheckOutsideGenericTables(catalog_.metastore(), w, location));  // fast
   } else {
     location = WarehouseFiles::Root(w) + JoinPath(ns) + "/" + ident.name;
     TM_ASSIGN(bool occupied, catalog_.files().Occupied(w, location));
@@ -88,7 +88,9 @@ Result<LoadedView> ViewService::Create(const CatalogPrincipal& caller,
                               metadata.dump(),
                               clock_.NowMillis(),
                               clock_.NowMillis()};
-  auto created = store.SwapMetadata({metastore::MetadataSwap{w.id, ns, ident.name, "", entry}});
+  auto created = catalog_.CreateEntry(entry, [&](metastore::Stores& stores) {
+    return catalog_.CheckOutsideGenericTables(stores, w, location);
+  });
   if (!created) {
     if (created.error().code == ErrorCode::kAlreadyExists) {
       if (auto existing = store.GetEntry(w.id, ns, ident.name)) return Fail(Collision(*existing));
