@@ -2,6 +2,7 @@
 /v1/namespaces, /v1/tables, /v1/table, POST /v1/credentials), with PyIceberg writing
 through the catalog in between."""
 
+from concurrent.futures import ThreadPoolExecutor
 import uuid
 
 import boto3
@@ -76,6 +77,24 @@ def test_create_describe_and_list_tables(server):
     assert d["current_snapshot_id"] == table.refresh().metadata.current_snapshot_id
     events = get(server, key, "/v1/audit", action="table.create").json()["events"]
     assert len(events) == 1
+
+
+def test_one_idempotency_key_sent_twice_at_once_creates_one_table(server):
+    """A client that retries before the first answer arrives: both calls answer 201 with the
+    same table, and one table exists, audited once."""
+    account = new_account(server)
+    key = account["api_key"]
+    for round_ in range(5):
+        idem = uuid.uuid4().hex
+        body = dict(warehouse_id="lake", namespace="retry", name=f"t{round_}", schema=SCHEMA)
+        with ThreadPoolExecutor(3) as pool:
+            answers = list(pool.map(lambda _: create_table(server, key, idem, **body), range(3)))
+        assert [r.status_code for r in answers] == [201, 201, 201], [r.text for r in answers]
+        assert answers[0].json() == answers[1].json() == answers[2].json()
+    tables = get(server, key, "/v1/tables", warehouse="lake").json()["tables"]
+    assert sorted(t["name"] for t in tables) == [f"t{i}" for i in range(5)]
+    events = get(server, key, "/v1/audit", action="table.create").json()["events"]
+    assert len(events) == 5
 
 
 def test_format_version_3_warns_and_errors_are_typed(server):

@@ -29,15 +29,13 @@ Result<std::optional<std::string>> IdempotencyRecords::Replay(const Caller& call
   return std::optional<std::string>(seen->resource_id);
 }
 
-Result<void> IdempotencyRecords::Remember(const Caller& caller, const std::string& key,
-                                          const std::string& endpoint, const std::string& resource,
-                                          const std::string& request_hash) {
+Result<void> IdempotencyRecords::RememberIn(metastore::Stores& stores, const Caller& caller,
+                                            const std::string& key, const std::string& endpoint,
+                                            const std::string& resource,
+                                            const std::string& request_hash) {
   if (key.empty()) return {};
-  auto put = meta_.idempotency().PutIdempotency(
+  return stores.idempotency().PutIdempotency(
       {caller.principal.id, key, endpoint, resource, clock_.NowMillis(), request_hash});
-  // A concurrent call with the same key recorded its answer first: it stands.
-  if (!put && put.error().Detail("conflict") == "idempotency_key") return {};
-  return put;
 }
 
 }  // namespace tablemere::accounts

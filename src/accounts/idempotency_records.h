@@ -23,12 +23,13 @@ class IdempotencyRecords {
   Result<std::optional<std::string>> Replay(const Caller& caller, const std::string& key,
                                             const std::string& endpoint,
                                             const std::string& request_hash);
-  // Records `resource` (there: the first answer) under `key` in a transaction of its own;
-  // nothing for an empty key. A concurrent call that recorded first stands. A create that
-  // can record inside its own transaction puts the record there instead
-  // (IdempotencyStore::PutIdempotency).
-  Result<void> Remember(const Caller& caller, const std::string& key, const std::string& endpoint,
-                        const std::string& resource, const std::string& request_hash);
+  // Records `resource` (there: the first answer) under `key` in `stores`, the transaction
+  // that creates the resource: both land or neither. Nothing for an empty key. kConflict
+  // (detail conflict idempotency_key) when a concurrent call with the key recorded first
+  // (then that call's answer is the one to replay).
+  Result<void> RememberIn(metastore::Stores& stores, const Caller& caller, const std::string& key,
+                          const std::string& endpoint, const std::string& resource,
+                          const std::string& request_hash);
 
  private:
   metastore::Metastore& meta_;

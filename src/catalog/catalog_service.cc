@@ -325,7 +325,8 @@ void CatalogService::AttachCredentials(LoadedTable& table, const CatalogPrincipa
 
 Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
                                                 const metastore::Warehouse& w, const Namespace& ns,
-                                                const Json& request, bool vend) {
+                                                const Json& request, bool vend,
+                                                const AlsoInCreate& also) {
   // ---- validate
   TM_TRY(RequireWrite(caller));
   if (!request.is_object() || !request.contains("name") || !request["name"].is_string()) {
@@ -384,9 +385,10 @@ Result<LoadedTable> CatalogService::CreateTable(const CatalogPrincipal& caller,
                                 result.metadata_json,
                                 clock_.NowMillis(),
                                 clock_.NowMillis()};
-    TM_TRY(CreateEntry(entry, [&](metastore::Stores& stores) {
-      return CheckOutsideGenericTables(stores, w, location);
-    }));
+    TM_TRY(CreateEntry(
+        entry,
+        [&](metastore::Stores& stores) { return CheckOutsideGenericTables(stores, w, location); },
+        also));
     KeepVersionHint(w, ns, ident.name);
   }
   AttachCredentials(result, caller, w, ident, metadata.value("location", location), vend);
@@ -703,11 +705,13 @@ Result<void> CatalogService::CheckOutsideGenericTables(metastore::Stores& stores
 
 Result<void> CatalogService::CreateEntry(
     const metastore::TableEntry& entry,
-    const std::function<Result<void>(metastore::Stores&)>& check) {
+    const std::function<Result<void>(metastore::Stores&)>& check, const AlsoInCreate& also) {
   return metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     TM_TRY(check(txn));
-    return txn.catalog().SwapMetadata({metastore::MetadataSwap{
-        entry.warehouse_id, entry.namespace_levels, entry.name, "", entry}});
+    TM_TRY(txn.catalog().SwapMetadata({metastore::MetadataSwap{
+        entry.warehouse_id, entry.namespace_levels, entry.name, "", entry}}));
+    if (also) TM_TRY(also(txn, entry));
+    return {};
   });
 }
 

@@ -124,11 +124,17 @@ class CatalogService {
   // Fails when an entry other than `self` has a location overlapping `location`.
   Result<void> CheckLocationFree(metastore::Stores& stores, const metastore::Warehouse& w,
                                  const TableIdent& self, const std::string& location);
+  // A step a caller adds to the transaction that creates an entry (the control API's
+  // Idempotency-Key record); its failure undoes the create.
+  using AlsoInCreate =
+      std::function<Result<void>(metastore::Stores&, const metastore::TableEntry&)>;
   // Creates `entry` (a table, view or generic table) in one transaction with `check`, which
   // reads through the transaction: two creates at overlapping locations cannot both pass
-  // their checks. kAlreadyExists when the name is taken; `check`'s errors as they are.
+  // their checks. kAlreadyExists when the name is taken; `check`'s and `also`'s errors as
+  // they are.
   Result<void> CreateEntry(const metastore::TableEntry& entry,
-                           const std::function<Result<void>(metastore::Stores&)>& check);
+                           const std::function<Result<void>(metastore::Stores&)>& check,
+                           const AlsoInCreate& also = {});
 
   // ---- namespaces
   Result<std::vector<Namespace>> ListNamespaces(const metastore::Warehouse& w,
@@ -146,8 +152,10 @@ class CatalogService {
 
   // ---- tables
   Result<std::vector<TableIdent>> ListTables(const metastore::Warehouse& w, const Namespace& ns);
+  // `also` runs in the transaction that creates the table (not for a staged create).
   Result<LoadedTable> CreateTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
-                                  const Namespace& ns, const Json& request, bool vend);
+                                  const Namespace& ns, const Json& request, bool vend,
+                                  const AlsoInCreate& also = {});
   // `head`: the table's head as authentication read it (used when it is of `ident`).
   Result<LoadedTable> LoadTable(const CatalogPrincipal& caller, const metastore::Warehouse& w,
                                 const TableIdent& ident, bool vend, bool refs_only,

@@ -59,8 +59,25 @@ Result<void> ControlTables::RequireTable(const metastore::Warehouse& w, const Ta
                   .With("remedy", "tablemere table list shows them."));
 }
 
+namespace {
+
+// What a create answers with, from the table's metadata document.
+CreatedTable CreatedFrom(const NewTableRequest& request, const std::string& metadata_text) {
+  Json metadata = Json::parse(metadata_text, nullptr, false);
+  CreatedTable out{{request.ns, request.name}, "", "", request.format_version};
+  if (metadata.is_object()) {
+    out.table_uuid = metadata.value("table-uuid", "");
+    out.location = metadata.value("location", "");
+    out.format_version = metadata.value("format-version", request.format_version);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<CreatedTable> ControlTables::Create(const accounts::WarehouseAccess& access,
-                                           const NewTableRequest& request) {
+                                           const NewTableRequest& request,
+                                           const AlsoInCreate& also) {
   // ---- validate and authorise
   if (request.ns.empty()) {
     return Fail(Coded(ErrorCode::kInvalidInput, "missing_field", "namespace is required")
@@ -102,16 +119,15 @@ Result<CreatedTable> ControlTables::Create(const accounts::WarehouseAccess& acce
   Json create = {{"name", request.name},
                  {"schema", request.schema},
                  {"properties", {{"format-version", std::to_string(request.format_version)}}}};
-  auto loaded = catalog_.CreateTable(principal, w, request.ns, create, /*vend=*/false);
-  if (!loaded) return Fail(FromCatalog(loaded.error()));
-  Json metadata = Json::parse(loaded->metadata_text(), nullptr, false);
-  CreatedTable out{{request.ns, request.name}, "", "", request.format_version};
-  if (metadata.is_object()) {
-    out.table_uuid = metadata.value("table-uuid", "");
-    out.location = metadata.value("location", "");
-    out.format_version = metadata.value("format-version", request.format_version);
+  CatalogService::AlsoInCreate in_create;
+  if (also) {
+    in_create = [&](metastore::Stores& stores, const metastore::TableEntry& entry) {
+      return also(stores, CreatedFrom(request, entry.metadata_json));
+    };
   }
-  return out;
+  auto loaded = catalog_.CreateTable(principal, w, request.ns, create, /*vend=*/false, in_create);
+  if (!loaded) return Fail(FromCatalog(loaded.error()));
+  return CreatedFrom(request, loaded->metadata_text());
 }
 
 Result<std::vector<Namespace>> ControlTables::Namespaces(const accounts::WarehouseAccess& access) {

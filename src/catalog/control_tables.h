@@ -63,8 +63,11 @@ class ControlTables {
   // The namespace is created on demand. Errors: kPermissionDenied (forbidden: read
   // holders), kInvalidInput (missing_field, invalid_value), catalog errors (with detail
   // catalog_error: their Iceberg answer is rendered by the adapter).
+  // `also` runs in the transaction that creates the table, given what the call answers
+  // with; its failure undoes the create.
+  using AlsoInCreate = std::function<Result<void>(metastore::Stores&, const CreatedTable&)>;
   Result<CreatedTable> Create(const accounts::WarehouseAccess& access,
-                              const NewTableRequest& request);
+                              const NewTableRequest& request, const AlsoInCreate& also = {});
   // Every namespace of the warehouse, sorted.
   Result<std::vector<Namespace>> Namespaces(const accounts::WarehouseAccess& access);
   // The tables of one namespace, or of all when `ns` is empty. Errors: kNotFound

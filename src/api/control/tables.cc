@@ -49,6 +49,30 @@ Result<accounts::WarehouseAccess> AccessOfQuery(Context& ctx, const accounts::Ca
   return AccessNamed(ctx, caller, q.count("warehouse") ? q["warehouse"] : q["warehouse_id"]);
 }
 
+// The answer of POST /v1/tables (and what its Idempotency-Key replays).
+Json CreatedTableJson(const metastore::Warehouse& w, const catalog::CreatedTable& created,
+                      int requested) {
+  std::string ns = catalog::JoinDots(created.ident.ns);
+  Json out = {{"table", ns + "." + created.ident.name},
+              {"warehouse_id", w.id.str()},
+              {"warehouse", storage::TableBucketName(w.id)},
+              {"namespace", ns},
+              {"name", created.ident.name},
+              {"table_uuid", created.table_uuid},
+              {"location", created.location},
+              {"format_version", created.format_version},
+              {"format_version_requested", requested},
+              {"format_version_honoured", created.format_version == requested}};
+  if (created.format_version >= 3) {
+    out["warnings"] =
+        Json::array({Warning("Format version 3 is writable only by Spark 3.5 + Iceberg 1.11 today; "
+                             "DuckDB 1.5 and PyIceberg 0.12 read it but cannot write it.")});
+    out["writable_by"] = Json::array({"spark"});
+    out["not_writable_by"] = Json::array({"duckdb", "pyiceberg"});
+  }
+  return out;
+}
+
 }  // namespace
 
 void BindTables(Binder& b, Context& ctx) {
@@ -90,29 +114,29 @@ void BindTables(Binder& b, Context& ctx) {
         TM_ASSIGN(auto access, AccessNamed(ctx, caller, warehouse));
         TM_TRY(ctx.accounts.usage().CheckStorageQuota(caller, access.warehouse.org_id,
                                                       "creating a table"));
-        auto created = ctx.tables.Create(access, r);
-        if (!created) return Fail(CatalogFailure(created.error()));
         const auto& w = access.warehouse;
-        std::string ns = catalog::JoinDots(created->ident.ns);
-        Json out = {{"table", ns + "." + created->ident.name},
-                    {"warehouse_id", w.id.str()},
-                    {"warehouse", storage::TableBucketName(w.id)},
-                    {"namespace", ns},
-                    {"name", created->ident.name},
-                    {"table_uuid", created->table_uuid},
-                    {"location", created->location},
-                    {"format_version", created->format_version},
-                    {"format_version_requested", requested},
-                    {"format_version_honoured", created->format_version == requested}};
-        if (created->format_version >= 3) {
-          out["warnings"] = Json::array(
-              {Warning("Format version 3 is writable only by Spark 3.5 + Iceberg 1.11 today; "
-                       "DuckDB 1.5 and PyIceberg 0.12 read it but cannot write it.")});
-          out["writable_by"] = Json::array({"spark"});
-          out["not_writable_by"] = Json::array({"duckdb", "pyiceberg"});
+        // The Idempotency-Key record lands with the table, in its transaction: a retry after
+        // a crash, or a concurrent call with the key, gets this answer, never a 409.
+        catalog::ControlTables::AlsoInCreate remember;
+        if (!idem.empty()) {
+          remember = [&](metastore::Stores& stores, const catalog::CreatedTable& made) {
+            return ctx.accounts.idempotency().RememberIn(
+                stores, caller, idem, kCreateTableEndpoint,
+                CreatedTableJson(w, made, requested).dump(), fingerprint);
+          };
         }
-        TM_TRY(ctx.accounts.idempotency().Remember(caller, idem, kCreateTableEndpoint, out.dump(),
-                                                   fingerprint));
+        auto created = ctx.tables.Create(access, r, remember);
+        if (!created) {
+          if (!idem.empty()) {
+            // A concurrent call with the same key created the table first.
+            TM_ASSIGN(auto first, ctx.accounts.idempotency().Replay(
+                                      caller, idem, kCreateTableEndpoint, fingerprint));
+            if (first) return Response::Json(201, *first);
+          }
+          return Fail(CatalogFailure(created.error()));
+        }
+        Json out = CreatedTableJson(w, *created, requested);
+        std::string ns = catalog::JoinDots(created->ident.ns);
         TM_TRY(ctx.accounts.audit().Record(
             metastore::AuditEvent{0, 0, caller.principal.id, w.org_id, "table.create", "table",
                                   w.id + "/" + ns + "." + created->ident.name, req.request_id,
