@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "metastore/coalesced_reads.h"
 #include "metastore/metastore.h"
 #include "metastore/read_cache.h"
 #include "sql/sql.h"
@@ -101,6 +102,9 @@ struct Core {
   WriteGeneration write_generation;
   ReadCache<Warehouse> warehouse_memo;
   ReadCache<TableEntry> entry_head_memo;
+  // Where the memos are not exact (several writers): concurrent loadTable reads of one
+  // table share a round trip, each as exact as its own read (coalesced_reads.h).
+  CoalescedReads<CatalogStore::WarehouseAndHead> head_reads;
   const Clock& clock;
 
   // Commits the transaction open on `lease`, bumping the write generation around it

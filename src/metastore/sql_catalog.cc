@@ -111,7 +111,8 @@ class SqlCatalog final : public CatalogStore {
   }
 
   // Where the memos are exact, from them (often no read at all); elsewhere one joined read,
-  // as exact as the two reads it replaces.
+  // as exact as the two reads it replaces, shared by the reads of the same table queued
+  // while another is in flight (coalesced_reads.h).
   Result<WarehouseAndHead> GetWarehouseAndHead(const WarehouseId& warehouse_id,
                                                const std::vector<std::string>& ns,
                                                const std::string& name) override {
@@ -128,13 +129,16 @@ class SqlCatalog final : public CatalogStore {
         "e.metadata_location, '', e.created_ms, e.updated_ms FROM warehouses w LEFT JOIN "
         "entries e ON e.warehouse_id = w.id AND e.namespace = ? AND e.name = ? WHERE w.id = ?";
     constexpr int kEntryAt = 9;  // the warehouse's nine columns come first
-    return s_.Read([&](sql::Connection& db) -> Result<WarehouseAndHead> {
-      return One(db, joined, {JoinNs(ns), name, warehouse_id.str()}, "warehouse not found",
-                 [&](sql::Statement& st) {
-                   WarehouseAndHead out{WarehouseRow(st, 0), std::nullopt};
-                   if (!st.IsNull(kEntryAt)) out.head = EntryRowAt(st, kEntryAt);
-                   return out;
-                 });
+    const std::string key = MemoKey({warehouse_id.str(), JoinNs(ns), name});
+    return s_.core.head_reads.Get(key, [&] {
+      return s_.Read([&](sql::Connection& db) -> Result<WarehouseAndHead> {
+        return One(db, joined, {JoinNs(ns), name, warehouse_id.str()}, "warehouse not found",
+                   [&](sql::Statement& st) {
+                     WarehouseAndHead out{WarehouseRow(st, 0), std::nullopt};
+                     if (!st.IsNull(kEntryAt)) out.head = EntryRowAt(st, kEntryAt);
+                     return out;
+                   });
+      });
     });
   }
 
