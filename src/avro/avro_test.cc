@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <type_traits>
+
 #include "avro/container.h"
 #include "avro/encoding.h"
 
@@ -106,15 +108,38 @@ TEST(Avro, CorruptFilesAreRefused) {
   std::string bad_sync = bytes;
   bad_sync[bad_sync.size() - 1] ^= 1;
   EXPECT_FALSE(ReadContainer(bad_sync));
+  // Header metadata that is not UTF-8 (a mutated manifest's, as a fuzz found: the worker
+  // aborted rendering it as JSON) is refused where it is read.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"iceberg.schema", "{\"x\": \"\xC0\xAF\"}"}, {"bad\xFF", "1"}}) {
+    Container odd = c;
+    odd.metadata = {{key, value}};
+    auto read = ReadContainer(*WriteContainer(odd, std::string(16, 'Z')));
+    ASSERT_FALSE(read);
+    EXPECT_NE(read.error().message.find("UTF-8"), std::string::npos);
+  }
   // A record whose value does not match the schema is not written.
   c.records = {Value::Record({Value::Long(5)})};
   EXPECT_FALSE(WriteContainer(c, std::string(16, 'Z')));
   // A string claiming more bytes than there are.
-  Decoder d(
-      std::string("\x7f"
-                  "ab",
-                  3));
+  // The decoder views its input: a temporary string cannot be handed to it.
+  static_assert(!std::is_constructible_v<Decoder, std::string&&>);
+  static_assert(std::is_constructible_v<Decoder, const std::string&>);
+  const std::string short_string(
+      "\x7f"
+      "ab",
+      3);
+  Decoder d(short_string);
   EXPECT_FALSE(d.Read(*ParseSchema(std::string("\"string\""))->root));
+  // A string that is not UTF-8 (an overlong '/'), as a mutated manifest may hold.
+  const std::string not_utf8("\x04\xC0\xAF", 3);
+  Decoder d2(not_utf8);
+  auto read = d2.Read(*ParseSchema(std::string("\"string\""))->root);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("UTF-8"), std::string::npos);
+  // The same bytes are fine where the schema says bytes.
+  Decoder d3(not_utf8);
+  EXPECT_TRUE(d3.Read(*ParseSchema(std::string("\"bytes\""))->root));
 }
 
 // The header of a container with `schema` and the null codec, sync "ZZZ…".

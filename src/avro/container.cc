@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include "avro/encoding.h"
+#include "common/strings.h"
 
 namespace tablemere::avro {
 namespace {
@@ -229,6 +230,11 @@ Result<Container> ReadContainer(std::string_view bytes) {
       TM_ASSIGN(int64_t vn, d.Long());
       if (vn < 0) return Fail(Corrupt("a negative length"));
       TM_ASSIGN(auto value, d.Bytes(static_cast<size_t>(vn)));
+      // Held as text (Iceberg writes JSON and names there) and rendered as JSON by the
+      // jobs that read manifests: refused here when it is not UTF-8, not far away.
+      if (!ValidUtf8(key) || !ValidUtf8(value)) {
+        return Fail(Corrupt("a metadata entry that is not UTF-8"));
+      }
       if (key == "avro.schema") {
         schema_text = std::string(value);
       } else if (key == "avro.codec") {

@@ -21,7 +21,7 @@ struct Container {
   Schema schema;
   Codec codec = Codec::kNull;
   // Every metadata entry but avro.schema and avro.codec (Iceberg's schema,
-  // partition-spec, format-version, content, …).
+  // partition-spec, format-version, content, …), each key and value valid UTF-8.
   std::map<std::string, std::string> metadata;
   std::vector<Value> records;
 };

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "common/strings.h"
+
 namespace tablemere::avro {
 namespace {
 
@@ -113,6 +115,11 @@ Result<Value> Decoder::Read(const Node& node, int depth) {
       TM_ASSIGN(int64_t n, Long());
       if (n < 0) return Fail(Corrupt("a negative length"));
       TM_ASSIGN(auto b, Bytes(static_cast<size_t>(n)));
+      // Avro strings are UTF-8; manifests are written by clients, and a string that is not
+      // would fail wherever it is rendered (as JSON), far from here.
+      if (node.type == Type::kString && !ValidUtf8(b)) {
+        return Fail(Corrupt("a string that is not UTF-8"));
+      }
       v.s = std::string(b);
       return v;
     }
@@ -165,6 +172,7 @@ Result<Value> Decoder::Read(const Node& node, int depth) {
             TM_ASSIGN(int64_t n, Long());
             if (n < 0) return Fail(Corrupt("a negative length"));
             TM_ASSIGN(auto key, Bytes(static_cast<size_t>(n)));
+            if (!ValidUtf8(key)) return Fail(Corrupt("a map key that is not UTF-8"));
             TM_ASSIGN(Value inner, Read(*node.items, depth + 1));
             v.entries.emplace_back(std::string(key), std::move(inner));
           } else {

@@ -27,8 +27,11 @@ bool CountFits(const Node& node, int64_t count, size_t remaining);
 // decoders of one file, is how many values may still be decoded.
 class Decoder {
  public:
+  // `data` is viewed, not copied: it must outlive the decoder (a temporary string would
+  // not, hence the deleted overload).
   explicit Decoder(std::string_view data, int64_t* budget = nullptr)
       : data_(data), budget_(budget) {}
+  explicit Decoder(std::string&& data, int64_t* budget = nullptr) = delete;
   Result<int64_t> Long();
   Result<std::string_view> Bytes(size_t n);
   Result<Value> Read(const Node& node, int depth = 0);

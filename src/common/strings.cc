@@ -121,4 +121,42 @@ std::optional<int64_t> ParseInt(std::string_view s) {
   return v;
 }
 
+// Written here: none of the libraries the server links (nlohmann's JSON throws on invalid
+// UTF-8 only when it dumps) checks a byte string for UTF-8 on its own.
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80;  // the allowed range of the second byte (RFC 3629, table 3-7)
+    unsigned char hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // no overlong three-byte forms
+      if (c == 0xED) hi = 0x9F;  // no surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // no overlong four-byte forms
+      if (c == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
+    } else {
+      return false;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
+    }
+    if (s.size() - i < len) return false;
+    const auto second = static_cast<unsigned char>(s[i + 1]);
+    if (second < lo || second > hi) return false;
+    for (size_t k = 2; k < len; k++) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < 0x80 || b > 0xBF) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 }  // namespace tablemere

@@ -29,6 +29,11 @@ std::string UrlEncode(std::string_view s, bool keep_slash = false);
 std::optional<std::vector<std::pair<std::string, std::string>>> ParseQuery(
     std::string_view query, bool plus_as_space = false);
 
+// Whether `s` is well-formed UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing
+// above U+10FFFF. Text read from files clients write (Avro strings) is checked with it
+// before anything renders it as JSON.
+bool ValidUtf8(std::string_view s);
+
 // Parses a non-negative decimal integer that must consume the whole string.
 std::optional<int64_t> ParseInt(std::string_view s);
 
