@@ -129,13 +129,20 @@ def test_signup_form_reserves_the_handle(srv):
     assert (listed["status"], listed["handle"], listed["name"]) == ("active", handle, "Acme Labs")
 
 
-def test_claimed_open_domain_joins_its_organisation(srv):
+def company_with_claimed_domain(srv):
+    """An account on a company domain whose organisation has claimed it:
+    (domain, owner, its key, its org_id)."""
     domain = f"corp-{uuid.uuid4().hex[:6]}.test"
     owner = srv.signup(email=f"boss@{domain}")
     key = owner["api_key"]
     org = owner["organization"]["org_id"]
     assert requests.post(f"{srv.api}/v1/orgs/{org}/domains", headers=auth(key),
                          json={"domain": domain}).status_code == 201
+    return domain, owner, key, org
+
+
+def test_claimed_open_domain_joins_its_organisation(srv):
+    domain, owner, key, org = company_with_claimed_domain(srv)
     assert requests.patch(f"{srv.api}/v1/orgs/{org}", headers=auth(key),
                           json={"domain_join": True}).status_code == 200
     a = f"new-{uuid.uuid4().hex[:6]}@{domain}"
@@ -153,12 +160,7 @@ def test_claimed_open_domain_joins_its_organisation(srv):
 def test_a_signup_does_not_join_an_organisation_that_closed_its_domain_meanwhile(srv):
     """The landing is decided when a signup starts; an admin who switches domain join off
     (or releases the domain) before the code is used is not overridden by it."""
-    domain = f"corp-{uuid.uuid4().hex[:6]}.test"
-    owner = srv.signup(email=f"boss@{domain}")
-    key = owner["api_key"]
-    org = owner["organization"]["org_id"]
-    assert requests.post(f"{srv.api}/v1/orgs/{org}/domains", headers=auth(key),
-                         json={"domain": domain}).status_code == 201
+    domain, owner, key, org = company_with_claimed_domain(srv)
     for closing in ({"domain_join": False}, None):
         assert requests.patch(f"{srv.api}/v1/orgs/{org}", headers=auth(key),
                               json={"domain_join": True}).status_code == 200

@@ -82,10 +82,9 @@ Result<DeviceStarted> DeviceFlow::Start(const DeviceRequest& r) {
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "requested_level is read or write")
                     .With("field", "requested_level"));
   }
-  auto& meta = meta_;
   const int64_t now = clock_.NowMillis();
   TM_ASSIGN(auto decision,
-            meta.verification().TakeRate("device:" + r.address, kStartsPerHour, kHourMs, now));
+            meta_.verification().TakeRate("device:" + r.address, kStartsPerHour, kHourMs, now));
   if (!decision.allowed) {
     return Fail(
         Coded(ErrorCode::kRateLimited, "rate_limited", "Too many logins started; wait.")
@@ -111,7 +110,7 @@ Result<DeviceStarted> DeviceFlow::Start(const DeviceRequest& r) {
   // A user code collides rarely; draw again then.
   for (int attempt = 0;; attempt++) {
     out.grant.user_code = NewUserCode(random_);
-    auto created = meta.devices().CreateDevice(out.grant);
+    auto created = meta_.devices().CreateDevice(out.grant);
     if (created) break;
     if (created.error().code != ErrorCode::kAlreadyExists || attempt == 8) {
       return Fail(created.error());
@@ -198,12 +197,11 @@ Result<DeviceApproved> DeviceFlow::Approve(const Caller& caller, const DeviceApp
                                            const std::string& request_id) {
   TM_TRY(HumanOnly(caller));
   TM_ASSIGN(auto grant, OpenGrant(approval.user_code));
-  auto& meta = meta_;
   if (approval.deny) {
     metastore::DeviceGrant next = grant;
     next.status = "denied";
     next.approved_by = caller.principal.id;
-    TM_TRY(Lost(meta.devices().UpdateDevice(next, "pending"), DeviceNotFound()));
+    TM_TRY(Lost(meta_.devices().UpdateDevice(next, "pending"), DeviceNotFound()));
     return DeviceApproved{false, next, std::nullopt, {}};
   }
   std::optional<Level> level;
@@ -253,8 +251,7 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
   auto answer = [](const char* code, const std::string& message) {
     return Fail(Coded(ErrorCode::kInvalidInput, code, message));
   };
-  auto& meta = meta_;
-  auto grant = meta.devices().DeviceByCodeHash(HashDeviceCode(device_code));
+  auto grant = meta_.devices().DeviceByCodeHash(HashDeviceCode(device_code));
   if (!grant) {
     if (grant.error().code != ErrorCode::kNotFound) return Fail(grant.error());
     return answer("invalid_grant", "Unknown device code");
@@ -270,7 +267,7 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
     if (too_fast) next.interval_s += kSlowDownStepS;
     next.last_poll_ms = now;
     // A concurrent decision moves the grant on; the next poll reads it.
-    auto polled = meta.devices().UpdateDevice(next, "pending");
+    auto polled = meta_.devices().UpdateDevice(next, "pending");
     if (!polled && polled.error().code != ErrorCode::kConflict) return Fail(polled.error());
     if (too_fast) {
       return Fail(Coded(ErrorCode::kInvalidInput, "slow_down", "Polling too fast")
@@ -279,22 +276,22 @@ Result<DeviceToken> DeviceFlow::Poll(const std::string& device_code) {
     return answer("authorization_pending", "Waiting for a person to approve the code");
   }
   // ---- approved: the agent's key, once
-  TM_ASSIGN(auto agent, meta.principals().FindPrincipal(grant->agent_id));
+  TM_ASSIGN(auto agent, meta_.principals().FindPrincipal(grant->agent_id));
   DeviceToken out{api_keys_.Mint(agent.id, "cli " + grant->hostname), {}};
   metastore::DeviceGrant next = *grant;
   next.status = "consumed";
-  TM_TRY(metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {
+  TM_TRY(metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
     TM_TRY(Lost(txn.devices().UpdateDevice(next, "approved"),
                 Coded(ErrorCode::kInvalidInput, "invalid_grant", "This login was completed")));
     return txn.principals().CreateApiKey(out.key.record);
   }));
-  TM_ASSIGN(out.agent.agent, meta.principals().FindPrincipal(agent.id));
-  TM_ASSIGN(auto grants, meta.warehouses().GrantsOf(agent.id));
+  TM_ASSIGN(out.agent.agent, meta_.principals().FindPrincipal(agent.id));
+  TM_ASSIGN(auto grants, meta_.warehouses().GrantsOf(agent.id));
   for (const auto& g : grants) {
-    TM_ASSIGN(auto w, meta.warehouses().FindWarehouse(g.warehouse_id));
+    TM_ASSIGN(auto w, meta_.warehouses().FindWarehouse(g.warehouse_id));
     out.agent.grants.emplace_back(g, w.name);
   }
-  auto creator = meta.principals().FindPrincipal(agent.created_by);
+  auto creator = meta_.principals().FindPrincipal(agent.created_by);
   if (creator) out.agent.created_by_display = creator->display_name;
   return out;
 }

@@ -119,14 +119,12 @@ Result<Onboarded> SignupService::OnboardOnce(const Caller& caller, const Onboard
         if (new_org) {
           TM_ASSIGN(auto now_orgs, txn.orgs().OrgsOf(caller.principal.id));
           if (!now_orgs.empty()) return Fail(Raced());
-        } else {
-          TM_ASSIGN(auto now_warehouses, txn.warehouses().WarehousesOfOrg(out.org.id));
-          if (!now_warehouses.empty()) return Fail(Raced());
-        }
-        if (new_org) {
           TM_TRY(txn.orgs().CreateOrg(out.org));
           TM_TRY(txn.orgs().PutMember(
               {out.org.id, caller.principal.id, metastore::Role::kAdmin, now, "created"}));
+        } else {
+          TM_ASSIGN(auto now_warehouses, txn.warehouses().WarehousesOfOrg(out.org.id));
+          if (!now_warehouses.empty()) return Fail(Raced());
         }
         TM_TRY(txn.warehouses().CreateProject(*out.project));
         TM_TRY(txn.warehouses().CreateWarehouse(w));

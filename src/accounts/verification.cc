@@ -107,7 +107,6 @@ Result<Landing> Verification::Land(const SignupStart& r,
     return Fail(Coded(ErrorCode::kInvalidInput, "invalid_value", "email is not a valid address")
                     .With("field", "email"));
   }
-  auto& meta = meta_;
   const bool form = !r.organization_name.empty() || !r.handle.empty();
   std::string handle = r.handle.empty() ? SlugFor(r.organization_name) : r.handle;
   if (form) {
@@ -126,7 +125,7 @@ Result<Landing> Verification::Land(const SignupStart& r,
               .With("suggestion", check.suggestion));
     }
   }
-  auto existing = meta.principals().FindHumanByEmail(email);
+  auto existing = meta_.principals().FindHumanByEmail(email);
   if (existing) {
     return Fail(Coded(ErrorCode::kAlreadyExists, "already_exists",
                       "This address has an account; log in or recover its key instead.")
@@ -138,9 +137,9 @@ Result<Landing> Verification::Land(const SignupStart& r,
   // ---- where the account will land: a claimed open domain, or the form's organisation
   out.workspace = r.workspace.empty() ? email.substr(0, email.find('@')) : r.workspace;
   Json payload = {{"workspace", out.workspace}, {"full_name", r.full_name}};
-  TM_ASSIGN(auto owner, meta.memberships().DomainOwner(DomainOf(email)));
+  TM_ASSIGN(auto owner, meta_.memberships().DomainOwner(DomainOf(email)));
   if (owner) {
-    TM_ASSIGN(auto org, meta.orgs().FindOrg(owner->org_id));
+    TM_ASSIGN(auto org, meta_.orgs().FindOrg(owner->org_id));
     if (org.domain_join && org.status == "active") {
       payload["join_org"] = org.id.str();
       out.will_join = org;
@@ -155,7 +154,7 @@ Result<Landing> Verification::Land(const SignupStart& r,
                                     "pending",
                                     false};
     auto reserved =
-        metastore::InTransaction(meta, [&](metastore::WriteTransaction& txn) -> Result<void> {
+        metastore::InTransaction(meta_, [&](metastore::WriteTransaction& txn) -> Result<void> {
           TM_TRY(txn.orgs().CreateOrg(pending));
           return audit_.RecordIn(
               txn, {0, 0, "", pending.id, "org.reserve", "org", pending.id, "", "{}"});
