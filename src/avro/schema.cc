@@ -49,6 +49,11 @@ struct Parser {
     auto node = std::make_shared<Node>();
     if (j.contains("logicalType") && j["logicalType"].is_string()) {
       node->logical_type = j["logicalType"].get<std::string>();
+      for (auto [key, member] :
+           {std::pair{"precision", &node->precision}, {"scale", &node->scale}}) {
+        auto it = j.find(key);
+        if (it != j.end() && it->is_number_integer()) *member = it->get<int>();
+      }
     }
     if (type == "record" || type == "error") {
       node->type = Type::kRecord;
@@ -92,6 +97,8 @@ struct Parser {
       if (node->logical_type.empty()) return p;
       auto copy = std::make_shared<Node>(*p);
       copy->logical_type = node->logical_type;
+      copy->precision = node->precision;
+      copy->scale = node->scale;
       return NodePtr(copy);
     }
     if (!node->name.empty()) {

@@ -57,6 +57,7 @@ struct Node {
   std::vector<NodePtr> branches;     // union
   size_t size = 0;                   // fixed
   std::string logical_type;          // e.g. "decimal", "date" ("" when none)
+  int precision = 0, scale = 0;      // a decimal's
 
   // The index of the record field `name`, or -1.
   int FieldIndex(const std::string& field_name) const;

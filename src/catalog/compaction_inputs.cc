@@ -25,56 +25,62 @@ std::string PartitionKey(int spec, const Json& partition) {
   return key;
 }
 
+namespace {
+
+// A live entry's partition as JSON, the form the manifest writers take it back in (they
+// still write entries as JSON through avro::FromJson).
+Json PartitionJson(const Manifest& m, size_t entry) {
+  const avro::Node& entry_node = *m.container.schema.root;
+  const avro::Value* file = m.container.records[entry].Get(entry_node, "data_file");
+  const avro::Node& file_node =
+      *entry_node.fields[static_cast<size_t>(entry_node.FieldIndex("data_file"))].type;
+  const avro::Value* partition = file ? file->Get(file_node, "partition") : nullptr;
+  return partition ? avro::ToJson(*m.partition_node, *partition) : Json::object();
+}
+
+}  // namespace
+
 Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshots) {
   Inputs in;
   std::map<int64_t, int64_t> committed_ms;  // snapshot id -> its timestamp
   for (const auto& s : snapshots) {
     committed_ms[s.value("snapshot-id", int64_t{-1})] = s.value("timestamp-ms", int64_t{0});
   }
-  auto added_ms = [&](const Json& entry) -> int64_t {
-    if (!entry["snapshot_id"].is_number_integer()) return 0;
-    auto at = committed_ms.find(entry["snapshot_id"].get<int64_t>());
+  auto added_ms = [&](int64_t snapshot_id) -> int64_t {
+    auto at = committed_ms.find(snapshot_id);
     return at == committed_ms.end() ? 0 : at->second;
-  };
-  auto parquet = [](const Json& file) {
-    std::string format = file.value("file_format", "");
-    for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return format == "PARQUET";
   };
   for (size_t mi = 0; mi < manifests.size(); mi++) {
     const Manifest& m = manifests[mi];
     const int spec = m.spec_id;
-    const avro::Node& entry = *m.container.schema.root;
-    for (size_t i = 0; i < m.container.records.size(); i++) {
-      Json e = Materialized(avro::ToJson(entry, m.container.records[i]), m);
-      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
-      const Json& file = e["data_file"];
-      const int content = file.value("content", 0);
+    const auto& entries = m.typed.entries;
+    for (size_t i = 0; i < entries.size(); i++) {
+      const iceberg::ManifestEntry& e = entries[i];
+      if (!e.Live()) continue;
+      const iceberg::DataFile& file = e.file;
       LiveEntry live;
       live.manifest = mi;
       live.entry = i;
-      live.path = WarehouseFiles::Canonical(file.at("file_path").get<std::string>());
-      live.size = file.value("file_size_in_bytes", int64_t{0});
-      live.records = file.value("record_count", int64_t{0});
+      live.path = WarehouseFiles::Canonical(file.path);
+      live.size = file.file_size_in_bytes;
+      live.records = file.record_count;
       live.spec = spec;
-      live.partition = file.value("partition", Json::object());
+      live.partition = PartitionJson(m, i);
       live.key = PartitionKey(spec, live.partition);
-      live.sequence = e.value("sequence_number", m.sequence_number);
-      live.added_ms = added_ms(e);
-      live.parquet = parquet(file);
-      if (content == 0) {
+      live.sequence = e.sequence_number;
+      live.added_ms = added_ms(e.snapshot_id);
+      live.parquet = file.FormatIs("PARQUET");
+      if (file.content == iceberg::FileContent::kData) {
         in.live.push_back(LiveFile{std::move(live)});
         continue;
       }
       DeleteFile d{std::move(live)};
-      d.content = content;
-      if (content == 1) {
+      d.content = static_cast<int>(file.content);
+      if (file.content == iceberg::FileContent::kPositionDeletes) {
         d.target = PositionDeleteTarget(file);
         d.paths = PositionDeletePaths(file);
       }
-      for (const auto& id : file.value("equality_ids", Json::array())) {
-        if (id.is_number_integer()) d.equality_ids.push_back(id.get<int>());
-      }
+      d.equality_ids.assign(file.equality_ids.begin(), file.equality_ids.end());
       in.deletes.push_back(std::move(d));
     }
     in.partition_nodes[spec] = m.partition_node;

@@ -200,24 +200,28 @@ Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Wa
                                       const std::string& list_location) {
   LoadedManifests out;
   TM_ASSIGN(out.list, ReadManifestFile(files, w, WarehouseFiles::Canonical(list_location)));
-  for (const auto& record : out.list.records) {
+  auto listed = iceberg::ReadManifestList(out.list);
+  if (!listed) return Fail(ErrorCode::kInvalidInput, list_location + ": " + listed.error().message);
+  for (size_t i = 0; i < listed->size(); i++) {
     Manifest m;
-    m.list_value = record;
-    m.list_entry = avro::ToJson(*out.list.schema.root, record);
-    if (!m.list_entry.contains("manifest_path") || !m.list_entry["manifest_path"].is_string()) {
-      return Fail(ErrorCode::kInvalidInput, list_location + " is not a manifest list");
-    }
-    m.path = WarehouseFiles::Canonical(m.list_entry["manifest_path"].get<std::string>());
-    m.sequence_number = m.list_entry.value("sequence_number", int64_t{0});
-    m.added_snapshot_id = m.list_entry.value("added_snapshot_id", int64_t{-1});
-    m.spec_id = m.list_entry.value("partition_spec_id", 0);
-    m.content = m.list_entry.value("content", 0);
+    m.listed = std::move((*listed)[i]);
+    m.list_value = out.list.records[i];
+    m.list_entry = avro::ToJson(*out.list.schema.root, m.list_value);
+    m.path = WarehouseFiles::Canonical(m.listed.path);
+    m.sequence_number = m.listed.sequence_number;
+    m.added_snapshot_id = m.listed.added_snapshot_id;
+    m.spec_id = m.listed.spec_id;
+    m.content = static_cast<int>(m.listed.content);
     TM_ASSIGN(m.container, ReadManifestFile(files, w, m.path));
+    auto typed = iceberg::ReadManifest(m.container, m.listed);
+    if (!typed) return Fail(ErrorCode::kInvalidInput, m.path + ": " + typed.error().message);
+    m.typed = std::move(*typed);
+    // The writers need the partition record's node as the manifest has it.
     const avro::Node& entry = *m.container.schema.root;
-    const int file_index = entry.FieldIndex("data_file");
-    if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " is not a manifest");
-    const avro::Node& data_file = *entry.fields[static_cast<size_t>(file_index)].type;
-    const int partition_index = data_file.FieldIndex("partition");
+    const avro::Node& data_file =
+        *entry.fields[static_cast<size_t>(entry.FieldIndex("data_file"))].type;
+    const int partition_index =
+        data_file.type == avro::Type::kRecord ? data_file.FieldIndex("partition") : -1;
     if (partition_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " has no partition");
     m.partition_node = data_file.fields[static_cast<size_t>(partition_index)].type.get();
     out.manifests.push_back(std::move(m));

@@ -11,6 +11,7 @@
 
 #include "avro/container.h"
 #include "catalog/catalog_service.h"
+#include "iceberg/manifest.h"
 
 namespace tablemere::catalog::snapshot_writer {
 
@@ -47,6 +48,8 @@ int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback);
 struct Manifest {
   Json list_entry;  // the manifest list's record, as JSON
   avro::Value list_value;
+  iceberg::ManifestFile listed;  // the same record, typed
+  iceberg::Manifest typed;       // its entries, typed, inherited fields explicit
   std::string path;
   int64_t sequence_number = 0, added_snapshot_id = -1;
   int spec_id = 0, content = 0;  // partition_spec_id; 0 data, 1 deletes

@@ -13,12 +13,12 @@
 #include "catalog/control_tables.h"
 #include "catalog/manifest_files.h"
 #include "common/strings.h"
+#include "iceberg/manifest.h"
 
 namespace tablemere::catalog {
 namespace {
 
 // The manifest entry status of the Iceberg spec.
-constexpr int64_t kStatusDeleted = 2;
 
 // What one snapshot reaches: its manifest list, its manifests and the data and delete
 // files those hold. `live` is only the files the snapshot still holds (entries ADDED or
@@ -52,13 +52,9 @@ class Walker {
       into.metadata.insert(list);
       TM_ASSIGN(const avro::Container* c, read(list));
       if (!c) return {};
-      for (const auto& r : c->records) {
-        const avro::Value* path = r.Get(*c->schema.root, "manifest_path");
-        if (!path || path->Unwrapped().type != avro::Type::kString) {
-          return Fail(ErrorCode::kInvalidInput, list + " is not a manifest list");
-        }
-        manifests.push_back(WarehouseFiles::Canonical(path->Unwrapped().s));
-      }
+      auto listed = iceberg::ReadManifestList(*c);
+      if (!listed) return Fail(ErrorCode::kInvalidInput, list + ": " + listed.error().message);
+      for (const auto& f : *listed) manifests.push_back(WarehouseFiles::Canonical(f.path));
     } else if (snapshot.contains("manifests") && snapshot["manifests"].is_array()) {
       for (const auto& m : snapshot["manifests"]) {  // v1
         if (!m.is_string()) return Fail(ErrorCode::kInvalidInput, "a manifest is not a string");
@@ -69,20 +65,12 @@ class Walker {
       into.metadata.insert(m);
       TM_ASSIGN(const avro::Container* c, read(m));
       if (!c) continue;
-      const avro::Node& entry = *c->schema.root;
-      int file_index = entry.FieldIndex("data_file");
-      if (file_index < 0) return Fail(ErrorCode::kInvalidInput, m + " is not a manifest");
-      const avro::Node& file = *entry.fields[static_cast<size_t>(file_index)].type;
-      for (const auto& r : c->records) {
-        const avro::Value* status = r.Get(entry, "status");
-        const avro::Value* data_file = r.Get(entry, "data_file");
-        const avro::Value* path = data_file ? data_file->Get(file, "file_path") : nullptr;
-        if (!status || !path || path->Unwrapped().type != avro::Type::kString) {
-          return Fail(ErrorCode::kInvalidInput, m + " has an entry without a file");
-        }
-        const std::string file_path = WarehouseFiles::Canonical(path->Unwrapped().s);
+      auto manifest = iceberg::ReadManifest(*c, iceberg::ManifestFile{});
+      if (!manifest) return Fail(ErrorCode::kInvalidInput, m + ": " + manifest.error().message);
+      for (const auto& e : manifest->entries) {
+        const std::string file_path = WarehouseFiles::Canonical(e.file.path);
         into.all.insert(file_path);
-        if (status->i != kStatusDeleted) into.live.insert(file_path);
+        if (e.Live()) into.live.insert(file_path);
       }
     }
     return {};
