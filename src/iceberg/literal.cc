@@ -247,9 +247,11 @@ bool Literal::operator==(const Literal& other) const {
 }
 
 std::partial_ordering Compare(const Literal& a, const Literal& b) {
+  // Integers compare by value across int, long and date (a partition of day(ts) is a date,
+  // of year(ts) an int; a column promoted from int to long keeps int bounds).
+  if (IsIntegral(a.type.id) && IsIntegral(b.type.id)) return a.AsInt() <=> b.AsInt();
   if (a.type.id != b.type.id) return std::partial_ordering::unordered;
   if (a.type.id == TypeId::kBoolean) return a.AsBool() <=> b.AsBool();
-  if (IsIntegral(a.type.id)) return a.AsInt() <=> b.AsInt();
   if (IsFloating(a.type.id)) return JavaOrder(a.AsDouble(), b.AsDouble());
   if (a.type.id == TypeId::kDecimal) {
     if (a.type.scale != b.type.scale) return std::partial_ordering::unordered;

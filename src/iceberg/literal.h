@@ -87,8 +87,9 @@ struct Literal {
 
 // Iceberg's order of two values of one type: numbers by value (float and double as Java's
 // compare: -0 before 0, NaN after +infinity), strings and bytes by unsigned bytes (for
-// UTF-8, code point order), uuids as unsigned 128-bit numbers. Values of different types
-// are not ordered (the caller converts first); comparing them answers unordered.
+// UTF-8, code point order), uuids as unsigned 128-bit numbers. The integer types (int,
+// long, date, time, timestamps) compare with each other by value; other values of
+// different types are not ordered (the caller converts first): unordered.
 std::partial_ordering Compare(const Literal& a, const Literal& b);
 
 // Iceberg's single-value binary serialization (bounds in manifests, partition summaries):

@@ -101,8 +101,10 @@ TEST(Order, StringsAndBytesCompareUnsigned) {
   EXPECT_EQ(Compare(Literal::Bytes(b, "\x7f"), Literal::Bytes(b, "\x80")),
             std::partial_ordering::less);
   // Values of different types are not ordered.
-  EXPECT_EQ(Compare(Literal::Of(TypeId::kInt, 1), Literal::Of(TypeId::kLong, 1)),
+  EXPECT_EQ(Compare(Literal::Of(TypeId::kInt, 1), Literal::Bytes(s, "1")),
             std::partial_ordering::unordered);
+  EXPECT_EQ(Compare(Literal::Of(TypeId::kInt, 1), Literal::Of(TypeId::kLong, 2)),
+            std::partial_ordering::less);
   EXPECT_EQ(Compare(Literal::Decimal(9, 2, 1), Literal::Decimal(9, 3, 1)),
             std::partial_ordering::unordered);
 }
