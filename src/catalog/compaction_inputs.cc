@@ -5,6 +5,7 @@
 
 #include "catalog/catalog_support.h"
 #include "catalog/manifest_files.h"
+#include "iceberg/delete_index.h"
 
 namespace tablemere::catalog::compaction {
 
@@ -77,8 +78,12 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
       DeleteFile d{std::move(live)};
       d.content = static_cast<int>(file.content);
       if (file.content == iceberg::FileContent::kPositionDeletes) {
-        d.target = PositionDeleteTarget(file);
-        d.paths = PositionDeletePaths(file);
+        const std::string target = iceberg::PositionDeleteTarget(file);
+        if (!target.empty()) d.target = WarehouseFiles::Canonical(target);
+        if (auto paths = iceberg::PositionDeletePaths(file)) {
+          d.paths = PathRange{WarehouseFiles::Canonical(paths->first),
+                              WarehouseFiles::Canonical(paths->last)};
+        }
       }
       d.equality_ids.assign(file.equality_ids.begin(), file.equality_ids.end());
       in.deletes.push_back(std::move(d));

@@ -10,7 +10,6 @@ namespace {
 // The reserved field id of a position delete file's file_path column, and the id DuckDB
 // 1.5 keys its bounds by (2147483646, one hundred off the spec's).
 constexpr const char* kDeleteFilePathIds[] = {"2147483546", "2147483646"};
-constexpr int32_t kDeleteFilePathFieldIds[] = {2147483546, 2147483646};
 
 // A map<int, bytes> of a data file (an array of {key, value}) as id -> hex.
 std::map<std::string, std::string> Bounds(const Json& file, const char* name) {
@@ -48,21 +47,6 @@ std::optional<PathRange> PositionDeletePaths(const Json& file) {
 std::string PositionDeleteTarget(const Json& file) {
   auto ref = file.find("referenced_data_file");
   if (ref != file.end() && ref->is_string()) return WarehouseFiles::Canonical(*ref);
-  auto range = PositionDeletePaths(file);
-  return range && range->first == range->last ? range->first : "";
-}
-
-std::optional<PathRange> PositionDeletePaths(const iceberg::DataFile& file) {
-  for (int32_t id : kDeleteFilePathFieldIds) {
-    auto lo = file.lower_bounds.find(id), hi = file.upper_bounds.find(id);
-    if (lo == file.lower_bounds.end() || hi == file.upper_bounds.end()) continue;
-    return PathRange{WarehouseFiles::Canonical(lo->second), WarehouseFiles::Canonical(hi->second)};
-  }
-  return std::nullopt;
-}
-
-std::string PositionDeleteTarget(const iceberg::DataFile& file) {
-  if (file.referenced_data_file) return WarehouseFiles::Canonical(*file.referenced_data_file);
   auto range = PositionDeletePaths(file);
   return range && range->first == range->last ? range->first : "";
 }

@@ -8,7 +8,6 @@
 
 #include "avro/container.h"
 #include "catalog/catalog_support.h"
-#include "iceberg/manifest.h"
 
 namespace tablemere::catalog {
 
@@ -24,12 +23,10 @@ struct PathRange {
   std::string first, last;
 };
 std::optional<PathRange> PositionDeletePaths(const Json& data_file);
-std::optional<PathRange> PositionDeletePaths(const iceberg::DataFile& file);
 
 // The one data file a position delete file (a manifest entry's data_file, as JSON) targets:
 // its referenced_data_file, or its file_path column's bounds when they are equal; "" when
 // it cannot be told (it may then target any file of its partition).
 std::string PositionDeleteTarget(const Json& data_file);
-std::string PositionDeleteTarget(const iceberg::DataFile& file);
 
 }  // namespace tablemere::catalog

@@ -249,6 +249,32 @@ class MaintenanceStore {
                                                       int64_t snapshot_id) = 0;
 };
 
+// A server-side scan plan (the Iceberg REST planTableScan): what any server needs to
+// answer its polls and its plan tasks. Plans expire.
+enum class ScanPlanState { kSubmitted, kCompleted, kCancelled, kFailed };
+struct ScanPlan {
+  std::string id;  // random: knowing it is the capability to fetch the plan's tasks
+  std::string warehouse_id, table_uuid;
+  ScanPlanState state = ScanPlanState::kSubmitted;
+  std::string body;  // the plan as the planner left it (JSON)
+  int64_t created_ms = 0, expires_ms = 0;
+};
+
+class ScanPlanStore {
+ public:
+  virtual ~ScanPlanStore() = default;
+  // Saves a new plan and forgets every plan that expired before `now_ms`.
+  virtual Result<void> Create(const ScanPlan& plan, int64_t now_ms) = 0;
+  // The plan, unless it expired before `now_ms` (nullopt then, and when there is none).
+  virtual Result<std::optional<ScanPlan>> Find(const std::string& id, int64_t now_ms) = 0;
+  // Moves a plan in state `from` to `to` with `body`; false (nothing changed) when it is
+  // no longer in `from` (cancelled meanwhile) or gone.
+  virtual Result<bool> Finish(const std::string& id, ScanPlanState from, ScanPlanState to,
+                              const std::string& body) = 0;
+  // Forgets a plan; false when there was none.
+  virtual Result<bool> Remove(const std::string& id) = 0;
+};
+
 // Storage samples of warehouses (GET /v1/usage, quotas).
 class UsageStore {
  public:
@@ -510,6 +536,7 @@ class Stores {
   virtual TaskStore& tasks() = 0;
   virtual AuditStore& audit() = 0;
   virtual MaintenanceStore& maintenance() = 0;
+  virtual ScanPlanStore& scan_plans() = 0;
 };
 
 // One request's writes, committed together or not at all: a signup's rows, an

@@ -168,6 +168,35 @@ TEST_P(MetastoreTest, RowMovesAreKeptPerTableUntilForgotten) {
   EXPECT_TRUE(m.RowMoves("w", "t1", 9).value().has_value());
 }
 
+// Scan plans are found until they expire, finish only from the state they were in, and a
+// new plan forgets the expired ones.
+TEST_P(MetastoreTest, ScanPlansExpireAndFinishOnce) {
+  auto& plans = store_->scan_plans();
+  ScanPlan p{"plan-1", "w", "t-uuid", ScanPlanState::kSubmitted, "{}", 100, 1000};
+  ASSERT_TRUE(plans.Create(p, 100).has_value());
+  auto found = plans.Find("plan-1", 500).value();
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->table_uuid, "t-uuid");
+  EXPECT_EQ(found->state, ScanPlanState::kSubmitted);
+  EXPECT_FALSE(plans.Find("plan-1", 1001).value().has_value());  // expired
+  EXPECT_FALSE(plans.Find("plan-2", 500).value().has_value());
+  EXPECT_TRUE(
+      plans
+          .Finish("plan-1", ScanPlanState::kSubmitted, ScanPlanState::kCompleted, "{\"done\":true}")
+          .value());
+  EXPECT_FALSE(
+      plans.Finish("plan-1", ScanPlanState::kSubmitted, ScanPlanState::kFailed, "{}").value());
+  found = plans.Find("plan-1", 500).value();
+  EXPECT_EQ(found->state, ScanPlanState::kCompleted);
+  EXPECT_EQ(found->body, "{\"done\":true}");
+  // A plan created after plan-1 expired forgets it.
+  ASSERT_TRUE(plans.Create({"plan-2", "w", "t", ScanPlanState::kCompleted, "{}", 2000, 3000}, 2000)
+                  .has_value());
+  EXPECT_FALSE(plans.Remove("plan-1").value());
+  EXPECT_TRUE(plans.Remove("plan-2").value());
+  EXPECT_FALSE(plans.Find("plan-2", 2000).value().has_value());
+}
+
 TEST_P(MetastoreTest, NamespaceDropRequiresEmpty) {
   auto& c = store_->catalog();
   ASSERT_TRUE(c.SwapMetadata({Create("t", "table")}).has_value());

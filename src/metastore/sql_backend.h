@@ -243,6 +243,7 @@ std::unique_ptr<CatalogStore> NewCatalogStore(Scope scope);
 std::unique_ptr<TaskStore> NewTaskStore(Scope scope);
 std::unique_ptr<AuditStore> NewAuditStore(Scope scope);
 std::unique_ptr<MaintenanceStore> NewMaintenanceStore(Scope scope);
+std::unique_ptr<ScanPlanStore> NewScanPlanStore(Scope scope);
 
 // The metastore over `pool`, its migrations applied.
 Result<std::unique_ptr<Metastore>> OpenSqlMetastore(std::unique_ptr<Pool> pool, const Clock& clock);

@@ -276,6 +276,13 @@ CREATE TABLE maintenance_visits (key TEXT PRIMARY KEY, first_ms INTEGER NOT NULL
     R"sql(
 ALTER TABLE rate_events ADD COLUMN hold TEXT NOT NULL DEFAULT '';
 )sql",
+    // 29: server-side scan plans (planTableScan), answered by any server until they expire
+    R"sql(
+CREATE TABLE scan_plans (id TEXT PRIMARY KEY, warehouse_id TEXT NOT NULL,
+  table_uuid TEXT NOT NULL, state INTEGER NOT NULL, body TEXT NOT NULL,
+  created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX scan_plans_expiry ON scan_plans (expires_ms);
+)sql",
 };
 
 // Every store bound to one scope.
@@ -298,7 +305,8 @@ class ScopedStores {
         catalog_(sql_backend::NewCatalogStore(scope)),
         tasks_(sql_backend::NewTaskStore(scope)),
         audit_(sql_backend::NewAuditStore(scope)),
-        maintenance_(sql_backend::NewMaintenanceStore(scope)) {}
+        maintenance_(sql_backend::NewMaintenanceStore(scope)),
+        scan_plans_(sql_backend::NewScanPlanStore(scope)) {}
 
   std::unique_ptr<PrincipalStore> principals_;
   std::unique_ptr<OrgStore> orgs_;
@@ -317,6 +325,7 @@ class ScopedStores {
   std::unique_ptr<TaskStore> tasks_;
   std::unique_ptr<AuditStore> audit_;
   std::unique_ptr<MaintenanceStore> maintenance_;
+  std::unique_ptr<ScanPlanStore> scan_plans_;
 };
 
 #define TM_SCOPED_STORE_ACCESSORS(stores)                                       \
@@ -336,7 +345,8 @@ class ScopedStores {
   CatalogStore& catalog() override { return *stores.catalog_; }                 \
   TaskStore& tasks() override { return *stores.tasks_; }                        \
   AuditStore& audit() override { return *stores.audit_; }                       \
-  MaintenanceStore& maintenance() override { return *stores.maintenance_; }
+  MaintenanceStore& maintenance() override { return *stores.maintenance_; }     \
+  ScanPlanStore& scan_plans() override { return *stores.scan_plans_; }
 
 // A write transaction on one of the pool's connections, from BeginWrite until it is
 // committed or destroyed (rolled back).

@@ -281,7 +281,9 @@ class AppImpl final : public App {
                   .dump();
             }});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
-    iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_);
+    scan_plans_ = std::make_unique<catalog::ScanPlanService>(*catalog_, clock_, random_,
+                                                             config.scan_plan_files_per_task);
+    iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_, *scan_plans_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
     lakekeeper_api_ = std::make_unique<api::lakekeeper::LakekeeperApi>(*catalog_, *generic_tables_);
     const std::vector<std::string> origins = CorsOrigins(config.cors_origins, urls.api);
@@ -456,6 +458,7 @@ class AppImpl final : public App {
   std::unique_ptr<accounts::AccountService> accounts_;
   std::unique_ptr<catalog::CatalogService> catalog_;
   std::unique_ptr<catalog::ViewService> views_;
+  std::unique_ptr<catalog::ScanPlanService> scan_plans_;
   std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;

@@ -177,6 +177,16 @@ std::vector<Flag> Flags(Config& c) {
          }
          return {};
        }},
+      {"scan-plan-files-per-task", "TABLEMERE_SCAN_PLAN_FILES_PER_TASK",
+       "server-side scan planning answers about this many data files at once and the rest as "
+       "plan tasks the client fetches (default 2000)",
+       [&c](const std::string& v) -> Result<void> {
+         TM_TRY(SetNonNegative(c.scan_plan_files_per_task, v, "scan-plan-files-per-task"));
+         if (c.scan_plan_files_per_task < 1) {
+           return Fail(ErrorCode::kInvalidInput, "scan-plan-files-per-task is at least 1");
+         }
+         return {};
+       }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
       {"cors-origins", "TABLEMERE_CORS_ORIGINS",

@@ -16,6 +16,8 @@ ErrorType MapError(const Error& e, Subject subject) {
       if (missing == "namespace" || subject == Subject::kNamespace) {
         return {404, "NoSuchNamespaceException"};
       }
+      if (missing == "plan") return {404, "NoSuchPlanIdException"};
+      if (missing == "plan-task") return {404, "NoSuchPlanTaskException"};
       if (missing == "view" || subject == Subject::kView) return {404, "NoSuchViewException"};
       if (missing == "generic" || subject == Subject::kGenericTable) {
         return {404, "NoSuchGenericTableException"};

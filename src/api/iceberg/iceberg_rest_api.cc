@@ -8,6 +8,7 @@
 #include "api/common/route_binder.h"
 #include "api/iceberg/error_model.h"
 #include "api/iceberg/rest_common.h"
+#include "api/iceberg/scan_planning_wire.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 
@@ -157,13 +158,15 @@ Response OAuthError(int status, const std::string& error, const std::string& des
 struct IcebergRestApi::Impl {
   catalog::CatalogService& catalog;
   catalog::ViewService& views;
+  catalog::ScanPlanService& plans;
   // Every route but /v1/config and the token endpoint authenticates for the warehouse its
   // {prefix} names; the subject picks the Iceberg exception a NotFound or Conflict becomes.
   RouteBinder<catalog::AuthenticatedCaller, Subject> binder;
 
-  Impl(catalog::CatalogService& c, catalog::ViewService& v)
+  Impl(catalog::CatalogService& c, catalog::ViewService& v, catalog::ScanPlanService& sp)
       : catalog(c),
         views(v),
+        plans(sp),
         binder([this](const Request& req,
                       const PathParams& params) { return Authenticate(req, params); },
                [](const Request&, const Error& e, Subject subject) {
@@ -194,6 +197,10 @@ struct IcebergRestApi::Impl {
     Route("DELETE", table, Subject::kTable, &Impl::DropTable);
     Route("GET", table + "/credentials", Subject::kTable, &Impl::Credentials);
     Route("POST", table + "/metrics", Subject::kTable, &Impl::Metrics);
+    Route("POST", table + "/plan", Subject::kTable, &Impl::PlanTableScan);
+    Route("GET", table + "/plan/{plan_id}", Subject::kTable, &Impl::FetchPlanningResult);
+    Route("DELETE", table + "/plan/{plan_id}", Subject::kTable, &Impl::CancelPlanning);
+    Route("POST", table + "/tasks", Subject::kTable, &Impl::FetchScanTasks);
     Route("POST", "/v1/{prefix}/tables/rename", Subject::kTable, &Impl::RenameTable);
     Route("POST", "/v1/{prefix}/transactions/commit", Subject::kTable, &Impl::CommitTransaction);
     const std::string views_path = one + "/views";
@@ -278,31 +285,36 @@ struct IcebergRestApi::Impl {
     if (!caller) return Fail(caller.error());
     std::string prefix = catalog::CatalogService::PrefixOf(caller->warehouse);
     Json endpoints = Json::array();
-    for (const char* e : {"GET /v1/{prefix}/namespaces",
-                          "POST /v1/{prefix}/namespaces",
-                          "GET /v1/{prefix}/namespaces/{namespace}",
-                          "HEAD /v1/{prefix}/namespaces/{namespace}",
-                          "DELETE /v1/{prefix}/namespaces/{namespace}",
-                          "POST /v1/{prefix}/namespaces/{namespace}/properties",
-                          "GET /v1/{prefix}/namespaces/{namespace}/tables",
-                          "POST /v1/{prefix}/namespaces/{namespace}/tables",
-                          "POST /v1/{prefix}/namespaces/{namespace}/register",
-                          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-                          "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-                          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-                          "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
-                          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
-                          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
-                          "POST /v1/{prefix}/tables/rename",
-                          "POST /v1/{prefix}/transactions/commit",
-                          "GET /v1/{prefix}/namespaces/{namespace}/views",
-                          "POST /v1/{prefix}/namespaces/{namespace}/views",
-                          "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
-                          "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
-                          "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
-                          "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
-                          "POST /v1/{prefix}/views/rename",
-                          "POST /v1/{prefix}/namespaces/{namespace}/register-view"}) {
+    for (const char* e :
+         {"GET /v1/{prefix}/namespaces",
+          "POST /v1/{prefix}/namespaces",
+          "GET /v1/{prefix}/namespaces/{namespace}",
+          "HEAD /v1/{prefix}/namespaces/{namespace}",
+          "DELETE /v1/{prefix}/namespaces/{namespace}",
+          "POST /v1/{prefix}/namespaces/{namespace}/properties",
+          "GET /v1/{prefix}/namespaces/{namespace}/tables",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables",
+          "POST /v1/{prefix}/namespaces/{namespace}/register",
+          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+          "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+          "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+          "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
+          "POST /v1/{prefix}/tables/rename",
+          "POST /v1/{prefix}/transactions/commit",
+          "GET /v1/{prefix}/namespaces/{namespace}/views",
+          "POST /v1/{prefix}/namespaces/{namespace}/views",
+          "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+          "POST /v1/{prefix}/views/rename",
+          "POST /v1/{prefix}/namespaces/{namespace}/register-view"}) {
       endpoints.push_back(e);
     }
     Json body = {{"defaults", Json::object()},
@@ -588,6 +600,46 @@ struct IcebergRestApi::Impl {
     return r;
   }
 
+  // ---------------------------------------------------------------- scan planning
+  static NullPartitions NullPartitionsOf(const Request& req) {
+    auto agent = req.headers.Get("User-Agent");
+    return NullPartitionsFor(agent ? *agent : "");
+  }
+
+  Result<Response> PlanTableScan(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                                 const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    TM_ASSIGN(auto request, tablemere::iceberg::ScanRequest::FromJson(body));
+    TM_ASSIGN(auto answer, plans.Plan(p, w, ident, request));
+    return JsonResponse(200, PlanAnswerJson(answer, NullPartitionsOf(req)));
+  }
+
+  Result<Response> FetchPlanningResult(Request& req, const PathParams& params,
+                                       const CatalogPrincipal& p, const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(auto answer, plans.Fetch(p, w, ident, params.at("plan_id")));
+    return JsonResponse(200, PlanAnswerJson(answer, NullPartitionsOf(req)));
+  }
+
+  Result<Response> CancelPlanning(Request&, const PathParams& params, const CatalogPrincipal& p,
+                                  const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_TRY(plans.Cancel(p, w, ident, params.at("plan_id")));
+    return NoContent();
+  }
+
+  Result<Response> FetchScanTasks(Request& req, const PathParams& params, const CatalogPrincipal& p,
+                                  const metastore::Warehouse& w) {
+    TM_ASSIGN(TableIdent ident, Ident(params));
+    TM_ASSIGN(Json body, ParseBody(req));
+    if (!body.is_object() || !body.contains("plan-task") || !body["plan-task"].is_string()) {
+      return Fail(ErrorCode::kInvalidInput, "plan-task is required");
+    }
+    TM_ASSIGN(auto tasks, plans.FetchTasks(p, w, ident, body["plan-task"].get<std::string>()));
+    return JsonResponse(200, ScanTasksJson(tasks, NullPartitionsOf(req)));
+  }
+
   Result<Response> RenameTable(Request& req, const PathParams&, const CatalogPrincipal& p,
                                const metastore::Warehouse& w) {
     TM_ASSIGN(Json body, ParseBody(req));
@@ -679,8 +731,9 @@ struct IcebergRestApi::Impl {
   }
 };
 
-IcebergRestApi::IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views)
-    : impl_(std::make_unique<Impl>(catalog, views)) {}
+IcebergRestApi::IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views,
+                               catalog::ScanPlanService& plans)
+    : impl_(std::make_unique<Impl>(catalog, views, plans)) {}
 IcebergRestApi::~IcebergRestApi() = default;
 http::Response IcebergRestApi::Handle(http::Request& request) {
   return impl_->binder.Dispatch(request);

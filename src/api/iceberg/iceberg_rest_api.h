@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "catalog/catalog_service.h"
+#include "catalog/scan_plan_service.h"
 #include "catalog/view_service.h"
 #include "http/message.h"
 
@@ -12,7 +13,8 @@ namespace tablemere::api::iceberg {
 
 class IcebergRestApi {
  public:
-  IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views);
+  IcebergRestApi(catalog::CatalogService& catalog, catalog::ViewService& views,
+                 catalog::ScanPlanService& plans);
   ~IcebergRestApi();
   http::Response Handle(http::Request& request);
 
