@@ -130,13 +130,15 @@ Result<int64_t> TimestampOf(const std::string& s, int digits) {
   return Bad("not a timestamp: " + s);
 }
 
-// "-12.30" as the unscaled value at `scale`; more non-zero decimals than that are refused.
-Result<Int128> UnscaledOf(const std::string& s, int scale) {
+// "-12.30" as the unscaled value at `scale`; more non-zero decimals than that are refused,
+// or, with `round`, rounded half up (as Iceberg Java binds a number to a decimal column).
+Result<Int128> UnscaledOf(const std::string& s, int scale, bool round = false) {
   size_t at = 0;
   bool negative = false;
   if (at < s.size() && (s[at] == '-' || s[at] == '+')) negative = s[at++] == '-';
   Int128 v = 0;
   int decimals = -1, digits = 0;
+  bool round_up = false, past_scale = false;
   for (; at < s.size(); at++) {
     char c = s[at];
     if (c == '.' && decimals < 0) {
@@ -145,6 +147,11 @@ Result<Int128> UnscaledOf(const std::string& s, int scale) {
     }
     if (!std::isdigit(static_cast<unsigned char>(c))) return Bad("not a decimal: " + s);
     if (decimals >= scale) {
+      if (round) {
+        if (!past_scale) round_up = c >= '5';
+        past_scale = true;
+        continue;
+      }
       if (c != '0') return Bad("more decimals than the column's scale: " + s);
       continue;
     }
@@ -154,6 +161,7 @@ Result<Int128> UnscaledOf(const std::string& s, int scale) {
   }
   if (digits == 0) return Bad("not a decimal: " + s);
   for (int d = std::max(decimals, 0); d < scale; d++) v *= 10;
+  if (round_up) v += 1;  // half up: away from zero
   return negative ? -v : v;
 }
 
@@ -370,16 +378,35 @@ Result<Literal> LiteralFromJson(const PrimitiveType& type, const Json& v) {
     return Literal::Floating(id, d);
   }
   if (id == TypeId::kDecimal) {
-    std::string text;
-    if (v.is_string()) {
-      text = v.get<std::string>();
-    } else if (v.is_number()) {
-      text = v.dump();
-    } else {
+    // A string keeps its scale (more decimals than the column's are refused); a number is
+    // rounded half up to the column's scale, as Iceberg Java binds one.
+    if (!v.is_string() && !v.is_number()) return wrong();
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    TM_ASSIGN(Int128 unscaled, UnscaledOf(text, type.scale, v.is_number()));
+    return Literal::Decimal(type.precision, type.scale, unscaled);
+  }
+  // Iceberg Java writes an unbound date, time or timestamp literal as the number it holds
+  // (days; microseconds, which nanosecond columns take as microseconds too).
+  if (v.is_number_integer() && IsIntegral(id)) {
+    if (v.is_number_unsigned() &&
+        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return wrong();
     }
-    TM_ASSIGN(Int128 unscaled, UnscaledOf(text, type.scale));
-    return Literal::Decimal(type.precision, type.scale, unscaled);
+    const int64_t n = v.get<int64_t>();
+    if (id == TypeId::kDate) {
+      if (n < std::numeric_limits<int32_t>::min() || n > std::numeric_limits<int32_t>::max()) {
+        return wrong();
+      }
+      return Literal::Of(id, n);
+    }
+    if (id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs) {
+      if (n > std::numeric_limits<int64_t>::max() / 1000 ||
+          n < std::numeric_limits<int64_t>::min() / 1000) {
+        return wrong();
+      }
+      return Literal::Of(id, n * 1000);
+    }
+    return Literal::Of(id, n);
   }
   if (!v.is_string()) return wrong();
   const std::string s = v.get<std::string>();

@@ -119,6 +119,14 @@ TEST(Expression, ParsesWhatPyIcebergSendsAndWritesItBack) {
   EXPECT_EQ(ToJson(Bound(R"({"term":"ts","type":"lt","value":"2024-01-01T02:03:04+02:00"})")),
             Json::parse(R"({"term":"ts","type":"lt","value":"2024-01-01T00:03:04.000000+00:00"})"));
   EXPECT_EQ(ToJson(Bound(R"({"term":"price","type":"gt","value":"7.5"})"))["value"], "7.50");
+  // Iceberg Java writes unbound dates and timestamps as numbers (Spark's pushed filters).
+  EXPECT_EQ(ToJson(Bound(R"({"term":"day","type":"eq","value":20463})"))["value"], "2026-01-10");
+  EXPECT_EQ(ToJson(Bound(R"({"term":"ts","type":"lt","value":86400000001})"))["value"],
+            "1970-01-02T00:00:00.000001+00:00");
+  // A number binds to a decimal column rounded half up, as Java's BigDecimal.setScale.
+  EXPECT_EQ(ToJson(Bound(R"({"term":"price","type":"eq","value":1.235})"))["value"], "1.24");
+  EXPECT_EQ(ToJson(Bound(R"({"term":"price","type":"eq","value":-1.234})"))["value"], "-1.23");
+  EXPECT_EQ(ToJson(Bound(R"({"term":"price","type":"eq","value":3})"))["value"], "3.00");
   EXPECT_EQ(ToJson(Bound(R"(true)")), Json(true));
   EXPECT_EQ(ToJson(Bound(R"({"type":"false"})")), Json(false));
 }
@@ -127,7 +135,9 @@ TEST(Expression, BindingErrorsNameTheColumn) {
   EXPECT_NE(BindError(R"({"term":"nope","type":"eq","value":1})").find("'nope'"),
             std::string::npos);
   EXPECT_NE(BindError(R"({"term":"id","type":"eq","value":"x"})").find("'id'"), std::string::npos);
-  EXPECT_NE(BindError(R"({"term":"day","type":"eq","value":17})").find("date"), std::string::npos);
+  EXPECT_NE(BindError(R"({"term":"day","type":"eq","value":1.5})").find("date"), std::string::npos);
+  EXPECT_NE(BindError(R"({"term":"day","type":"eq","value":true})").find("date"),
+            std::string::npos);
   EXPECT_NE(BindError(R"({"term":"day","type":"eq","value":"2024-02-30"})"), "");
   EXPECT_NE(BindError(R"({"term":"price","type":"eq","value":"1.234"})").find("scale"),
             std::string::npos);

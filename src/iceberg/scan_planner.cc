@@ -171,7 +171,17 @@ Result<ScanPlanner> ScanPlanner::Prepare(const Json& metadata, const ScanRequest
     return request.case_sensitive ? a == b : Lower(a) == Lower(b);
   };
   if (request.select) {
-    std::vector<std::string> names;
+    // Iceberg's reserved metadata columns, which readers select beside the table's own.
+    std::vector<std::string> names = {"_file",
+                                      "_pos",
+                                      "_deleted",
+                                      "_spec_id",
+                                      "_partition",
+                                      "_row_id",
+                                      "_last_updated_sequence_number",
+                                      "_change_type",
+                                      "_change_ordinal",
+                                      "_commit_snapshot_id"};
     AllNames(*schema, "", names);
     for (const auto& column : *request.select) {
       bool found = false;

@@ -68,7 +68,7 @@ std::string CatalogClass(const std::vector<std::string_view>& seg) {
     std::string_view w = seg[k];
     if (w == "namespaces" || w == "tables" || w == "views" || w == "generic-tables" ||
         w == "credentials" || w == "metrics" || w == "rename" || w == "register" ||
-        w == "properties" || w == "transactions") {
+        w == "properties" || w == "transactions" || w == "plan" || w == "tasks") {
       last = std::string(w);
     }
   }

@@ -19,6 +19,9 @@ TEST(RouteClass, LabelsComeFromTheRoutesNotFromIds) {
   EXPECT_EQ(RouteClass("api", "GET", "/wp-admin/x"), "other");
   EXPECT_EQ(RouteClass("catalog", "GET", "/v1/config"), "config");
   EXPECT_EQ(RouteClass("catalog", "POST", "/v1/w-abc/namespaces/ns/tables/t"), "tables");
+  EXPECT_EQ(RouteClass("catalog", "POST", "/v1/w-abc/namespaces/ns/tables/t/plan"), "plan");
+  EXPECT_EQ(RouteClass("catalog", "GET", "/v1/w-abc/namespaces/ns/tables/t/plan/plan-1"), "plan");
+  EXPECT_EQ(RouteClass("catalog", "POST", "/v1/w-abc/namespaces/ns/tables/t/tasks"), "tasks");
   EXPECT_EQ(RouteClass("catalog", "GET", "/v1/w-abc/namespaces/ns/tables/t/credentials"),
             "credentials");
   EXPECT_EQ(RouteClass("catalog", "GET", "/lakekeeper/v1/w-abc/namespaces/ns/generic-tables"),
