@@ -238,7 +238,7 @@ def test_answers_carry_typed_values_and_the_stats_asked_for(paged):
 def test_bad_filters_are_400s_naming_what_is_wrong(paged):
     for body, named in [({"filter": {"type": "eq", "term": "nope", "value": 1}}, "nope"),
                         ({"filter": {"type": "eq", "term": "id", "value": "x"}}, "id"),
-                        ({"filter": {"type": "lt", "term": "ts", "value": 5}}, "ts"),
+                        ({"filter": {"type": "lt", "term": "ts", "value": "yesterday"}}, "ts"),
                         ({"filter": {"type": "bogus"}}, "bogus"),
                         ({"select": ["id", "missing"]}, "missing"),
                         ({"snapshot-id": 1, "start-snapshot-id": 2}, "snapshot-id"),
