@@ -6,6 +6,7 @@ prunes nothing fails), at earlier snapshots, across plan tasks; the spec's error
 filters and unknown plans; plans any server can answer until cancelled."""
 
 import datetime
+import time
 import uuid
 
 import pyarrow as pa
@@ -289,3 +290,61 @@ def test_planning_is_authorised_as_loadtable(paged):
     assert r.status_code == 401
     r = paged["session"].post(f"{paged['base']}/missing/plan", json={})
     assert r.status_code == 404 and r.json()["error"]["type"] == "NoSuchTableException"
+
+
+@pytest.fixture(scope="module")
+def polled():
+    """A server that answers every plan of a client that polls "submitted"."""
+    s = Server(args=["--scan-plan-wait-ms", "0"])
+    acct = s.signup(engine="pyiceberg")
+    client = pyiceberg_from_recipe(acct["connection"])
+    client.create_namespace("p")
+    t = client.create_table("p.t", schema=SCHEMA)
+    for day in range(1, 4):
+        t.append(batch(list(range(day * 10, day * 10 + 3)), "Oslo", day))
+    cred = acct["connection"]["catalog_credential"]
+    session = _session(catalog_token(s, cred["client_id"], cred["client_secret"]))
+    session.headers["User-Agent"] = "Apache-Iceberg-Java-test"
+    base = f"{s.catalog}/v1/{client.properties['prefix']}/namespaces/p/tables"
+    yield {"server": s, "client": client, "session": session, "base": base}
+    s.cleanup()
+
+
+def poll(polled, plan_id, want):
+    for _ in range(200):
+        r = polled["session"].get(f"{polled['base']}/t/plan/{plan_id}")
+        assert r.status_code == 200, r.text
+        if r.json()["status"] != "submitted":
+            break
+        time.sleep(0.05)
+    assert r.json()["status"] == want, r.text
+    return r.json()
+
+
+def test_a_submitted_plan_completes_and_is_fetched(polled):
+    r = polled["session"].post(f"{polled['base']}/t/plan", json={})
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "submitted" and r.json()["plan-id"]
+    body = poll(polled, r.json()["plan-id"], "completed")
+    assert body["storage-credentials"]
+    files = []
+    for task in body["plan-tasks"]:
+        got = polled["session"].post(f"{polled['base']}/t/tasks", json={"plan-task": task})
+        files += [t["data-file"]["file-path"] for t in got.json()["file-scan-tasks"]]
+    assert len(files) == 3
+    # PyIceberg cannot poll: it is answered at once, whatever the server's wait.
+    server_table = server_planning(polled["client"]).load_table("p.t")
+    assert len(rows(server_table)) == 9
+
+
+def test_a_submitted_plan_that_fails_says_why(polled):
+    r = polled["session"].post(f"{polled['base']}/t/plan",
+                               json={"filter": {"type": "eq", "term": "nope", "value": 1}})
+    assert r.json()["status"] == "submitted"
+    body = poll(polled, r.json()["plan-id"], "failed")
+    assert body["error"]["code"] == 400 and "nope" in body["error"]["message"]
+    # Cancelled while submitted or after: gone.
+    r = polled["session"].post(f"{polled['base']}/t/plan", json={})
+    plan_id = r.json()["plan-id"]
+    assert polled["session"].delete(f"{polled['base']}/t/plan/{plan_id}").status_code == 204
+    assert polled["session"].get(f"{polled['base']}/t/plan/{plan_id}").status_code == 404

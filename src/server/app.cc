@@ -281,8 +281,10 @@ class AppImpl final : public App {
                   .dump();
             }});
     views_ = std::make_unique<catalog::ViewService>(*catalog_, clock_, random_, 4);
-    scan_plans_ = std::make_unique<catalog::ScanPlanService>(*catalog_, clock_, random_,
-                                                             config.scan_plan_files_per_task);
+    scan_plans_ = std::make_unique<catalog::ScanPlanService>(
+        *catalog_, clock_, random_,
+        catalog::ScanPlanService::Options{config.scan_plan_files_per_task,
+                                          config.scan_plan_wait_ms});
     iceberg_api_ = std::make_unique<api::iceberg::IcebergRestApi>(*catalog_, *views_, *scan_plans_);
     generic_tables_ = std::make_unique<catalog::GenericTableService>(*catalog_, clock_, random_);
     lakekeeper_api_ = std::make_unique<api::lakekeeper::LakekeeperApi>(*catalog_, *generic_tables_);

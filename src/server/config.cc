@@ -187,6 +187,12 @@ std::vector<Flag> Flags(Config& c) {
          }
          return {};
        }},
+      {"scan-plan-wait-ms", "TABLEMERE_SCAN_PLAN_WAIT_MS",
+       "how long a scan plan request of a client that polls (Iceberg Java) waits for the plan "
+       "to be prepared before it is answered \"submitted\" (default 10000)",
+       [&c](const std::string& v) {
+         return SetNonNegative(c.scan_plan_wait_ms, v, "scan-plan-wait-ms");
+       }},
       {"ready-file", "TABLEMERE_READY_FILE", "write the bound URLs as JSON here once serving",
        str(c.ready_file)},
       {"cors-origins", "TABLEMERE_CORS_ORIGINS",

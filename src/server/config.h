@@ -46,6 +46,7 @@ struct Config {
   std::string maintenance_worker;                  // tablemere-maint ("": beside the server)
   int64_t rebase_timeout_seconds = 60;             // a commit's rebase, all its worker runs
   int64_t scan_plan_files_per_task = 2000;         // a scan plan's files before a plan task
+  int64_t scan_plan_wait_ms = 10000;               // before a pollable plan is "submitted"
   std::string ready_file;                          // written with the bound URLs once serving
   std::string access_log = "-";                    // "-" for stderr, "" to disable, or a file path
   // Web origins allowed to call the S3 and catalog listeners from a browser, comma-separated;

@@ -611,7 +611,8 @@ struct IcebergRestApi::Impl {
     TM_ASSIGN(TableIdent ident, Ident(params));
     TM_ASSIGN(Json body, ParseBody(req));
     TM_ASSIGN(auto request, tablemere::iceberg::ScanRequest::FromJson(body));
-    TM_ASSIGN(auto answer, plans.Plan(p, w, ident, request));
+    auto agent = req.headers.Get("User-Agent");
+    TM_ASSIGN(auto answer, plans.Plan(p, w, ident, request, CanPoll(agent ? *agent : "")));
     return JsonResponse(200, PlanAnswerJson(answer, NullPartitionsOf(req)));
   }
 

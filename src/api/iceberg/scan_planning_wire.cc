@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "api/iceberg/error_model.h"
 #include "api/iceberg/rest_common.h"
 #include "common/crypto.h"
 
@@ -104,6 +105,8 @@ NullPartitions NullPartitionsFor(const std::string& user_agent) {
                                               : NullPartitions::kAsNull;
 }
 
+bool CanPoll(const std::string& user_agent) { return !user_agent.starts_with("PyIceberg/"); }
+
 Json ScanTasksJson(const ib::ScanTasks& tasks, NullPartitions nulls) {
   Json deletes = Json::array(), file_tasks = Json::array();
   for (const auto& d : tasks.deletes)
@@ -127,10 +130,16 @@ Json PlanAnswerJson(const catalog::ScanPlanAnswer& answer, NullPartitions nulls)
       return {{"status", "submitted"}, {"plan-id", answer.plan_id}};
     case State::kCancelled:
       return {{"status", "cancelled"}};
-    case State::kFailed:
+    case State::kFailed: {
+      const Error e =
+          answer.failure.value_or(Error{ErrorCode::kInternal, "scan planning failed", {}});
+      const ErrorType t = MapError(e, Subject::kTable);
       return {{"status", "failed"},
               {"error",
-               {{"message", "scan planning failed"}, {"type", "RuntimeException"}, {"code", 500}}}};
+               {{"message", t.status == 500 ? "internal error" : e.message},
+                {"type", t.type},
+                {"code", t.status}}}};
+    }
     case State::kCompleted:
       break;
   }

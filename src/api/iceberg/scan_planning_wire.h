@@ -16,6 +16,8 @@ namespace tablemere::api::iceberg {
 // fill identity columns a file lacks, which the files it plans always have).
 enum class NullPartitions { kAsNull, kAsEmptyTuple };
 NullPartitions NullPartitionsFor(const std::string& user_agent);
+// Whether the client follows a "submitted" plan by polling (PyIceberg 0.12 raises on one).
+bool CanPoll(const std::string& user_agent);
 
 nlohmann::json ScanTasksJson(const tablemere::iceberg::ScanTasks& tasks, NullPartitions nulls);
 nlohmann::json PlanAnswerJson(const catalog::ScanPlanAnswer& answer, NullPartitions nulls);
