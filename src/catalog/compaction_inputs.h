@@ -13,6 +13,7 @@
 
 #include "catalog/manifest_files.h"
 #include "catalog/snapshot_writer.h"
+#include "iceberg/delete_index.h"
 
 namespace tablemere::catalog::compaction {
 
@@ -46,12 +47,13 @@ struct DeleteFile : LiveEntry {
   // Equality deletes of an unpartitioned spec apply to every partition of every spec
   // (position deletes of one apply within that spec only, as Iceberg Java reads them).
   bool Global() const { return content == 2 && partition.empty(); }
-  // The spec's rules: a delete applies within its spec and partition, or as above;
-  // position deletes to data no newer than them, equality deletes to data older than them.
+  // The spec's rules (iceberg::DeleteApplies, as scan planning decides): a delete applies
+  // within its spec and partition, or as above; position deletes to data no newer than
+  // them (within their file_path bounds), equality deletes to data older than them.
   bool AppliesTo(const LiveFile& f) const {
     if (!Global() && key != f.key) return false;
-    if (content == 1) return sequence >= f.sequence && (target.empty() || target == f.path);
-    return sequence > f.sequence;
+    return iceberg::DeleteApplies(static_cast<iceberg::FileContent>(content), sequence, target,
+                                  paths, f.sequence, f.path);
   }
 };
 

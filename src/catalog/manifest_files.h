@@ -8,6 +8,7 @@
 
 #include "avro/container.h"
 #include "catalog/catalog_support.h"
+#include "iceberg/delete_index.h"
 
 namespace tablemere::catalog {
 
@@ -19,9 +20,7 @@ Result<avro::Container> ReadManifestFile(WarehouseFiles& files, const metastore:
 
 // The bounds of a position delete file's file_path column (canonical paths), when known:
 // every data file it names is within them.
-struct PathRange {
-  std::string first, last;
-};
+using PathRange = iceberg::PathBounds;
 std::optional<PathRange> PositionDeletePaths(const Json& data_file);
 
 // The one data file a position delete file (a manifest entry's data_file, as JSON) targets:

@@ -55,14 +55,19 @@ void DeleteIndex::Add(const ManifestEntry& entry, int32_t spec_id) {
   by_key_[PartitionKey(spec_id, f.partition)].push_back(std::move(d));
 }
 
+bool DeleteApplies(FileContent content, int64_t delete_sequence, const std::string& target,
+                   const std::optional<PathBounds>& paths, int64_t data_sequence,
+                   const std::string& data_path) {
+  if (content == FileContent::kEqualityDeletes) return delete_sequence > data_sequence;
+  if (delete_sequence < data_sequence) return false;
+  if (!target.empty()) return target == data_path;
+  return !paths || (paths->first <= data_path && data_path <= paths->last);
+}
+
 bool DeleteIndex::Applies(const Indexed& d, const ManifestEntry& data,
                           const std::string& path) const {
-  if (d.entry->file.content == FileContent::kEqualityDeletes) {
-    return d.entry->sequence_number > data.sequence_number;
-  }
-  if (d.entry->sequence_number < data.sequence_number) return false;
-  if (!d.target.empty()) return d.target == path;
-  return !d.paths || (d.paths->first <= path && path <= d.paths->last);
+  return DeleteApplies(d.entry->file.content, d.entry->sequence_number, d.target, d.paths,
+                       data.sequence_number, path);
 }
 
 std::vector<const ManifestEntry*> DeleteIndex::For(const ManifestEntry& data,

@@ -30,6 +30,14 @@ std::optional<PathBounds> PositionDeletePaths(const DataFile& file);
 // "" when they may name any file of their partition.
 std::string PositionDeleteTarget(const DataFile& file);
 
+// The spec's rule for a delete file and a data file of the same spec and partition (or a
+// global equality delete file): position deletes apply to data no newer than them, only
+// to the file they name when they name one, and only within their file_path bounds;
+// equality deletes to strictly older data. Compaction and scan planning both decide by it.
+bool DeleteApplies(FileContent content, int64_t delete_sequence, const std::string& target,
+                   const std::optional<PathBounds>& paths, int64_t data_sequence,
+                   const std::string& data_path);
+
 class DeleteIndex {
  public:
   // `canonical` maps a path to the form paths compare in (s3a:// as s3://, say).
