@@ -20,6 +20,18 @@ avro::Container Seed(const std::string& name) {
   return c ? std::move(*c) : avro::Container{};
 }
 
+// `model` (its schema and metadata) holding `entries`, written as Avro and read back.
+Result<avro::Container> Rewritten(avro::Container model,
+                                  const std::vector<ManifestEntry>& entries) {
+  model.records.clear();
+  for (const auto& e : entries) {
+    TM_ASSIGN(avro::Value v, ToAvro(*model.schema.root, e));
+    model.records.push_back(std::move(v));
+  }
+  TM_ASSIGN(std::string bytes, avro::WriteContainer(model, std::string(16, 'x')));
+  return avro::ReadContainer(bytes);
+}
+
 TEST(ManifestList, ReadsWhatPyIcebergWrote) {
   auto list = ReadManifestList(Seed("pyiceberg-manifest-list-v2.avro"));
   ASSERT_TRUE(list) << list.error().message;
@@ -86,17 +98,8 @@ TEST(Manifest, WritesBackWhatItRead) {
   listed.sequence_number = 3;
   auto m = ReadManifest(container, listed);
   ASSERT_TRUE(m);
-  avro::Container out = container;
-  out.records.clear();
-  for (const auto& e : m->entries) {
-    auto v = ToAvro(*container.schema.root, e);
-    ASSERT_TRUE(v) << v.error().message;
-    out.records.push_back(std::move(*v));
-  }
-  auto bytes = avro::WriteContainer(out, std::string(16, 'x'));
-  ASSERT_TRUE(bytes);
-  auto reread = avro::ReadContainer(*bytes);
-  ASSERT_TRUE(reread);
+  auto reread = Rewritten(container, m->entries);
+  ASSERT_TRUE(reread) << reread.error().message;
   // Read under another list entry: the inherited fields were written explicitly.
   ManifestFile elsewhere;
   elsewhere.sequence_number = 11;
@@ -177,15 +180,8 @@ TEST(Manifest, V3FirstRowIdsAreInheritedInOrder) {
   avro::Container c;
   c.schema = *schema;
   c.metadata = {{"format-version", "3"}, {"content", "data"}};
-  for (const auto& e : entries) {
-    auto v = ToAvro(*c.schema.root, e);
-    ASSERT_TRUE(v) << v.error().message;
-    c.records.push_back(std::move(*v));
-  }
-  auto bytes = avro::WriteContainer(c, std::string(16, 'y'));
-  ASSERT_TRUE(bytes);
-  auto reread = avro::ReadContainer(*bytes);
-  ASSERT_TRUE(reread);
+  auto reread = Rewritten(c, entries);
+  ASSERT_TRUE(reread) << reread.error().message;
   ManifestFile listed;
   listed.first_row_id = 100;
   auto m = ReadManifest(*reread, listed);
