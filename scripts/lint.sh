@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files 'src/*.cc' 'src/*.h' 'bench/*.cc')
 clang-format --dry-run --Werror "${files[@]}"
 echo "clang-format: ${#files[@]} files clean"
+# Module boundary: maintenance stands on the catalog, never the other way round.
+if grep -rn '#include "maintenance/' src/catalog/; then
+  echo "src/catalog includes src/maintenance (use catalog/commit_rebaser.h)" >&2
+  exit 1
+fi
 if [ "${1:-}" = "--tidy" ]; then
   clang-tidy -p build --quiet "${files[@]}"
 fi

@@ -1,6 +1,6 @@
 #include "catalog/catalog_service.h"
 
-#include "catalog/commit_rebase.h"
+#include "catalog/commit_rebaser.h"
 
 #include "catalog/commit_loop.h"
 #include "catalog/drop_record.h"
@@ -534,9 +534,8 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
     if (c.origin == CommitOrigin::kClient) TM_TRY(RefuseMaintenanceMarks(c.updates));
   }
   // The rebase's worker runs share one deadline, however often the commit is retried.
-  const auto rebase_deadline =
-      std::chrono::steady_clock::now() +
-      std::chrono::milliseconds(rebase_worker_ ? rebase_worker_->timeout_ms : 0);
+  const auto rebase_deadline = std::chrono::steady_clock::now() +
+                               (rebaser_ ? rebaser_->Budget() : std::chrono::milliseconds(0));
   auto prepare = [&]() -> Result<std::vector<EntryChange>> {
     std::vector<EntryChange> prepared;
     for (const TableChange& c : changes) {
@@ -573,17 +572,14 @@ Result<std::vector<LoadedTable>> CatalogService::Commit(const CatalogPrincipal& 
         TM_TRY(meta_.catalog().GetNamespace(w.id, c.ident.ns));
       }
       // A requirement that fails only because maintenance moved the branch is rebased
-      // (commit_rebase.h); any other failure stands.
+      // (src/maintenance/commit_rebase.h, through CommitRebaser); any other failure stands.
       std::optional<TableChange> rebased;
       for (const auto& r : c.requirements) {
         auto held = iceberg::CheckRequirement(current, r);
         if (held) continue;
         if (current && held.error().code == ErrorCode::kConflict &&
-            c.origin == CommitOrigin::kClient) {
-          std::optional<WorkerOptions> worker = rebase_worker_;
-          if (worker) worker->deadline = rebase_deadline;
-          TM_ASSIGN(rebased, RebaseOverMaintenance(files_, random_, meta_.maintenance(),
-                                                   worker ? &*worker : nullptr, w, *current, c));
+            c.origin == CommitOrigin::kClient && rebaser_) {
+          TM_ASSIGN(rebased, rebaser_->Rebase(w, *current, c, rebase_deadline));
         }
         if (!rebased) return Fail(held.error());
         for (const auto& again : rebased->requirements) {

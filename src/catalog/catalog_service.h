@@ -16,8 +16,8 @@
 #include "accounts/credentials.h"
 #include "catalog/catalog_support.h"
 #include "catalog/catalog_tokens.h"
+#include "catalog/commit_rebaser.h"
 #include "catalog/drop_record.h"
-#include "catalog/maintenance_worker.h"
 #include "common/clock.h"
 #include "iceberg/table_metadata.h"
 #include "metastore/metastore.h"
@@ -168,9 +168,9 @@ class CatalogService {
   // maintenance's own commits), so maintenance can follow the writes. Set before serving.
   using CommitObserver = std::function<void(const metastore::Warehouse&, const TableIdent&)>;
   void SetCommitObserver(CommitObserver observer) { commit_observer_ = std::move(observer); }
-  // The maintenance worker, with which the commit rebase re-aims a client's position
-  // deletes at the files a compaction wrote (commit_rebase.h). Set before serving.
-  void SetRebaseWorker(WorkerOptions worker) { rebase_worker_ = std::move(worker); }
+  // What re-applies a client commit on a head maintenance moved (src/maintenance's
+  // WorkerRebaser); without one such commits are answered 409. Set before serving.
+  void SetCommitRebaser(CommitRebaser* rebaser) { rebaser_ = rebaser; }
   Result<std::vector<LoadedTable>> Commit(const CatalogPrincipal& caller,
                                           const metastore::Warehouse& w,
                                           const std::vector<TableChange>& changes);
@@ -202,7 +202,7 @@ class CatalogService {
   Result<bool> WriteVersionHint(const metastore::Warehouse& w, const Namespace& ns,
                                 const std::string& name);
   CommitObserver commit_observer_;
-  std::optional<WorkerOptions> rebase_worker_;
+  CommitRebaser* rebaser_ = nullptr;
   // How long after the last session for a dropped table ends its purge starts: a request
   // signed just before the expiry may still be arriving.
   static constexpr int64_t kPurgeGraceMs = 2000;

@@ -26,6 +26,7 @@
 #include "http/server.h"
 #include "identity/signing_keys.h"
 #include "mail/log_mailer.h"
+#include "maintenance/commit_rebase.h"
 #include "maintenance/task_runner.h"
 #include "metastore/metastore.h"
 #include "metrics/metrics.h"
@@ -231,7 +232,7 @@ class AppImpl final : public App {
     fs::remove_all(scratch, ec);
     if (ec) return Fail(ErrorCode::kUnavailable, "cannot clear " + scratch + ": " + ec.message());
     TM_ASSIGN(const std::string server_name, ServerName(config.data_dir, random_));
-    catalog::MaintenanceOptions maintenance_options{
+    maintenance::MaintenanceOptions maintenance_options{
         .expiry = {},
         .orphan_grace_ms = config.orphan_grace_seconds * 1000,
         .compaction = {.worker_path = WorkerPath(config.maintenance_worker),
@@ -244,10 +245,13 @@ class AppImpl final : public App {
     // The rebase runs the worker inside a client's commit request: a commit whose delete
     // files take longer than this to re-aim, in all, keeps its 409 instead.
     const int64_t rebase_timeout_ms = config.rebase_timeout_seconds * 1000;
-    catalog_->SetRebaseWorker(
-        {maintenance_options.compaction.worker_path, scratch, rebase_timeout_ms});
-    maintenance_ = std::make_unique<catalog::TableMaintenance>(*catalog_, clock_, random_,
-                                                               std::move(maintenance_options));
+    rebaser_ = std::make_unique<maintenance::WorkerRebaser>(
+        catalog_->files(), random_, meta_->maintenance(),
+        maintenance::WorkerOptions{maintenance_options.compaction.worker_path, scratch,
+                                   rebase_timeout_ms});
+    catalog_->SetCommitRebaser(rebaser_.get());
+    maintenance_ = std::make_unique<maintenance::TableMaintenance>(*catalog_, clock_, random_,
+                                                                   std::move(maintenance_options));
     if (!config.smtp.host.empty()) {
       TM_ASSIGN(mailer_, mail::NewSmtpMailer(config.smtp));
     } else {
@@ -320,7 +324,7 @@ class AppImpl final : public App {
             return Result<void>{};
           });
       // And driven by commits: a table a client writes is visited once its writes settle.
-      tasks_->Register(catalog::kMaintainTableTask, [this](const metastore::Task& task) {
+      tasks_->Register(maintenance::kMaintainTableTask, [this](const metastore::Task& task) {
         return maintenance_->RunQueued(task.payload_json);
       });
       catalog_->SetCommitObserver(
@@ -464,7 +468,8 @@ class AppImpl final : public App {
   std::unique_ptr<catalog::GenericTableService> generic_tables_;
   std::unique_ptr<accounts::S3Identities> identities_;
   std::unique_ptr<catalog::ControlTables> control_tables_;
-  std::unique_ptr<catalog::TableMaintenance> maintenance_;
+  std::unique_ptr<maintenance::TableMaintenance> maintenance_;
+  std::unique_ptr<maintenance::WorkerRebaser> rebaser_;
   std::unique_ptr<mail::Mailer> mailer_;  // SMTP, or "log" delivery to stderr
   std::unique_ptr<accounts::Verification> verification_;
   std::unique_ptr<accounts::DeviceFlow> devices_;

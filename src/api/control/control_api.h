@@ -10,8 +10,8 @@
 #include "accounts/sessions.h"
 #include "accounts/verification.h"
 #include "catalog/control_tables.h"
-#include "catalog/table_maintenance.h"
 #include "http/message.h"
+#include "maintenance/table_maintenance.h"
 
 namespace tablemere::api::control {
 
@@ -36,7 +36,7 @@ struct ControlServices {
   accounts::Verification& verification;
   accounts::DeviceFlow& devices;
   accounts::Sessions& sessions;
-  catalog::TableMaintenance& maintenance;
+  maintenance::TableMaintenance& maintenance;
 };
 
 class ControlApi {

@@ -70,7 +70,7 @@ void BindInternal(Binder& b, Context& ctx) {
              for (const auto& job : jobs) {
                if (job == "expire") {
                  TM_ASSIGN(auto r, ctx.maintenance.Expire(w, ident));
-                 Json out = catalog::ToJson(r);
+                 Json out = maintenance::ToJson(r);
                  out["job"] = job;
                  results.push_back(std::move(out));
                } else if (job == "orphans") {
@@ -86,17 +86,17 @@ void BindInternal(Binder& b, Context& ctx) {
                    grace_ms = body["orphan_grace_seconds"].get<int64_t>() * 1000;
                  }
                  TM_ASSIGN(auto r, ctx.maintenance.Orphans(w, ident, grace_ms));
-                 Json out = catalog::ToJson(r);
+                 Json out = maintenance::ToJson(r);
                  out["job"] = job;
                  results.push_back(std::move(out));
                } else if (job == "compact") {
                  TM_ASSIGN(auto r, ctx.maintenance.Compact(w, ident));
-                 Json out = catalog::ToJson(r);
+                 Json out = maintenance::ToJson(r);
                  out["job"] = job;
                  results.push_back(std::move(out));
                } else if (job == "rewrite-manifests") {
                  TM_ASSIGN(auto r, ctx.maintenance.RewriteManifests(w, ident));
-                 Json out = catalog::ToJson(r);
+                 Json out = maintenance::ToJson(r);
                  out["job"] = job;
                  results.push_back(std::move(out));
                } else {

@@ -14,8 +14,8 @@
 #include "api/control/control_api.h"
 #include "api/wire/control.h"
 #include "catalog/control_tables.h"
-#include "catalog/table_maintenance.h"
 #include "common/crypto.h"
+#include "maintenance/table_maintenance.h"
 
 namespace tablemere::api::control {
 
@@ -33,7 +33,7 @@ struct Context {
   accounts::Verification& verification;
   accounts::DeviceFlow& devices;
   accounts::Sessions& sessions;
-  catalog::TableMaintenance& maintenance;
+  maintenance::TableMaintenance& maintenance;
   ControlApiOptions options;
 };
 

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <limits>
 
-#include "catalog/commit_rebase.h"
-#include "catalog/maintenance_worker.h"
-#include "catalog/position_delete_merge.h"
+#include "maintenance/commit_rebase.h"
+#include "maintenance/maintenance_worker.h"
+#include "maintenance/position_delete_merge.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 using compaction::DeleteFile;
@@ -219,4 +219,4 @@ TEST(MaintenanceMarkTest, ClientSnapshotsMayNotCarryTheMark) {
 }
 
 }  // namespace
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "catalog/compaction_inputs.h"
-#include "catalog/table_compaction.h"
+#include "maintenance/catalog_names.h"
+#include "maintenance/compaction_inputs.h"
+#include "maintenance/table_compaction.h"
 
-namespace tablemere::catalog::compaction {
+namespace tablemere::maintenance::compaction {
 
 // One partition's position delete files, merged into one.
 struct DeleteMerge {
@@ -57,4 +58,4 @@ Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
                             const std::set<const DeleteFile*>& removed, DeleteMerge& merge,
                             snapshot_writer::Written& written);
 
-}  // namespace tablemere::catalog::compaction
+}  // namespace tablemere::maintenance::compaction

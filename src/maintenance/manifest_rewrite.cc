@@ -1,13 +1,13 @@
-#include "catalog/manifest_rewrite.h"
+#include "maintenance/manifest_rewrite.h"
 
 #include <map>
 
 #include "accounts/account_service.h"
 #include "catalog/control_tables.h"
 #include "catalog/manifest_files.h"
-#include "catalog/snapshot_writer.h"
+#include "maintenance/snapshot_writer.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
@@ -120,4 +120,4 @@ Result<ManifestRewriteResult> RewriteManifests(CatalogService& catalog, const Cl
       [&] { return Rewrite(catalog, clock, random, w, ident, quiet_ms); });
 }
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

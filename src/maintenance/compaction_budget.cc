@@ -1,10 +1,10 @@
-#include "catalog/compaction_budget.h"
+#include "maintenance/compaction_budget.h"
 
 #include <algorithm>
 
 #include "catalog/catalog_support.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 constexpr char kName[] = "compaction_budget";
@@ -122,4 +122,4 @@ Result<void> CompactionBudget::Release(int64_t bytes_read) {
   return Fail(Contended());
 }
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

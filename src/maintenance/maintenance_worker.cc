@@ -1,11 +1,11 @@
-#include "catalog/maintenance_worker.h"
+#include "maintenance/maintenance_worker.h"
 
 #include <algorithm>
 
 #include "common/files.h"
 #include "common/subprocess.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 namespace fs = std::filesystem;
 
@@ -79,4 +79,4 @@ Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_
                   " written, " + std::to_string(dropped) + " left out");
 }
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

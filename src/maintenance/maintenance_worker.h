@@ -9,8 +9,9 @@
 #include "catalog/catalog_support.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "maintenance/catalog_names.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 // Where the worker is and where its runs may put files.
 struct WorkerOptions {
@@ -54,4 +55,4 @@ class WorkerRun {
 Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_key,
                        const std::string& what);
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "catalog/manifest_files.h"
-#include "catalog/snapshot_writer.h"
 #include "iceberg/delete_index.h"
+#include "maintenance/catalog_names.h"
+#include "maintenance/snapshot_writer.h"
 
-namespace tablemere::catalog::compaction {
+namespace tablemere::maintenance::compaction {
 
 // A spec and partition tuple as one comparable key. NaN is a value of its own here (JSON
 // would compare it unequal to itself and print it as null).
@@ -108,4 +109,4 @@ class Inputs {
   std::vector<const DeleteFile*> global_deletes_;
 };
 
-}  // namespace tablemere::catalog::compaction
+}  // namespace tablemere::maintenance::compaction

@@ -1,18 +1,18 @@
-#include "catalog/commit_rebase.h"
+#include "maintenance/commit_rebase.h"
 
 #include <map>
 #include <set>
 #include <string_view>
 
 #include "avro/container.h"
-#include "catalog/compaction_inputs.h"
-#include "catalog/delete_translation.h"
 #include "catalog/manifest_files.h"
-#include "catalog/snapshot_writer.h"
 #include "common/strings.h"
 #include "iceberg/table_metadata.h"
+#include "maintenance/compaction_inputs.h"
+#include "maintenance/delete_translation.h"
+#include "maintenance/snapshot_writer.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 using namespace snapshot_writer;  // NOLINT: manifests read and written as maintenance does
@@ -541,21 +541,6 @@ Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
 
 }  // namespace
 
-Result<void> RefuseMaintenanceMarks(const Json& updates) {
-  if (!updates.is_array()) return {};
-  for (const auto& u : updates) {
-    if (!u.is_object() || !u.contains("snapshot") || !u["snapshot"].is_object()) continue;
-    const Json& snapshot = u["snapshot"];
-    if (snapshot.contains("summary") && snapshot["summary"].is_object() &&
-        snapshot["summary"].contains(kMaintenanceSummaryKey)) {
-      return Fail(BadRequest(std::string("The snapshot summary key '") + kMaintenanceSummaryKey +
-                             "' is reserved for the catalog's own maintenance commits; commit "
-                             "the snapshot without it"));
-    }
-  }
-  return {};
-}
-
 Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, Random& random,
                                                          metastore::MaintenanceStore& store,
                                                          const WorkerOptions* worker,
@@ -573,4 +558,13 @@ Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, 
   return std::optional<TableChange>();
 }
 
-}  // namespace tablemere::catalog
+Result<std::optional<TableChange>> WorkerRebaser::Rebase(
+    const metastore::Warehouse& w, const Json& current, const TableChange& change,
+    std::chrono::steady_clock::time_point deadline) {
+  std::optional<WorkerOptions> worker = worker_;
+  if (worker) worker->deadline = deadline;
+  return RebaseOverMaintenance(files_, random_, moves_, worker ? &*worker : nullptr, w, current,
+                               change);
+}
+
+}  // namespace tablemere::maintenance

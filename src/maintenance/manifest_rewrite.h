@@ -6,8 +6,9 @@
 #pragma once
 
 #include "catalog/catalog_service.h"
+#include "maintenance/catalog_names.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 struct ManifestRewriteResult {
   bool ran = false;
@@ -22,4 +23,4 @@ Result<ManifestRewriteResult> RewriteManifests(CatalogService& catalog, const Cl
                                                Random& random, const metastore::Warehouse& w,
                                                const TableIdent& ident, int64_t quiet_ms);
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

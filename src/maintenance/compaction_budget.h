@@ -10,9 +10,10 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "maintenance/catalog_names.h"
 #include "metastore/metastore.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 // Who holds a reservation: the server (its name lasts across its restarts: no two live
 // processes share it) and the run of it (new at every start).
@@ -58,4 +59,4 @@ class CompactionBudget {
   const bool sole_server_;
 };
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

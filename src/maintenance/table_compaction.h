@@ -22,8 +22,9 @@
 #include <string>
 
 #include "catalog/catalog_service.h"
+#include "maintenance/catalog_names.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 struct CompactionOptions {
   int64_t target_file_size = 128LL << 20;
@@ -62,4 +63,4 @@ Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, 
                                    const TableIdent& ident, int64_t byte_allowance,
                                    int64_t quiet_ms);
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

@@ -1,12 +1,12 @@
 // The shared compaction budget, over a real metastore that two "servers" (two budgets
 // with their own holder names) share, on a clock the test moves.
-#include "catalog/compaction_budget.h"
+#include "maintenance/compaction_budget.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 constexpr int64_t kPerHour = 1000;
@@ -110,4 +110,4 @@ TEST_F(CompactionBudgetTest, ARestartedReplicaVoidsWhatItsKilledRunHeldOthersWai
 }
 
 }  // namespace
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

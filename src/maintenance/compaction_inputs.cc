@@ -1,4 +1,4 @@
-#include "catalog/compaction_inputs.h"
+#include "maintenance/compaction_inputs.h"
 
 #include <cctype>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "catalog/manifest_files.h"
 #include "iceberg/delete_index.h"
 
-namespace tablemere::catalog::compaction {
+namespace tablemere::maintenance::compaction {
 
 using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
 
@@ -179,4 +179,4 @@ std::vector<const LiveFile*> Inputs::FilesOf(const DeleteFile& d) const {
   return out;
 }
 
-}  // namespace tablemere::catalog::compaction
+}  // namespace tablemere::maintenance::compaction

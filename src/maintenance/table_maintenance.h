@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "catalog/catalog_service.h"
-#include "catalog/compaction_budget.h"
-#include "catalog/manifest_rewrite.h"
-#include "catalog/table_compaction.h"
 #include "iceberg/snapshot_expiry.h"
+#include "maintenance/catalog_names.h"
+#include "maintenance/compaction_budget.h"
+#include "maintenance/manifest_rewrite.h"
+#include "maintenance/table_compaction.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 struct ExpireResult {
   bool ran = false;    // false: skipped, `reason` says why
@@ -161,4 +162,4 @@ class TableMaintenance {
   int64_t VisitDue(const metastore::PendingVisit& p) const;
 };
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "catalog/maintenance_worker.h"
-#include "catalog/snapshot_writer.h"
+#include "maintenance/catalog_names.h"
+#include "maintenance/maintenance_worker.h"
+#include "maintenance/snapshot_writer.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 // `data_file` is the delete file's manifest entry field; `moves` maps each replaced data
 // file to {"to", "offset", "rows", "dropped"} (table_compaction.cc). Answers the new
@@ -37,4 +38,4 @@ Result<std::optional<Json>> DeletesForRemovedFiles(WarehouseFiles& files, Random
                                                    const Json& partition, const Json& moves,
                                                    snapshot_writer::Written& written);
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

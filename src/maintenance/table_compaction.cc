@@ -1,4 +1,4 @@
-#include "catalog/table_compaction.h"
+#include "maintenance/table_compaction.h"
 
 #include <algorithm>
 #include <map>
@@ -6,18 +6,18 @@
 
 #include "accounts/account_service.h"
 #include "avro/container.h"
-#include "catalog/compaction_inputs.h"
 #include "catalog/control_tables.h"
-#include "catalog/maintenance_worker.h"
-#include "catalog/position_delete_merge.h"
-#include "catalog/snapshot_writer.h"
 #include "common/crash_point.h"
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
 #include "iceberg/table_metadata.h"
+#include "maintenance/compaction_inputs.h"
+#include "maintenance/maintenance_worker.h"
+#include "maintenance/position_delete_merge.h"
+#include "maintenance/snapshot_writer.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
@@ -571,4 +571,4 @@ Result<CompactResult> CompactTable(CatalogService& catalog, const Clock& clock, 
       [&] { return Compact(catalog, clock, random, options, w, ident, byte_allowance, quiet_ms); });
 }
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

@@ -35,9 +35,11 @@
 #include <optional>
 
 #include "catalog/catalog_service.h"
-#include "catalog/maintenance_worker.h"
+#include "catalog/commit_rebaser.h"
+#include "maintenance/catalog_names.h"
+#include "maintenance/maintenance_worker.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 
 // `current` is the table's metadata; `change` failed one of its requirements against it.
 // Answers the rebased change, or nullopt when it cannot be rebased (the original failure
@@ -52,9 +54,26 @@ Result<std::optional<TableChange>> RebaseOverMaintenance(WarehouseFiles& files, 
                                                          const Json& current,
                                                          const TableChange& change);
 
-// A client's commit may not mark its snapshots as maintenance's (the summary key
-// snapshot_writer::kMaintenanceSummaryKey): the rebase would take them for maintenance's
-// own. kInvalidInput when one of `updates` does.
-Result<void> RefuseMaintenanceMarks(const Json& updates);
+// The catalog's CommitRebaser: RebaseOverMaintenance with the server's files, the
+// metastore's row moves and the maintenance worker (none: commits with deletes of
+// replaced files are not rebased).
+class WorkerRebaser final : public catalog::CommitRebaser {
+ public:
+  WorkerRebaser(WarehouseFiles& files, Random& random, metastore::MaintenanceStore& moves,
+                std::optional<WorkerOptions> worker)
+      : files_(files), random_(random), moves_(moves), worker_(std::move(worker)) {}
+  std::chrono::milliseconds Budget() const override {
+    return std::chrono::milliseconds(worker_ ? worker_->timeout_ms : 0);
+  }
+  Result<std::optional<TableChange>> Rebase(
+      const metastore::Warehouse& w, const Json& current, const TableChange& change,
+      std::chrono::steady_clock::time_point deadline) override;
 
-}  // namespace tablemere::catalog
+ private:
+  WarehouseFiles& files_;
+  Random& random_;
+  metastore::MaintenanceStore& moves_;
+  std::optional<WorkerOptions> worker_;
+};
+
+}  // namespace tablemere::maintenance

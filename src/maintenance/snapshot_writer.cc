@@ -1,4 +1,4 @@
-#include "catalog/snapshot_writer.h"
+#include "maintenance/snapshot_writer.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "common/crypto.h"
 #include "common/strings.h"
 
-namespace tablemere::catalog::snapshot_writer {
+namespace tablemere::maintenance::snapshot_writer {
 
 Error Skip(const std::string& why) {
   return Error{ErrorCode::kConflict, why, {}}.With("maintenance", "skipped");
@@ -335,4 +335,4 @@ Json FileMetrics(const Json& m) {
               {"split_offsets", m.at("split_offsets")}};
 }
 
-}  // namespace tablemere::catalog::snapshot_writer
+}  // namespace tablemere::maintenance::snapshot_writer

@@ -1,6 +1,6 @@
-#include "catalog/delete_translation.h"
+#include "maintenance/delete_translation.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 // Runs translate-deletes on `plan` (its input, if any, already in `run`'s directory) and
@@ -72,4 +72,4 @@ Result<std::optional<Json>> DeletesForRemovedFiles(WarehouseFiles& files, Random
       WithWritten(Json{{"content", 1}, {"file_format", "PARQUET"}, {"partition", partition}}, t));
 }
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance

@@ -12,13 +12,11 @@
 #include "avro/container.h"
 #include "catalog/catalog_service.h"
 #include "iceberg/manifest.h"
+#include "maintenance/catalog_names.h"
 
-namespace tablemere::catalog::snapshot_writer {
+namespace tablemere::maintenance::snapshot_writer {
 
 inline constexpr int64_t kStatusExisting = 0, kStatusAdded = 1, kStatusDeleted = 2;
-// The summary key that marks a snapshot maintenance committed, naming the job (the commit
-// rebase trusts it: client commits may not carry it).
-inline constexpr char kMaintenanceSummaryKey[] = "tablemere.maintenance";
 
 // A reason not to run a job: answered as a skipped run, not an error.
 Error Skip(const std::string& why);
@@ -136,4 +134,4 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
                            const ReplaceSnapshot& snapshot, const std::string& job,
                            Written& written);
 
-}  // namespace tablemere::catalog::snapshot_writer
+}  // namespace tablemere::maintenance::snapshot_writer

@@ -1,13 +1,13 @@
-#include "catalog/position_delete_merge.h"
+#include "maintenance/position_delete_merge.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "catalog/maintenance_worker.h"
 #include "common/crash_point.h"
+#include "maintenance/maintenance_worker.h"
 
-namespace tablemere::catalog::compaction {
+namespace tablemere::maintenance::compaction {
 
 std::vector<DeleteMerge> PlanDeleteMerges(const Inputs& in, const std::set<std::string>& rewriting,
                                           const DeleteMergePolicy& policy, int64_t& allowance) {
@@ -109,4 +109,4 @@ Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
   return true;
 }
 
-}  // namespace tablemere::catalog::compaction
+}  // namespace tablemere::maintenance::compaction

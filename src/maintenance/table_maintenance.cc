@@ -1,4 +1,4 @@
-#include "catalog/table_maintenance.h"
+#include "maintenance/table_maintenance.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,7 +15,7 @@
 #include "common/strings.h"
 #include "iceberg/manifest.h"
 
-namespace tablemere::catalog {
+namespace tablemere::maintenance {
 namespace {
 
 // The manifest entry status of the Iceberg spec.
@@ -417,8 +417,8 @@ Result<ManifestRewriteResult> TableMaintenance::RewriteManifests(const metastore
   if (w.read_only_ms != 0) {
     r.reason = kOverQuota;
   } else {
-    TM_ASSIGN(r, catalog::RewriteManifests(catalog_, clock_, random_, w, ident,
-                                           sweep ? options_.compaction.quiet_ms : 0));
+    TM_ASSIGN(r, maintenance::RewriteManifests(catalog_, clock_, random_, w, ident,
+                                               sweep ? options_.compaction.quiet_ms : 0));
   }
   Record(w, ident, "rewrite-manifests", ToJson(r));
   return r;
@@ -655,4 +655,4 @@ Result<TableMaintenance::SweepResult> TableMaintenance::SweepAll() {
   return sweep;
 }
 
-}  // namespace tablemere::catalog
+}  // namespace tablemere::maintenance
