@@ -45,6 +45,9 @@ def spark_lake():
     ns = "sp_" + uuid.uuid4().hex[:6]
     spark.sql(f"CREATE NAMESPACE lake.{ns}")
     yield {"spark": spark, "ns": ns, "server": srv, "acct": acct}
+    # The JVM's session (and its catalogs, bound to this server) must not outlive it: the
+    # next module's getOrCreate would find them.
+    spark.stop()
     srv.cleanup()
 
 
