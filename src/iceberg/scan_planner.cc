@@ -82,7 +82,7 @@ const Json* FindById(const Json& metadata, const char* list, const char* id_key,
 }
 
 // The partition tuple's types of `spec` over the schema's leaf columns (a field whose
-// source is gone keeps a placeholder: no predicate projects onto it).
+// source column was dropped gets a default type that is never read: no predicate projects onto it).
 std::vector<PartitionField> TypesOf(const PartitionSpec& spec,
                                     const std::vector<SchemaField>& fields) {
   std::vector<PartitionField> out;
