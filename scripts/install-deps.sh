@@ -14,7 +14,7 @@ if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-system1.81-dev libssl-dev libsqlite3-dev zlib1g-dev libisal-dev libpugixml-dev libjemalloc-dev
-  libargon2-dev libcurl4-openssl-dev libcli11-dev libsnappy-dev libzstd-dev libpq-dev
+  libargon2-dev libcurl4-openssl-dev libcli11-dev libsnappy-dev libzstd-dev libpq-dev libroaring-dev
   # CMake's FindCURL records libcurl's static link line (pkg-config --static), which names
   # brotli; the shared build does not link it, but the configure step reads its files.
   libbrotli-dev

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from conftest import BOOTSTRAP_SECRET, Server
-from engines import spark_from_recipe
+from engines import pyiceberg_from_recipe, spark_from_recipe
 from helpers import run_maintenance
 
 pytestmark = pytest.mark.spark
@@ -117,13 +117,38 @@ def test_spark_reads_the_same_rows_through_server_planning(spark_lake, version):
         assert client.exceptAll(server).count() == 0 and server.exceptAll(client).count() == 0
 
 
-def test_after_compaction_the_rows_are_the_same(spark_lake):
+LINEAGE = "SELECT id, _row_id, _last_updated_sequence_number FROM lake.{}.{}"
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_after_compaction_the_rows_are_the_same(spark_lake, version):
     spark, ns, srv, acct = (spark_lake[k] for k in ("spark", "ns", "server", "acct"))
-    build(spark, f"lake.{ns}.c", 2)
-    expected = {where: same_rows(spark, ns, "c", where) for where in FILTERS[:4]}
-    [r] = run_maintenance(srv, acct["warehouse_id"], ns, "c", ["compact"])
+    name = f"c{version}"
+    build(spark, f"lake.{ns}.{name}", version)
+    expected = {where: same_rows(spark, ns, name, where) for where in FILTERS[:4]}
+    everything = spark.sql(f"SELECT * FROM lake.{ns}.{name}").collect()
+    if version == 3:
+        # Row lineage as client-side planning reads it before: every row has both.
+        lineage = spark.sql(LINEAGE.format(ns, name)).collect()
+        assert all(r[1] is not None and r[2] is not None for r in lineage)
+        next_row_id = spark_lake_next_row_id(srv, acct, ns, name)
+    [r] = run_maintenance(srv, acct["warehouse_id"], ns, name, ["compact"])
     assert r["ran"], r
-    spark.sql(f"REFRESH TABLE lake.{ns}.c")
-    spark.sql(f"REFRESH TABLE srv.{ns}.c")
+    assert r["rows_deleted"] > 0 and r["delete_files_removed"] > 0, r
+    spark.sql(f"REFRESH TABLE lake.{ns}.{name}")
+    spark.sql(f"REFRESH TABLE srv.{ns}.{name}")
+    # The deletes were applied: no delete file is left for any reader to apply.
+    assert spark.sql(f"SELECT * FROM lake.{ns}.{name}.delete_files").count() == 0
+    assert sorted(spark.sql(f"SELECT * FROM lake.{ns}.{name}").collect()) == sorted(everything)
     for where, n in expected.items():
-        assert same_rows(spark, ns, "c", where) == n, where
+        assert same_rows(spark, ns, name, where) == n, where
+    if version == 3:
+        # Every row kept its id and last-updated sequence number through the rewrite, and
+        # the table's next row id moved on past the ids the new manifests may inherit.
+        assert sorted(spark.sql(LINEAGE.format(ns, name)).collect()) == sorted(lineage)
+        assert spark_lake_next_row_id(srv, acct, ns, name) > next_row_id
+
+
+def spark_lake_next_row_id(srv, acct, ns, name):
+    cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+    return cat.load_table(f"{ns}.{name}").metadata.next_row_id

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "maint/parquet_files.h"
@@ -123,6 +124,19 @@ Result<std::shared_ptr<arrow::Field>> Unify(const arrow::Field& a, const arrow::
   return arrow::field(a.name(), type, a.nullable() || b.nullable(), a.metadata());
 }
 
+// Format v3's row lineage columns: written explicitly into a rewritten file, so every row
+// keeps the id and last-updated sequence number it had (the spec's reserved field ids).
+constexpr int kRowIdField = 2147483540, kLastUpdatedField = 2147483539;
+bool IsLineageField(int id) { return id == kRowIdField || id == kLastUpdatedField; }
+
+// Where an input's rows' lineage comes from when the file does not hold it (or holds
+// null): its first row id plus the row's position, and its data sequence number. A file
+// without a first row id (written before the table became v3) has no row ids to keep.
+struct Lineage {
+  std::optional<int64_t> first_row_id;
+  int64_t sequence = 0;
+};
+
 // The output's schema: the table's current top-level fields (`fields`: [{"id", "name"}])
 // in its order and with its names, each as the inputs hold it (nullable if any input is
 // or lacks it; promoted to the widest type). A field no input holds is left out (readers
@@ -162,6 +176,10 @@ Result<std::shared_ptr<arrow::Schema>> TargetSchema(
       }
       merged = arrow::field(merged->name(), *type, merged->nullable() || here->nullable(),
                             merged->metadata());
+    }
+    if (!merged && IsLineageField(id)) {
+      merged = arrow::field(f.at("name").get<std::string>(), arrow::int64(), true,
+                            arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
     }
     if (!merged) continue;
     out.push_back(arrow::field(f.at("name").get<std::string>(), merged->type(),
@@ -214,16 +232,52 @@ Result<std::shared_ptr<arrow::Array>> Conformed(const std::shared_ptr<arrow::Arr
   return arrow::MakeArray(Retyped(column->data(), type));
 }
 
+// A lineage column of a batch whose first row is the file's row `first_row`: the values
+// the file holds, and where it holds none (or null), the inherited ones.
+Result<std::shared_ptr<arrow::Array>> LineageColumn(int id, const arrow::Array* held,
+                                                    const Lineage& lineage, int64_t first_row,
+                                                    int64_t rows) {
+  if (held && held->type_id() != arrow::Type::INT64) {
+    return Fail(ErrorCode::kInvalidInput,
+                "row lineage column " + std::to_string(id) + " is " + held->type()->ToString());
+  }
+  const auto* values = static_cast<const arrow::Int64Array*>(held);
+  arrow::Int64Builder builder;
+  TM_ARROW_TRY(builder.Reserve(rows), "lineage");
+  for (int64_t i = 0; i < rows; i++) {
+    if (values && !values->IsNull(i)) {
+      builder.UnsafeAppend(values->Value(i));
+    } else if (id == kLastUpdatedField) {
+      builder.UnsafeAppend(lineage.sequence);
+    } else if (lineage.first_row_id) {
+      builder.UnsafeAppend(*lineage.first_row_id + first_row + i);
+    } else {
+      builder.UnsafeAppendNull();
+    }
+  }
+  std::shared_ptr<arrow::Array> out;
+  TM_ARROW_TRY(builder.Finish(&out), "lineage");
+  return out;
+}
+
 // A batch of one input in the output's schema: its columns matched by field id, widened
-// where the table promoted them, and null where the file predates them.
+// where the table promoted them, and null where the file predates them. Row lineage
+// columns (when the schema has them) are filled in from `lineage` where the file has
+// no value; `first_row` is the batch's first row's position in its file.
 Result<std::shared_ptr<arrow::RecordBatch>> Conform(const arrow::RecordBatch& batch,
-                                                    const std::shared_ptr<arrow::Schema>& schema) {
+                                                    const std::shared_ptr<arrow::Schema>& schema,
+                                                    const Lineage& lineage, int64_t first_row) {
   std::vector<std::shared_ptr<arrow::Array>> columns;
   for (const auto& field : schema->fields()) {
     const int id = FieldIdOf(*field);
     std::shared_ptr<arrow::Array> column;
     for (int c = 0; c < batch.num_columns(); c++) {
       if (FieldIdOf(*batch.schema()->field(c)) == id) column = batch.column(c);
+    }
+    if (IsLineageField(id)) {
+      TM_ASSIGN(auto filled, LineageColumn(id, column.get(), lineage, first_row, batch.num_rows()));
+      columns.push_back(std::move(filled));
+      continue;
     }
     if (!column) {
       auto nulls = arrow::MakeArrayOfNull(field->type(), batch.num_rows());
@@ -461,13 +515,19 @@ Result<Json> CompactFiles(const Json& plan) {
   if (!plan.contains("schema") || !plan["schema"].is_array()) {
     return Fail(ErrorCode::kInvalidInput, "a plan needs the table's schema");
   }
+  Json fields = plan["schema"];
+  const bool row_lineage = plan.value("row_lineage", false);
+  if (row_lineage) {
+    fields.push_back({{"id", kRowIdField}, {"name", "_row_id"}});
+    fields.push_back({{"id", kLastUpdatedField}, {"name", "_last_updated_sequence_number"}});
+  }
   std::vector<std::shared_ptr<arrow::Schema>> input_schemas;
   for (const auto& input : plan["inputs"]) {
     std::unique_ptr<parquet::arrow::FileReader> holder;
     TM_ASSIGN(auto batches, OpenBatches(input.at("path").get<std::string>(), holder));
     input_schemas.push_back(batches->schema());
   }
-  auto target = TargetSchema(plan["schema"], input_schemas);
+  auto target = TargetSchema(fields, input_schemas);
   if (!target) {
     return Fail(ErrorCode::kInvalidInput,
                 "the bin's files do not fit the table's schema: " + target.error().message);
@@ -493,6 +553,12 @@ Result<Json> CompactFiles(const Json& plan) {
       if (it != deletes[index].end()) {
         deleted.insert(deleted.end(), it->second.begin(), it->second.end());
       }
+    }
+    Lineage lineage;
+    if (row_lineage) {
+      const Json first = input.value("first_row_id", Json());
+      if (first.is_number_integer()) lineage.first_row_id = first.get<int64_t>();
+      lineage.sequence = input.value("data_sequence_number", int64_t{0});
     }
     std::sort(deleted.begin(), deleted.end());
     deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
@@ -537,7 +603,7 @@ Result<Json> CompactFiles(const Json& plan) {
       }
       rows_deleted += static_cast<int64_t>(dropped_rows.size());
       for (int64_t r : dropped_rows) dropped_positions.push_back(row + r);
-      auto conformed = Conform(*batch, schema);
+      auto conformed = Conform(*batch, schema, lineage, row);
       if (!conformed) return Fail(conformed.error());
       TM_ARROW_TRY(WriteKept(out.writer(), **conformed, dropped_rows), out.partial());
       row = end;

@@ -19,7 +19,13 @@ namespace tablemere::maint {
 //          "position_deletes": ["<local position delete file>", …],
 //          "equality_deletes": [{"path": "<local file>", "equality_ids": [<field id>, …]}, …],
 //          "schema": [{"id": <field id>, "name": "<name>"}, …],
-//          "output": "<local file>", "max_threads": 1}
+//          "output": "<local file>", "max_threads": 1,
+//          "row_lineage": false}
+// With row_lineage (format v3), each input also gives "first_row_id" (null when it has
+// none) and "data_sequence_number", and the output gets the row lineage columns
+// (_row_id, _last_updated_sequence_number) written explicitly: each kept row's values as
+// its file holds them, or where it holds none, first_row_id + its position and the file's
+// data sequence number, as the spec has rewritten files keep them.
 // An input's rows are dropped when a position delete file it lists names its data_path
 // with their position, or deleted_positions does, or when their values of an equality
 // delete file's fields (matched by Iceberg field id; null matches null) are one of that

@@ -22,10 +22,8 @@ using iceberg::IntMember;
 // Calls `visit` with each live entry of `m`, its inherited fields made explicit.
 template <typename Visit>
 void ForLiveEntries(const Manifest& m, const Visit& visit) {
-  for (const auto& r : m.container.records) {
-    Json e = avro::ToJson(*m.container.schema.root, r);
-    if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;
-    visit(Materialized(std::move(e), m));
+  for (size_t i = 0; i < m.container.records.size(); i++) {
+    if (m.typed.entries[i].Live()) visit(EntryJson(m, i));
   }
 }
 
@@ -281,7 +279,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     if (!any) continue;
     std::vector<Json> entries;
     for (size_t i = 0; i < m->container.records.size(); i++) {
-      Json e = Materialized(avro::ToJson(*m->container.schema.root, m->container.records[i]), *m);
+      Json e = EntryJson(*m, i);
       e["sequence_number"] = sequence;
       e["file_sequence_number"] = sequence;
       if (to_translate.count({m, i})) {

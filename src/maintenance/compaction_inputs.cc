@@ -72,7 +72,7 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
       live.added_ms = added_ms(e.snapshot_id);
       live.parquet = file.FormatIs("PARQUET");
       if (file.content == iceberg::FileContent::kData) {
-        in.live.push_back(LiveFile{std::move(live)});
+        in.live.push_back(LiveFile{std::move(live), file.first_row_id});
         continue;
       }
       DeleteFile d{std::move(live)};
@@ -86,6 +86,11 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
         }
       }
       d.equality_ids.assign(file.equality_ids.begin(), file.equality_ids.end());
+      if (file.IsDeletionVector()) {
+        d.deletion_vector = true;
+        d.content_offset = file.content_offset.value_or(-1);
+        d.content_size = file.content_size.value_or(-1);
+      }
       in.deletes.push_back(std::move(d));
     }
     in.partition_nodes[spec] = m.partition_node;

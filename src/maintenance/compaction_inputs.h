@@ -36,7 +36,9 @@ struct LiveEntry {
 };
 
 // A live data file.
-struct LiveFile : LiveEntry {};
+struct LiveFile : LiveEntry {
+  std::optional<int64_t> first_row_id;  // format v3: its rows' ids start here
+};
 
 // A live delete file: position deletes (content 1) or equality deletes (2).
 struct DeleteFile : LiveEntry {
@@ -44,6 +46,9 @@ struct DeleteFile : LiveEntry {
   std::string target;              // position deletes: the one data file, "" when unknown
   std::optional<PathRange> paths;  // position deletes: the bounds of the files they name
   std::vector<int> equality_ids;   // equality deletes: the fields they compare
+  // A format v3 deletion vector: its blob's place in its Puffin file.
+  bool deletion_vector = false;
+  int64_t content_offset = 0, content_size = 0;
 
   // Equality deletes of an unpartitioned spec apply to every partition of every spec
   // (position deletes of one apply within that spec only, as Iceberg Java reads them).

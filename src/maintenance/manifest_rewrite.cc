@@ -68,13 +68,12 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
     std::vector<Json> entries;
     for (size_t mi : members) {
       const Manifest& m = manifests[mi];
-      for (const auto& r : m.container.records) {
-        Json e = avro::ToJson(*m.container.schema.root, r);
-        if (e.value("status", kStatusDeleted) == kStatusDeleted) {
+      for (size_t i = 0; i < m.container.records.size(); i++) {
+        if (!m.typed.entries[i].Live()) {
           result.entries_dropped++;
           continue;
         }
-        e = Materialized(std::move(e), m);
+        Json e = EntryJson(m, i);
         e["status"] = kStatusExisting;
         entries.push_back(std::move(e));
       }

@@ -26,16 +26,39 @@ int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback) {
 
 // The file a manifest entry describes, with inherited fields made explicit (a rewritten
 // manifest no longer inherits from the list entry that carried it).
-Json Materialized(Json entry, const Manifest& m) {
-  if (entry["snapshot_id"].is_null()) entry["snapshot_id"] = m.added_snapshot_id;
-  if (entry.contains("sequence_number") && entry["sequence_number"].is_null()) {
-    entry["sequence_number"] = m.sequence_number;
+Json EntryJson(const Manifest& m, size_t index) {
+  Json entry = avro::ToJson(*m.container.schema.root, m.container.records.at(index));
+  const iceberg::ManifestEntry& typed = m.typed.entries.at(index);
+  entry["snapshot_id"] = typed.snapshot_id;
+  if (entry.contains("sequence_number")) entry["sequence_number"] = typed.sequence_number;
+  if (entry.contains("file_sequence_number")) {
+    entry["file_sequence_number"] = typed.file_sequence_number;
   }
-  if (entry.contains("file_sequence_number") && entry["file_sequence_number"].is_null()) {
-    entry["file_sequence_number"] = m.sequence_number;
+  Json& file = entry["data_file"];
+  if (file.contains("first_row_id") && typed.file.first_row_id) {
+    file["first_row_id"] = *typed.file.first_row_id;
   }
   return entry;
 }
+
+namespace {
+
+// Format v3: gives each data manifest of `list` that has no first row id one, from `next`
+// on, each taking its existing and added rows; answers the next unassigned id.
+Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next) {
+  auto files = iceberg::ReadManifestList(list);
+  if (!files) return Fail(ErrorCode::kInternal, "the new manifest list: " + files.error().message);
+  for (size_t i = 0; i < files->size(); i++) {
+    iceberg::ManifestFile& f = (*files)[i];
+    if (f.content != iceberg::ManifestContent::kData || f.first_row_id) continue;
+    f.first_row_id = next;
+    next += f.existing_rows.value_or(0) + f.added_rows.value_or(0);
+    TM_ASSIGN(list.records[i], iceberg::ToAvro(*list.schema.root, f));
+  }
+  return next;
+}
+
+}  // namespace
 
 // Partition values compare and serialize (Iceberg's single-value encoding) by their Avro
 // type; decimals and uuids are refused (their encodings differ from Avro's bytes).
@@ -193,6 +216,8 @@ Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastor
   record["existing_rows_count"] = rows[kStatusExisting];
   record["deleted_rows_count"] = rows[kStatusDeleted];
   record["key_metadata"] = nullptr;
+  // Format v3: assigned when the list is written (CommitReplace), never the model's.
+  if (record.contains("first_row_id")) record["first_row_id"] = nullptr;
   return record;
 }
 
@@ -279,6 +304,13 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
     new_list.metadata["sequence-number"] = std::to_string(snapshot.sequence);
   }
   new_list.records = std::move(records);
+  std::optional<int64_t> first_row_id, added_rows;
+  if (metadata.value("format-version", 1) >= 3) {
+    first_row_id = metadata.value("next-row-id", int64_t{0});
+    TM_ASSIGN(const int64_t next, AssignFirstRowIds(new_list, *first_row_id));
+    added_rows = next - *first_row_id;
+    new_list.metadata["first-row-id"] = std::to_string(*first_row_id);
+  }
   TM_ASSIGN(std::string bytes, avro::WriteContainer(new_list, random.Bytes(16)));
   const std::string list_path = location + "/metadata/snap-" +
                                 std::to_string(snapshot.snapshot_id) + "-1-" + random.Uuid() +
@@ -291,6 +323,10 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
                 {"manifest-list", list_path},           {"summary", snapshot.summary}};
   if (metadata.contains("current-schema-id")) added["schema-id"] = metadata["current-schema-id"];
   if (v1) added.erase("sequence-number");
+  if (first_row_id) {
+    added["first-row-id"] = *first_row_id;
+    added["added-rows"] = *added_rows;
+  }
   Json main_ref = {{"action", "set-snapshot-ref"},
                    {"ref-name", "main"},
                    {"type", "branch"},

@@ -65,9 +65,10 @@ struct LoadedManifests {
 Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Warehouse& w,
                                       const std::string& list_location);
 
-// The file a manifest entry describes, with inherited fields made explicit (a rewritten
-// manifest no longer inherits from the list entry that carried it).
-Json Materialized(Json entry, const Manifest& m);
+// Entry `index` of `m` as JSON, its inherited fields made explicit (a rewritten manifest
+// no longer inherits from the list entry that carried it): snapshot id, sequence numbers,
+// and a v3 data file's first row id, so its rows keep their ids.
+Json EntryJson(const Manifest& m, size_t index);
 
 // Whether a partition field's values can be summarised (decimals and uuids cannot yet).
 bool Comparable(const avro::Node& field_type);
@@ -125,7 +126,10 @@ struct ReplaceSnapshot {
 };
 
 // Writes the manifest list, then commits the snapshot asserting the table's uuid and that
-// main is still `current` (main's retention settings kept). A lost race is a Skip naming
+// main is still `current` (main's retention settings kept). In format v3, the data
+// manifests written anew get first row ids from the table's next-row-id on (as Iceberg
+// Java assigns them: existing plus added rows each), and the snapshot its first-row-id
+// and added-rows. A lost race is a Skip naming
 // `job`; the job's files are left to `written`.
 Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& random,
                            const CatalogPrincipal& principal, const metastore::Warehouse& w,

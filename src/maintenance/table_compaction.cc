@@ -11,6 +11,7 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
+#include "iceberg/deletion_vector.h"
 #include "iceberg/table_metadata.h"
 #include "maintenance/compaction_inputs.h"
 #include "maintenance/maintenance_worker.h"
@@ -52,16 +53,43 @@ Result<Json> CurrentFields(const Json& metadata) {
   return Fail(ErrorCode::kInvalidInput, "the table metadata has no current schema");
 }
 
-// Runs the worker on one bin in its own scratch directory (removed afterwards).
+// The largest Puffin file a compaction reads to apply a deletion vector (they hold one
+// small blob per data file a commit deleted from).
+constexpr size_t kMaxPuffinBytes = size_t{256} << 20;
+
+// The positions a deletion vector deletes from `f`, its Puffin file read once per bin.
+Result<std::vector<int64_t>> DeletionVectorOf(CatalogService& catalog,
+                                              const metastore::Warehouse& w, const DeleteFile& d,
+                                              const LiveFile& f,
+                                              std::map<std::string, std::string>& puffins) {
+  auto read = puffins.find(d.path);
+  if (read == puffins.end()) {
+    TM_ASSIGN(std::string bytes, catalog.files().ReadBytes(w, d.path, kMaxPuffinBytes));
+    read = puffins.emplace(d.path, std::move(bytes)).first;
+  }
+  auto blob = iceberg::PuffinBlob(read->second, d.content_offset, d.content_size);
+  if (!blob) return Fail(ErrorCode::kInvalidInput, d.path + ": " + blob.error().message);
+  auto positions = iceberg::DecodeDeletionVector(*blob, f.records);
+  if (!positions) return Fail(ErrorCode::kInvalidInput, d.path + ": " + positions.error().message);
+  return positions;
+}
+
+// Runs the worker on one bin in its own scratch directory (removed afterwards). With
+// `row_lineage` (format v3) the output keeps every row's id and last-updated sequence
+// number, written explicitly.
 Result<void> RewriteBin(CatalogService& catalog, Random& random, const CompactionOptions& options,
                         const metastore::Warehouse& w, const std::string& location,
-                        const Inputs& in, const Json& fields, Bin& bin, Written& written) {
+                        const Inputs& in, const Json& fields, bool row_lineage, Bin& bin,
+                        Written& written) {
   TM_ASSIGN(WorkerRun run, WorkerRun::Start(options.scratch_dir, random, "compact"));
   // Each delete file copied once, numbered within its kind as the plan lists them.
+  // Deletion vectors are read here and handed over as positions.
   Json positional = Json::array(), equality = Json::array();
   std::map<const DeleteFile*, size_t> index_in_kind;
+  std::map<std::string, std::string> puffins;
   for (size_t i = 0; i < bin.deletes.size(); i++) {
     const DeleteFile& d = *bin.deletes[i];
+    if (d.deletion_vector) continue;
     const std::string local = run.Local("del-" + std::to_string(i) + ".parquet");
     TM_TRY(catalog.files().CopyToFile(w, d.path, local));
     if (d.content == 1) {
@@ -76,14 +104,26 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
   for (size_t i = 0; i < bin.inputs.size(); i++) {
     const std::string local = run.Local("in-" + std::to_string(i) + ".parquet");
     TM_TRY(catalog.files().CopyToFile(w, bin.inputs[i]->path, local));
-    Json by_position = Json::array(), by_equality = Json::array();
-    for (const DeleteFile* d : in.DeletesOf(*bin.inputs[i])) {
+    const LiveFile& f = *bin.inputs[i];
+    Json by_position = Json::array(), by_equality = Json::array(), deleted = Json::array();
+    for (const DeleteFile* d : in.DeletesOf(f)) {
+      if (d->deletion_vector) {
+        TM_ASSIGN(auto positions, DeletionVectorOf(catalog, w, *d, f, puffins));
+        for (int64_t p : positions) deleted.push_back(p);
+        continue;
+      }
       (d->content == 1 ? by_position : by_equality).push_back(index_in_kind.at(d));
     }
-    inputs.push_back({{"path", local},
-                      {"data_path", bin.inputs[i]->path},
-                      {"delete_files", by_position},
-                      {"equality_delete_files", by_equality}});
+    Json input = {{"path", local},
+                  {"data_path", f.path},
+                  {"delete_files", by_position},
+                  {"equality_delete_files", by_equality},
+                  {"deleted_positions", deleted}};
+    if (row_lineage) {
+      input["first_row_id"] = f.first_row_id ? Json(*f.first_row_id) : Json();
+      input["data_sequence_number"] = f.sequence;
+    }
+    inputs.push_back(std::move(input));
   }
   const std::string out = run.Local("out.parquet");
   TM_ASSIGN(bin.metrics, run.Run(options.worker_path, options.worker_timeout_ms, "compact",
@@ -92,7 +132,8 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
                                       {"position_deletes", positional},
                                       {"equality_deletes", equality},
                                       {"output", out},
-                                      {"max_threads", options.worker_threads}}));
+                                      {"max_threads", options.worker_threads},
+                                      {"row_lineage", row_lineage}}));
   // Every row read, and each either written or deleted: anything else is not uploaded.
   int64_t rows_in = 0;
   for (const LiveFile* f : bin.inputs) rows_in += f->records;
@@ -124,9 +165,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   if (!metadata.is_object()) return Fail(ErrorCode::kInternal, "stored metadata is not JSON");
   CompactResult result;
   const int format = metadata.value("format-version", 1);
-  if (format != 1 && format != 2) {
-    return Fail(Skip("format v" + std::to_string(format) +
-                     " tables (row lineage, deletion vectors) are not compacted yet"));
+  if (format < 1 || format > 3) {
+    return Fail(Skip("format v" + std::to_string(format) + " tables are not compacted"));
   }
   if (metadata.contains("encryption-keys")) return Fail(Skip("encrypted tables are not rewritten"));
   TM_ASSIGN(const Head head, CurrentHead(metadata));
@@ -291,7 +331,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   std::vector<Bin*> done;
   std::string failure;
   for (auto& bin : bins) {
-    auto rewritten = RewriteBin(catalog, random, options, w, location, in, fields, bin, written);
+    auto rewritten =
+        RewriteBin(catalog, random, options, w, location, in, fields, format >= 3, bin, written);
     if (!rewritten) {
       result.bins_failed++;
       failure = rewritten.error().message;
@@ -468,9 +509,8 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     model_of.emplace(group, mi);
     auto& entries = merged[group];
     for (size_t i = 0; i < m.container.records.size(); i++) {
-      Json e = avro::ToJson(*m.container.schema.root, m.container.records[i]);
-      if (e.value("status", kStatusDeleted) == kStatusDeleted) continue;  // an older deletion
-      e = Materialized(std::move(e), m);
+      if (!m.typed.entries[i].Live()) continue;  // an older deletion
+      Json e = EntryJson(m, i);
       if (replaced.count({mi, i})) {
         e["status"] = kStatusDeleted;
         e["snapshot_id"] = snapshot_id;
