@@ -267,6 +267,7 @@ class CommitInterleaver:
         self.upstream = urllib.parse.urlsplit(upstream)
         self.before_commit = before_commit
         self.commits = []  # the upstream status of each forwarded commit
+        self.armed = True  # while False, commits pass as any request does
         proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -278,8 +279,8 @@ class CommitInterleaver:
             def forward(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 path = self.path.split("?")[0]
-                commit = self.command == "POST" and (path.endswith("/tables/t") or
-                                                     path.endswith("/transactions/commit"))
+                commit = proxy.armed and self.command == "POST" and (
+                    path.endswith("/tables/t") or path.endswith("/transactions/commit"))
                 if commit and not proxy.commits:
                     proxy.before_commit()
                 upstream = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port,
@@ -311,10 +312,30 @@ class CommitInterleaver:
         self.httpd.server_close()
 
 
+def spark_table_with_a_crowded_partition(env, spark, mode):
+    """As table_with_a_crowded_partition, written by Spark in format v3 (row lineage;
+    merge-on-read deletes are deletion vectors)."""
+    ns = "rb_" + uuid.uuid4().hex[:6]
+    spark.sql(f"CREATE NAMESPACE lake.{ns}")
+    spark.sql(f"""CREATE TABLE lake.{ns}.t (id bigint, part string) USING iceberg
+                  PARTITIONED BY (part)
+                  TBLPROPERTIES ('format-version'='3', 'write.merge.mode'='{mode}',
+                                 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}')""")
+    spark.sql(f"INSERT INTO lake.{ns}.t SELECT id, 'a' FROM range(0, 20)")
+    for k in range(6):
+        spark.sql(f"INSERT INTO lake.{ns}.t SELECT id, 'b' FROM range({100 + k * 10}, "
+                  f"{110 + k * 10})")
+    return ns, env["cat"].load_table(f"{ns}.t")
+
+
+LINEAGE = "SELECT id, _row_id, _last_updated_sequence_number FROM lake.{}.t"
+
+
 @pytest.mark.spark
 @pytest.mark.parametrize("part", ["a", "b"])
 @pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
-def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode, part):
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, version, mode, part):
     """Spark plans a MERGE into a partition, then the proxy lets a compaction of partition b
     commit before the MERGE's commit arrives. Merge-on-read adds a data file and a position
     delete of the file holding the deleted row; copy-on-write replaces that file. Into
@@ -323,14 +344,10 @@ def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode, p
     row's new place, or its removal of the file becomes position deletes of that file's rows
     there. The server rebases each, so Spark's one commit succeeds (Iceberg Java would
     otherwise retry after a 409, and its own validation would then refuse the retry when
-    the MERGE touched partition b: "Cannot commit, missing data files")."""
-    ns, t = table_with_a_crowded_partition(env)
-    with t.transaction() as tx:
-        tx.set_properties({"write.merge.mode": mode, "write.delete.mode": mode,
-                           "write.update.mode": mode})
-    before_ids = ids(t)
-    gone = 3 if part == "a" else 105
-    expected = sorted([i for i in before_ids if i != gone] + [500])
+    the MERGE touched partition b: "Cannot commit, missing data files"). In format v3 the
+    deletes are deletion vectors (re-aimed into one for the compacted file), and the rows'
+    ids are assigned anew past the compaction's: every row keeps its id, and the new one
+    gets one no other row has."""
     compaction = {}
 
     def compact_b():
@@ -339,8 +356,21 @@ def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode, p
     conf = dict(env["srv"].connection(env["acct"]["api_key"], "spark"))
     proxy = CommitInterleaver(conf["conf"]["spark.sql.catalog.lake.uri"], compact_b)
     conf["conf"] = {**conf["conf"], "spark.sql.catalog.lake.uri": proxy.url}
-    before = rebases(env)
     spark = spark_from_recipe(conf)
+    if version == 2:
+        ns, t = table_with_a_crowded_partition(env)
+        with t.transaction() as tx:
+            tx.set_properties({"write.merge.mode": mode, "write.delete.mode": mode,
+                               "write.update.mode": mode})
+    else:
+        proxy.armed = False
+        ns, t = spark_table_with_a_crowded_partition(env, spark, mode)
+        lineage_before = {r[0]: (r[1], r[2]) for r in spark.sql(LINEAGE.format(ns)).collect()}
+        proxy.armed = True
+    before_ids = ids(t)
+    gone = 3 if part == "a" else 105
+    expected = sorted([i for i in before_ids if i != gone] + [500])
+    before = rebases(env)
     try:
         spark.sql(f"""MERGE INTO lake.{ns}.t AS target
                       USING (SELECT {gone}L AS id, '{part}' AS part
@@ -362,6 +392,21 @@ def test_a_spark_merge_planned_before_a_compaction_commits_after_it(env, mode, p
         duck = duckdb_from_recipe(env["duck_recipe"])
         assert [r[0] for r in duck.execute(
             f"SELECT id FROM lake.{ns}.t ORDER BY id").fetchall()] == expected
+        if version == 3:
+            if mode == "merge-on-read":
+                assert {f.file_format for f in spark.sql(
+                    f"SELECT file_format FROM lake.{ns}.t.delete_files").collect()} == {"PUFFIN"}
+            lineage = {r[0]: (r[1], r[2]) for r in spark.sql(LINEAGE.format(ns)).collect()}
+            assert sorted(lineage) == expected
+            # Rows the MERGE did not touch keep their ids and sequence numbers.
+            for i in expected:
+                if i != 500:
+                    assert lineage[i] == lineage_before[i], i
+            ids_now = [v[0] for v in lineage.values()]
+            assert None not in ids_now and len(set(ids_now)) == len(ids_now)
+            # The new row's id lies past every id the compaction's manifests could give.
+            assert lineage[500][0] >= max(v[0] for v in lineage_before.values())
+            assert lineage[500][1] == max(v[1] for v in lineage.values())
         # The compaction's snapshot still reads as before the MERGE.
         then = sorted(r[0] for r in spark.sql(
             f"SELECT id FROM lake.{ns}.t VERSION AS OF {compaction['snapshot_id']}").collect())

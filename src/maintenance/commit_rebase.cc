@@ -1,5 +1,7 @@
 #include "maintenance/commit_rebase.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string_view>
@@ -7,6 +9,7 @@
 #include "avro/container.h"
 #include "catalog/manifest_files.h"
 #include "common/strings.h"
+#include "iceberg/deletion_vector.h"
 #include "iceberg/table_metadata.h"
 #include "maintenance/compaction_inputs.h"
 #include "maintenance/delete_translation.h"
@@ -27,8 +30,41 @@ void ForLiveEntries(const Manifest& m, const Visit& visit) {
   }
 }
 
+// What identifies a live entry: its file's path, and for a deletion vector also its
+// blob's offset (one Puffin file holds the vectors of many data files).
 std::string PathOf(const Json& entry) {
-  return WarehouseFiles::Canonical(entry["data_file"].value("file_path", ""));
+  const Json& file = entry["data_file"];
+  std::string key = WarehouseFiles::Canonical(file.value("file_path", ""));
+  const Json offset = file.value("content_offset", Json());
+  if (file.value("content", 0) == 1 && offset.is_number_integer()) {
+    key += "#" + std::to_string(offset.get<int64_t>());
+  }
+  return key;
+}
+
+bool IsDeletionVector(const Json& data_file) {
+  std::string format = data_file.value("file_format", "");
+  for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return data_file.value("content", 0) == 1 && format == "PUFFIN";
+}
+
+// The largest Puffin file the rebase reads a client's deletion vector from.
+constexpr size_t kMaxPuffinBytes = size_t{64} << 20;
+
+// Positions of a data file a compaction replaced, at their places in the file it wrote
+// (`move`: {to, offset, rows, dropped}, as the worker recorded it): input row p is output
+// row offset + p - (dropped rows below p); rows it deleted already are left out.
+std::vector<int64_t> MovedPositions(const Json& move, const std::vector<int64_t>& positions) {
+  std::vector<int64_t> dropped = move.at("dropped").get<std::vector<int64_t>>();
+  std::sort(dropped.begin(), dropped.end());
+  const int64_t offset = move.at("offset").get<int64_t>();
+  std::vector<int64_t> out;
+  for (int64_t p : positions) {
+    auto below = std::lower_bound(dropped.begin(), dropped.end(), p);
+    if (below != dropped.end() && *below == p) continue;
+    out.push_back(offset + p - (below - dropped.begin()));
+  }
+  return out;
 }
 
 // Moves each count of `summary` (strings, as Iceberg writes them) that `deltas` names. A
@@ -106,6 +142,8 @@ struct Context {
   std::set<int64_t> maintenance;  // the maintenance snapshots the client did not see
   std::string location;           // the table's, without a trailing slash
   std::string table_uuid;
+  int format = 2;
+  int64_t next_row_id = 0;  // format v3: where the next rebased snapshot's row ids start
 };
 
 // Re-applies one client snapshot, planned on `base`, on `now` (the branch head, or the
@@ -184,8 +222,20 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     int64_t records = 0, bytes = 0;
   };
   std::map<std::string, RemovedData> removed_data;
+  std::map<std::string, std::string> removed_vector_targets;  // deletion vector -> its file
+  struct LiveData {
+    int spec = 0;
+    Json partition;
+  };
+  std::map<std::string, LiveData> head_data;  // the head's live data files
   for (const auto& m : head_manifests.manifests) {
-    ForLiveEntries(m, [&](const Json& e) { live_at_head.insert(PathOf(e)); });
+    ForLiveEntries(m, [&](const Json& e) {
+      live_at_head.insert(PathOf(e));
+      const Json& file = e["data_file"];
+      if (file.value("content", 0) == 0) {
+        head_data[PathOf(e)] = {m.spec_id, file.value("partition", Json::object())};
+      }
+    });
   }
   for (const auto& m : parent.manifests) {
     ForLiveEntries(m, [&](const Json& e) {
@@ -197,6 +247,9 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         removed_data[path] = {m.spec_id, file.value("partition", Json::object()),
                               file.value("record_count", int64_t{0}),
                               file.value("file_size_in_bytes", int64_t{0})};
+      } else if (IsDeletionVector(file) && file.value("referenced_data_file", Json()).is_string()) {
+        removed_vector_targets[path] =
+            WarehouseFiles::Canonical(file["referenced_data_file"].get<std::string>());
       }
     });
   }
@@ -214,7 +267,19 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       continue;
     }
     auto data = removed_data.find(*it);
-    if (data == removed_data.end()) return no;
+    if (data == removed_data.end()) {
+      // A deletion vector maintenance removed because it rewrote the file it applies to
+      // (its rows deleted there already): the client removed it to replace it with one it
+      // merged it into, re-aimed below (the rows deleted already left out), or with the
+      // file. Either way it is gone at the head already. Any other removal of a file
+      // maintenance removed is not rebased.
+      auto vector = removed_vector_targets.find(*it);
+      if (vector == removed_vector_targets.end() || !removed_data.count(vector->second)) {
+        return no;
+      }
+      it = removed_by_client.erase(it);
+      continue;
+    }
     const RemovedData& d = data->second;
     auto& group = cow_moved[{d.spec, compaction::PartitionKey(d.spec, d.partition)}];
     group.first = d.partition;
@@ -273,6 +338,34 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   struct {
     int64_t files = 0, records = 0, bytes = 0;
   } translated_delta;
+  // Format v3: the positions to delete in each file a compaction wrote, from the client's
+  // deletion vectors and copy-on-write removals, written as one deletion vector per file
+  // (a data file has at most one).
+  struct VectorOf {
+    std::string to;  // as the manifest names it
+    std::vector<int64_t> positions;
+  };
+  std::map<std::string, VectorOf> vectors;  // canonical compacted file -> its deletes
+  auto aim_at_moved = [&](const std::string& from, const std::vector<int64_t>& positions) {
+    const Json& move = moves.at(from);
+    const std::string to = move.at("to").get<std::string>();
+    VectorOf& v = vectors[WarehouseFiles::Canonical(to)];
+    v.to = to;
+    for (int64_t p : MovedPositions(move, positions)) v.positions.push_back(p);
+  };
+  std::map<std::string, std::string> puffins;  // a client's Puffin files, read once
+  auto vector_positions = [&](const Json& file, int64_t rows) -> Result<std::vector<int64_t>> {
+    const std::string path = file.value("file_path", "");
+    auto read = puffins.find(path);
+    if (read == puffins.end()) {
+      TM_ASSIGN(std::string bytes, files.ReadBytes(w, path, kMaxPuffinBytes));
+      read = puffins.emplace(path, std::move(bytes)).first;
+    }
+    TM_ASSIGN(std::string_view blob,
+              iceberg::PuffinBlob(read->second, file.value("content_offset", int64_t{-1}),
+                                  file.value("content_size_in_bytes", int64_t{-1})));
+    return iceberg::DecodeDeletionVector(blob, rows);
+  };
   for (const Manifest* m : added_manifests) {
     bool any = false;
     for (size_t i = 0; i < m->container.records.size(); i++) any |= to_translate.count({m, i}) > 0;
@@ -282,6 +375,18 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       Json e = EntryJson(*m, i);
       e["sequence_number"] = sequence;
       e["file_sequence_number"] = sequence;
+      if (to_translate.count({m, i}) && IsDeletionVector(e["data_file"])) {
+        // Format v3: its positions join the compacted file's one deletion vector.
+        const Json& file = e["data_file"];
+        const std::string target = PositionDeleteTarget(file);
+        if (target.empty() || !moves.contains(target)) return no;
+        TM_ASSIGN(auto positions, vector_positions(file, moves[target].at("rows").get<int64_t>()));
+        aim_at_moved(target, positions);
+        translated_delta.files--;
+        translated_delta.records -= file.value("record_count", int64_t{0});
+        translated_delta.bytes -= file.value("file_size_in_bytes", int64_t{0});
+        continue;
+      }
       if (to_translate.count({m, i})) {
         const Json before = e["data_file"];
         // Only its target's moves, when it has one.
@@ -317,6 +422,15 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   std::vector<Json> cow_records;
   std::map<int, std::vector<Json>> cow_entries;
   for (const auto& [key, group] : cow_moved) {
+    if (ctx.format >= 3) {
+      // Every row of the removed files, deleted where the compaction put it.
+      for (const std::string& from : group.second) {
+        std::vector<int64_t> all(static_cast<size_t>(moves.at(from).at("rows").get<int64_t>()));
+        for (size_t p = 0; p < all.size(); p++) all[p] = static_cast<int64_t>(p);
+        aim_at_moved(from, all);
+      }
+      continue;
+    }
     TM_ASSIGN(std::optional<Json> file,
               DeletesForRemovedFiles(files, random, w, *worker, location + "/", group.second,
                                      group.first, MovesOf(moves, group.second), written));
@@ -329,6 +443,40 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
                                       {"sequence_number", sequence},
                                       {"file_sequence_number", sequence},
                                       {"data_file", std::move(*file)}});
+  }
+  std::erase_if(vectors, [](const auto& v) { return v.second.positions.empty(); });
+  if (!vectors.empty()) {
+    std::vector<iceberg::DeletionVectorBlob> blobs;
+    for (const auto& [key, v] : vectors) blobs.push_back({v.to, v.positions});
+    TM_ASSIGN(iceberg::PuffinFile puffin,
+              iceberg::WriteDeletionVectorPuffin(blobs, "tablemere commit rebase"));
+    const std::string path = location + "/data/rebased-" + random.Uuid() + "-deletes.puffin";
+    written.Add(path);
+    TM_TRY(files.WriteBytes(w, path, puffin.bytes, "application/octet-stream"));
+    translated_delta.bytes += static_cast<int64_t>(puffin.bytes.size());
+    size_t b = 0;
+    for (const auto& [key, v] : vectors) {
+      const iceberg::WrittenBlob& blob = puffin.blobs[b++];
+      auto target = head_data.find(key);
+      if (target == head_data.end()) return no;
+      translated_delta.files++;
+      translated_delta.records += blob.cardinality;
+      cow_entries[target->second.spec].push_back(
+          {{"status", kStatusAdded},
+           {"snapshot_id", *client_id},
+           {"sequence_number", sequence},
+           {"file_sequence_number", sequence},
+           {"data_file",
+            {{"content", 1},
+             {"file_path", path},
+             {"file_format", "PUFFIN"},
+             {"partition", target->second.partition},
+             {"record_count", blob.cardinality},
+             {"file_size_in_bytes", static_cast<int64_t>(puffin.bytes.size())},
+             {"referenced_data_file", v.to},
+             {"content_offset", blob.offset},
+             {"content_size_in_bytes", blob.length}}}});
+    }
   }
   for (const auto& [spec, entries] : cow_entries) {
     std::optional<Manifest> model = DeleteManifestModel(spec, {&head_manifests, &client, &parent});
@@ -361,6 +509,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     }
     Json m = added_manifest->list_entry;
     if (m.value("sequence_number", int64_t{-1}) == old_sequence) m["sequence_number"] = sequence;
+    // Format v3: its rows' ids are assigned anew below, past the maintenance snapshots'.
+    if (m.contains("first_row_id") && added_manifest->content == 0) m["first_row_id"] = nullptr;
     if (m.value("min_sequence_number", int64_t{-1}) == old_sequence) {
       m["min_sequence_number"] = sequence;
     }
@@ -399,6 +549,13 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     list.records.push_back(std::move(*v));
   }
   if (removed_found != removed_by_client.size()) return no;
+  std::optional<int64_t> first_row_id, added_rows;
+  if (ctx.format >= 3) {
+    first_row_id = ctx.next_row_id;
+    TM_ASSIGN(ctx.next_row_id, AssignFirstRowIds(list, *first_row_id));
+    added_rows = ctx.next_row_id - *first_row_id;
+    list.metadata["first-row-id"] = std::to_string(*first_row_id);
+  }
   TM_ASSIGN(std::string bytes, avro::WriteContainer(list, random.Bytes(16)));
   const std::string list_path = location + "/metadata/snap-" +
                                 std::to_string(IntMember(snapshot, "snapshot-id").value_or(0)) +
@@ -417,6 +574,10 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     rebased["timestamp-ms"] = head_ms + 1;
   }
   rebased["manifest-list"] = list_path;
+  if (first_row_id) {
+    rebased["first-row-id"] = *first_row_id;
+    rebased["added-rows"] = *added_rows;
+  }
   // Totals move by what the compactions changed between the two heads, and by what
   // re-aiming the client's deletes changed.
   if (rebased.contains("summary")) {
@@ -442,9 +603,11 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
 Result<std::optional<TableChange>> Rebase(Context& ctx, const Json& current,
                                           const TableChange& change) {
   const std::optional<TableChange> no;
-  // Format v2 only: renumbering is about sequence numbers, which v1 has not (its clients
-  // retry on their own), and v3 adds row lineage.
-  if (current.value("format-version", 1) != 2) return no;
+  // Formats v2 and v3: renumbering is about sequence numbers, which v1 has not (its
+  // clients retry on their own); v3's row ids are assigned anew, past maintenance's.
+  ctx.format = current.value("format-version", 1);
+  if (ctx.format != 2 && ctx.format != 3) return no;
+  ctx.next_row_id = IntMember(current, "next-row-id").value_or(0);
   // The updates: one or more add-snapshots, each followed by the set-snapshot-ref that
   // points one branch at it (PyIceberg's overwrite commits a delete and an append so).
   std::vector<const Json*> added;

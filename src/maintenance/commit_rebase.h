@@ -23,7 +23,12 @@
 //   compaction deleted already are left out. Without a record for every replaced data
 //   file, or without a worker, such a commit is not rebased;
 // - equality deletes rebase as they are: they apply to data older than them, and the
-//   compacted files keep their inputs' starting sequence number.
+//   compacted files keep their inputs' starting sequence number;
+// - format v3: deletion vectors of replaced files, and copy-on-write removals of them,
+//   become one deletion vector per compacted file (read and written here, no worker); a
+//   deletion vector the client removed that maintenance removed with its rewritten file
+//   stays removed; the client's new data manifests get their first row ids anew from the
+//   table's next-row-id (their rows' ids past maintenance's), as do rewritten manifests.
 // The rebased snapshot keeps its id; it gets the next sequence number, the current head as
 // parent, totals moved by what the compactions changed (and by what re-aiming changed), and
 // a new manifest list: the client's new manifests (renumbered; those with re-aimed delete

@@ -41,10 +41,6 @@ Json EntryJson(const Manifest& m, size_t index) {
   return entry;
 }
 
-namespace {
-
-// Format v3: gives each data manifest of `list` that has no first row id one, from `next`
-// on, each taking its existing and added rows; answers the next unassigned id.
 Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next) {
   auto files = iceberg::ReadManifestList(list);
   if (!files) return Fail(ErrorCode::kInternal, "the new manifest list: " + files.error().message);
@@ -57,8 +53,6 @@ Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next) {
   }
   return next;
 }
-
-}  // namespace
 
 // Partition values compare and serialize (Iceberg's single-value encoding) by their Avro
 // type; decimals and uuids are refused (their encodings differ from Avro's bytes).

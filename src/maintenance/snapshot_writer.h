@@ -115,6 +115,11 @@ struct Head {
 };
 Result<Head> CurrentHead(const Json& metadata);
 
+// Format v3: gives each data manifest of `list` that has no first row id one, from `next`
+// on, each taking its existing and added rows (as Iceberg Java's list writer does);
+// answers the next unassigned id.
+Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next);
+
 // A new snapshot id: random, positive.
 int64_t NewSnapshotId(Random& random);
 
