@@ -46,3 +46,33 @@ def spark_from_recipe(connection):
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def with_server_planning_catalog(connection):
+    """The Spark recipe with a second catalog `srv` on the same warehouse that plans its
+    scans on the server (Iceberg 1.11's scan-planning-mode), beside `lake`, which plans
+    for itself."""
+    conf = dict(connection["conf"])
+    for key, value in connection["conf"].items():
+        if key.startswith("spark.sql.catalog.lake"):
+            conf["spark.sql.catalog.srv" + key[len("spark.sql.catalog.lake"):]] = value
+    conf["spark.sql.catalog.srv.scan-planning-mode"] = "server"
+    return {**connection, "conf": conf}
+
+
+def pyiceberg_server_planning(catalog):
+    """The same PyIceberg catalog, planning its scans on the server."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    props = dict(catalog.properties)
+    props["scan-planning-mode"] = "server"
+    return RestCatalog(name="server-planned", **props)
+
+
+def spark_reads_alike(spark, lake_table, srv_table, where="true", cols="*"):
+    """Both catalogs read exactly the same rows (as multisets); answers the count."""
+    client = spark.sql(f"SELECT {cols} FROM {lake_table} WHERE {where}")
+    server = spark.sql(f"SELECT {cols} FROM {srv_table} WHERE {where}")
+    assert client.exceptAll(server).count() == 0, (srv_table, where)
+    assert server.exceptAll(client).count() == 0, (srv_table, where)
+    return server.count()

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 import requests
 
-from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
+from engines import (duckdb_from_recipe, pyiceberg_from_recipe, pyiceberg_server_planning,
+                     spark_from_recipe, spark_reads_alike, with_server_planning_catalog)
 from helpers import run_maintenance, warehouse_s3
 from pyiceberg.expressions import And, EqualTo, GreaterThanOrEqual, LessThan
 from pyiceberg.partitioning import PartitionField, PartitionSpec
@@ -235,6 +236,12 @@ def test_a_format_v1_table_is_compacted_and_its_manifests_rewritten_in_v1(env):
     assert rows_of(t) == before_rows
     assert rows_of(t, snapshot_id=before_snapshot) == before_rows
     assert rows_of(t, row_filter=EqualTo("part", "a")) == [x for x in before_rows if x["part"] == "a"]
+    # Planned by the server, now and before: the same rows, from the same files.
+    served = pyiceberg_server_planning(env["cat"]).load_table(f"{ns}.t")
+    for scan in ({}, {"snapshot_id": before_snapshot}, {"row_filter": EqualTo("part", "a")}):
+        assert rows_of(served, **scan) == rows_of(t, **scan), scan
+        assert sorted(f.file.file_path for f in served.scan(**scan).plan_files()) == sorted(
+            f.file.file_path for f in t.scan(**scan).plan_files()), scan
     assert env["duck"].execute(f"SELECT count(*), sum(id) FROM lake.{ns}.t").fetchone() == (
         len(before_rows), sum(x["id"] for x in before_rows))
     env.setdefault("v1_tables", []).append((ns, before_snapshot, len(before_rows)))
@@ -246,13 +253,18 @@ def test_spark_reads_the_compacted_v1_table(env):
     if not env.get("v1_tables"):
         test_a_format_v1_table_is_compacted_and_its_manifests_rewritten_in_v1(env)
     ns, before_snapshot, count = env["v1_tables"][-1]
-    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    spark = spark_from_recipe(with_server_planning_catalog(
+        env["srv"].connection(env["acct"]["api_key"], "spark")))
     try:
         table = f"lake.{ns}.t"
         now = spark.sql(f"SELECT * FROM {table}")
         then = spark.sql(f"SELECT * FROM {table} VERSION AS OF {before_snapshot}")
         assert now.count() == then.count() == count
         assert now.exceptAll(then).count() == 0 and then.exceptAll(now).count() == 0
+        # Planned by the server: the same rows, now and before.
+        for version in ("", f"VERSION AS OF {before_snapshot}"):
+            for where in ("true", "part = 'a'", "id < 30"):
+                spark_reads_alike(spark, f"{table} {version}", f"srv.{ns}.t {version}", where)
         assert spark.sql(f"SELECT count(*) FROM {table}.files").collect()[0][0] < 12
     finally:
         spark.stop()
@@ -401,7 +413,8 @@ def spark_equality_delete(spark, table, columns, rows, partition=None):
 
 @pytest.mark.spark
 def test_spark_equality_deletes_are_applied_and_removed_so_pyiceberg_reads_the_table(env):
-    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    spark = spark_from_recipe(with_server_planning_catalog(
+        env["srv"].connection(env["acct"]["api_key"], "spark")))
     try:
         ns, table = spark_table(spark)
         for k in range(3):
@@ -419,6 +432,11 @@ def test_spark_equality_deletes_are_applied_and_removed_so_pyiceberg_reads_the_t
         deleted = {1, 3, 5, 100}
         assert [r for r in expected if r[0] in deleted] == [(1, "a", "again")]
         assert len(expected) == 30 + 2 + 1 - 4
+        # Planned by the server, the equality deletes go with the tasks they apply to
+        # (global ones too): Iceberg Java reads the same rows.
+        wheres = ("true", "part = 'a'", "part = 'b' AND id > 50", "v IS NULL")
+        for where in wheres:
+            spark_reads_alike(spark, table, f"srv.{ns}.t", where)
         t = env["cat"].load_table(f"{ns}.t")
         before_snapshot = t.current_snapshot().snapshot_id
         with pytest.raises(ValueError, match="equality deletes"):
@@ -445,6 +463,11 @@ def test_spark_equality_deletes_are_applied_and_removed_so_pyiceberg_reads_the_t
         then = spark.sql(f"SELECT * FROM {table} VERSION AS OF {before_snapshot}")
         assert now.count() == len(expected)
         assert now.exceptAll(then).count() == 0 and then.exceptAll(now).count() == 0
+        spark.sql(f"REFRESH TABLE srv.{ns}.t")
+        for where in wheres:
+            spark_reads_alike(spark, table, f"srv.{ns}.t", where)
+            spark_reads_alike(spark, f"{table} VERSION AS OF {before_snapshot}",
+                              f"srv.{ns}.t VERSION AS OF {before_snapshot}", where)
     finally:
         spark.stop()
 

@@ -7,23 +7,31 @@ jobs run one after the other (compact, rewrite-manifests, expire, orphans), and 
 Spark's time-travel EXCEPT ALL against the tagged snapshot is empty both ways; Spark,
 PyIceberg and DuckDB agree on the count and checksums; every retained snapshot still
 reads, with the same count, in all three; and no file any retained snapshot reaches is
-gone."""
+gone. Both PyIceberg and Spark planning their scans on the server read exactly what they
+read planning for themselves, with the same files planned. In format v2 the deletes are
+Parquet position deletes; in v3 deletion vectors, and every row keeps its _row_id and
+_last_updated_sequence_number through every job."""
 
 import uuid
 
 import pytest
 
-from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
+from engines import (duckdb_from_recipe, pyiceberg_from_recipe, pyiceberg_server_planning,
+                     spark_from_recipe, spark_reads_alike, with_server_planning_catalog)
+from pyiceberg.expressions import EqualTo, LessThan
 from helpers import run_maintenance
 
 pytestmark = pytest.mark.spark
 
 
-def test_every_job_leaves_a_spark_written_table_reading_the_same_in_every_engine(clocked_server):
+@pytest.mark.parametrize("version", [2, 3])
+def test_every_job_leaves_a_spark_written_table_reading_the_same_in_every_engine(
+        clocked_server, version):
     srv = clocked_server
     acct = srv.signup(engine="spark")
-    spark = spark_from_recipe(srv.connection(acct["api_key"], "spark"))
+    spark = spark_from_recipe(with_server_planning_catalog(srv.connection(acct["api_key"], "spark")))
     cat = pyiceberg_from_recipe(srv.connection(acct["api_key"], "pyiceberg"))
+    planned_by_server = pyiceberg_server_planning(cat)
     duck = duckdb_from_recipe(srv.connection(acct["api_key"], "duckdb"))
     ns = "eng_" + uuid.uuid4().hex[:6]
     table = f"lake.{ns}.t"
@@ -34,7 +42,7 @@ def test_every_job_leaves_a_spark_written_table_reading_the_same_in_every_engine
             dec decimal(12, 3), dt date, ts timestamp, ntz timestamp_ntz, s string,
             bin binary, st struct<x: int, y: string>, arr array<int>, m map<string, int>)
             USING iceberg PARTITIONED BY (p)
-            TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read',
+            TBLPROPERTIES ('format-version'='{version}', 'write.delete.mode'='merge-on-read',
                            'write.update.mode'='merge-on-read',
                            'write.merge.mode'='merge-on-read',
                            'tablemere.maintenance.max-snapshots'='3')""")
@@ -68,6 +76,9 @@ def test_every_job_leaves_a_spark_written_table_reading_the_same_in_every_engine
         t = cat.load_table(f"{ns}.t")
         assert any(f["content"] == 1 for f in t.inspect.files().to_pylist()), "no position deletes"
         assert len(t.metadata.specs()) == 2
+        assert t.metadata.format_version == version
+        lineage_sql = f"SELECT id, _row_id, _last_updated_sequence_number FROM {table}"
+        lineage = sorted(spark.sql(lineage_sql).collect()) if version == 3 else None
 
         checksum_sql = ("SELECT count(*), sum(id), sum(i), sum(dec), count(s), count(bin), "
                         "sum(st.x), count(extra) FROM {}")
@@ -94,11 +105,26 @@ def test_every_job_leaves_a_spark_written_table_reading_the_same_in_every_engine
             rows = fresh.scan().to_arrow()
             assert rows.num_rows == expected[0], job
             assert sum(rows["id"].to_pylist()) == expected[1], job
+            # Planned by the server: the same rows, from the same files (so it prunes).
+            served = planned_by_server.load_table(f"{ns}.t")
+            for row_filter in (None, EqualTo("p", "even"), LessThan("id", 40)):
+                scan = {} if row_filter is None else {"row_filter": row_filter}
+                assert sorted(served.scan(**scan).to_arrow()["id"].to_pylist()) == sorted(
+                    fresh.scan(**scan).to_arrow()["id"].to_pylist()), (job, row_filter)
+                files = sorted(f.file.file_path for f in served.scan(**scan).plan_files())
+                assert files == sorted(f.file.file_path for f in fresh.scan(**scan).plan_files())
+            assert 0 < len(list(served.scan(row_filter=EqualTo("p", "even")).plan_files())) < len(
+                list(served.scan().plan_files())), job
+            for where in ("true", "p = 'odd'", "id >= 200", "s IS NULL"):
+                spark_reads_alike(spark, table, f"srv.{ns}.t", where, cols)
+            if version == 3:
+                assert sorted(spark.sql(lineage_sql).collect()) == lineage, job
             # Every retained snapshot reads, alike in all three; every file it reaches exists.
             for snap in fresh.metadata.snapshots:
                 sid = snap.snapshot_id
                 n = spark.sql(f"SELECT count(*) FROM {table} VERSION AS OF {sid}").collect()[0][0]
                 assert fresh.scan(snapshot_id=sid).to_arrow().num_rows == n, (job, sid)
+                assert served.scan(snapshot_id=sid).to_arrow().num_rows == n, (job, sid)
                 assert duck.execute(f"SELECT count(*) FROM lake.{ns}.t AT (VERSION => {sid})"
                                     ).fetchone()[0] == n, (job, sid)
                 assert fresh.io.new_input(snap.manifest_list).exists(), (job, sid)

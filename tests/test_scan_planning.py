@@ -12,7 +12,6 @@ import uuid
 import pyarrow as pa
 import pytest
 import requests
-from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.expressions import (And, EqualTo, GreaterThan, GreaterThanOrEqual, In, IsNull,
                                    LessThan, Not, NotEqualTo, NotNull, Or, StartsWith)
 from pyiceberg.partitioning import PartitionField, PartitionSpec
@@ -20,14 +19,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform, TruncateTransform
 from pyiceberg.types import DateType, DoubleType, LongType, NestedField, StringType, TimestamptzType
 
-from engines import pyiceberg_from_recipe
+from engines import pyiceberg_from_recipe, pyiceberg_server_planning
 
 
-def server_planning(catalog):
-    """The same catalog, planning scans on the server."""
-    props = dict(catalog.properties)
-    props["scan-planning-mode"] = "server"
-    return RestCatalog(name="server-planned", **props)
+server_planning = pyiceberg_server_planning
 
 
 def rows(table, row_filter=None, snapshot_id=None):

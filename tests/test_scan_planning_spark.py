@@ -13,7 +13,8 @@ import pytest
 import requests
 
 from conftest import BOOTSTRAP_SECRET, Server
-from engines import pyiceberg_from_recipe, spark_from_recipe
+from engines import (pyiceberg_from_recipe, spark_from_recipe, spark_reads_alike,
+                     with_server_planning_catalog)
 from helpers import run_maintenance
 
 pytestmark = pytest.mark.spark
@@ -34,14 +35,8 @@ def spark_lake():
     srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET},
                  args=["--scan-plan-wait-ms", "0"])
     acct = srv.signup(engine="spark")
-    conn = srv.connection(acct["api_key"], "spark")
     # A second catalog on the same warehouse that plans scans on the server.
-    conf = dict(conn["conf"])
-    for key, value in conn["conf"].items():
-        if key.startswith("spark.sql.catalog.lake"):
-            conf["spark.sql.catalog.srv" + key[len("spark.sql.catalog.lake"):]] = value
-    conf["spark.sql.catalog.srv.scan-planning-mode"] = "server"
-    spark = spark_from_recipe({**conn, "conf": conf})
+    spark = spark_from_recipe(with_server_planning_catalog(srv.connection(acct["api_key"], "spark")))
     ns = "sp_" + uuid.uuid4().hex[:6]
     spark.sql(f"CREATE NAMESPACE lake.{ns}")
     yield {"spark": spark, "ns": ns, "server": srv, "acct": acct}
@@ -82,11 +77,8 @@ FILTERS = ["true", "p = 'a'", "p IN ('b', 'c')", "id < 30", "id >= 205", "s IS N
 
 
 def same_rows(spark, ns, name, where, version_clause=""):
-    client = spark.sql(f"SELECT * FROM lake.{ns}.{name} {version_clause} WHERE {where}")
-    server = spark.sql(f"SELECT * FROM srv.{ns}.{name} {version_clause} WHERE {where}")
-    assert client.exceptAll(server).count() == 0, where
-    assert server.exceptAll(client).count() == 0, where
-    return server.count()
+    return spark_reads_alike(spark, f"lake.{ns}.{name} {version_clause}",
+                             f"srv.{ns}.{name} {version_clause}", where)
 
 
 @pytest.mark.parametrize("version", [2, 3])
