@@ -143,7 +143,8 @@ struct Lineage {
 // take it as null), as are the inputs' columns the table has dropped. Every input column
 // must carry its Iceberg field id: the columns are matched by id, never by name.
 Result<std::shared_ptr<arrow::Schema>> TargetSchema(
-    const Json& fields, const std::vector<std::shared_ptr<arrow::Schema>>& inputs) {
+    const std::vector<protocol::SchemaField>& fields,
+    const std::vector<std::shared_ptr<arrow::Schema>>& inputs) {
   for (const auto& input : inputs) {
     for (const auto& f : input->fields()) {
       if (FieldIdOf(*f) < 0) {
@@ -153,7 +154,7 @@ Result<std::shared_ptr<arrow::Schema>> TargetSchema(
   }
   std::vector<std::shared_ptr<arrow::Field>> out;
   for (const auto& f : fields) {
-    const int id = f.at("id").get<int>();
+    const int id = f.id;
     std::shared_ptr<arrow::Field> merged;
     bool missing = false;
     for (const auto& input : inputs) {
@@ -178,12 +179,12 @@ Result<std::shared_ptr<arrow::Schema>> TargetSchema(
                             merged->metadata());
     }
     if (!merged && IsLineageField(id)) {
-      merged = arrow::field(f.at("name").get<std::string>(), arrow::int64(), true,
+      merged = arrow::field(f.name, arrow::int64(), true,
                             arrow::key_value_metadata({"PARQUET:field_id"}, {std::to_string(id)}));
     }
     if (!merged) continue;
-    out.push_back(arrow::field(f.at("name").get<std::string>(), merged->type(),
-                               merged->nullable() || missing, merged->metadata()));
+    out.push_back(
+        arrow::field(f.name, merged->type(), merged->nullable() || missing, merged->metadata()));
   }
   // No schema-level metadata: a writer's embedded copy of its schema (iceberg.schema)
   // would not describe the merged file.
@@ -473,58 +474,48 @@ Result<EqualityDeletes> ReadEqualityDeletes(const std::string& path, std::vector
   return out;
 }
 
-std::vector<size_t> Indices(const Json& input, const char* name, size_t bound, bool& bad) {
-  std::vector<size_t> out;
-  for (const auto& d : input.value(name, Json::array())) {
-    if (!d.is_number_unsigned() || d.get<size_t>() >= bound) {
-      bad = true;
-      continue;
-    }
-    out.push_back(d.get<size_t>());
-  }
-  return out;
+// Whether every index of `indices` is below `bound`.
+bool AllBelow(const std::vector<size_t>& indices, size_t bound) {
+  return std::all_of(indices.begin(), indices.end(), [&](size_t i) { return i < bound; });
 }
 
 }  // namespace
 
-Result<Json> CompactFiles(const Json& plan) {
-  if (!plan.contains("inputs") || !plan["inputs"].is_array() || plan["inputs"].empty() ||
-      !plan.contains("output") || !plan["output"].is_string()) {
+Result<protocol::CompactAnswer> CompactFiles(const protocol::CompactPlan& plan) {
+  if (plan.inputs.empty() || plan.output.empty()) {
     return Fail(ErrorCode::kInvalidInput, "a plan needs inputs and an output");
   }
-  const int threads = plan.value("max_threads", 1);
+  const int threads = plan.max_threads;
   TM_ARROW_TRY(arrow::SetCpuThreadPoolCapacity(std::max(1, threads)), "threads");
   TM_ARROW_TRY(arrow::io::SetIOThreadPoolCapacity(std::max(1, threads)), "threads");
-  const std::string output = plan["output"];
   std::shared_ptr<arrow::Schema> schema;
-  int64_t rows_read = 0, rows_deleted = 0, rows_deleted_by_equality = 0;
-  Json row_map = Json::array();
+  protocol::CompactAnswer answer;
+  int64_t& rows_read = answer.rows_read;
+  int64_t& rows_deleted = answer.rows_deleted;
+  int64_t& rows_deleted_by_equality = answer.rows_deleted_by_equality;
   // Delete files, read once each.
   std::vector<std::map<std::string, std::vector<int64_t>>> deletes;
-  for (const auto& d : plan.value("position_deletes", Json::array())) {
-    TM_ASSIGN(auto rows, ReadPositionDeletes(d.get<std::string>()));
+  for (const auto& d : plan.position_deletes) {
+    TM_ASSIGN(auto rows, ReadPositionDeletes(d));
     deletes.push_back(std::move(rows));
   }
   std::vector<EqualityDeletes> equality;
-  for (const auto& d : plan.value("equality_deletes", Json::array())) {
-    TM_ASSIGN(auto keys, ReadEqualityDeletes(d.at("path").get<std::string>(),
-                                             d.at("equality_ids").get<std::vector<int>>()));
+  for (const auto& d : plan.equality_deletes) {
+    TM_ASSIGN(auto keys, ReadEqualityDeletes(d.path, std::vector<int>(d.equality_ids.begin(),
+                                                                      d.equality_ids.end())));
     equality.push_back(std::move(keys));
   }
   // The output's schema, from every input's footer before a row is read.
-  if (!plan.contains("schema") || !plan["schema"].is_array()) {
-    return Fail(ErrorCode::kInvalidInput, "a plan needs the table's schema");
-  }
-  Json fields = plan["schema"];
-  const bool row_lineage = plan.value("row_lineage", false);
-  if (row_lineage) {
-    fields.push_back({{"id", kRowIdField}, {"name", "_row_id"}});
-    fields.push_back({{"id", kLastUpdatedField}, {"name", "_last_updated_sequence_number"}});
+  if (plan.schema.empty()) return Fail(ErrorCode::kInvalidInput, "a plan needs the table's schema");
+  std::vector<protocol::SchemaField> fields = plan.schema;
+  if (plan.row_lineage) {
+    fields.push_back({kRowIdField, "_row_id"});
+    fields.push_back({kLastUpdatedField, "_last_updated_sequence_number"});
   }
   std::vector<std::shared_ptr<arrow::Schema>> input_schemas;
-  for (const auto& input : plan["inputs"]) {
+  for (const auto& input : plan.inputs) {
     std::unique_ptr<parquet::arrow::FileReader> holder;
-    TM_ASSIGN(auto batches, OpenBatches(input.at("path").get<std::string>(), holder));
+    TM_ASSIGN(auto batches, OpenBatches(input.path, holder));
     input_schemas.push_back(batches->schema());
   }
   auto target = TargetSchema(fields, input_schemas);
@@ -537,17 +528,16 @@ Result<Json> CompactFiles(const Json& plan) {
     return Fail(ErrorCode::kInvalidInput, "the bin's files hold none of the table's columns");
   }
   // Removed unless finished: a bin that fails halfway leaves nothing behind.
-  TM_ASSIGN(ParquetOutput out, ParquetOutput::Open(schema, output));
-  for (const auto& input : plan["inputs"]) {
-    const std::string path = input.at("path").get<std::string>();
-    bool bad = false;
-    const auto position_files = Indices(input, "delete_files", deletes.size(), bad);
-    const auto equality_files = Indices(input, "equality_delete_files", equality.size(), bad);
-    if (bad) return Fail(ErrorCode::kInvalidInput, "no such delete file");
-    std::vector<int64_t> deleted;
-    for (const auto& p : input.value("deleted_positions", Json::array()))
-      deleted.push_back(p.get<int64_t>());
-    const std::string data_path = Canonical(input.value("data_path", ""));
+  TM_ASSIGN(ParquetOutput out, ParquetOutput::Open(schema, plan.output));
+  for (const auto& input : plan.inputs) {
+    const std::string& path = input.path;
+    const auto& position_files = input.position_delete_files;
+    const auto& equality_files = input.equality_delete_files;
+    if (!AllBelow(position_files, deletes.size()) || !AllBelow(equality_files, equality.size())) {
+      return Fail(ErrorCode::kInvalidInput, "no such delete file");
+    }
+    std::vector<int64_t> deleted = input.deleted_positions;
+    const std::string data_path = Canonical(input.data_path);
     for (size_t index : position_files) {
       auto it = deletes[index].find(data_path);
       if (it != deletes[index].end()) {
@@ -555,11 +545,7 @@ Result<Json> CompactFiles(const Json& plan) {
       }
     }
     Lineage lineage;
-    if (row_lineage) {
-      const Json first = input.value("first_row_id", Json());
-      if (first.is_number_integer()) lineage.first_row_id = first.get<int64_t>();
-      lineage.sequence = input.value("data_sequence_number", int64_t{0});
-    }
+    if (plan.row_lineage) lineage = {input.first_row_id, input.data_sequence_number};
     std::sort(deleted.begin(), deleted.end());
     deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
     std::unique_ptr<parquet::arrow::FileReader> holder;
@@ -568,7 +554,7 @@ Result<Json> CompactFiles(const Json& plan) {
     auto batches = *opened_batches;
     int64_t row = 0;
     const int64_t offset = rows_read - rows_deleted;  // where its first kept row lands
-    Json dropped_positions = Json::array();
+    std::vector<int64_t> dropped_positions;
     while (true) {
       std::shared_ptr<arrow::RecordBatch> batch;
       TM_ARROW_TRY(batches->ReadNext(&batch), path);
@@ -609,17 +595,10 @@ Result<Json> CompactFiles(const Json& plan) {
       row = end;
     }
     rows_read += row;
-    row_map.push_back({{"data_path", input.value("data_path", "")},
-                       {"offset", offset},
-                       {"rows", row},
-                       {"dropped", std::move(dropped_positions)}});
+    answer.row_map.push_back({input.data_path, offset, row, std::move(dropped_positions)});
   }
-  TM_ASSIGN(Json metrics, out.Finish());
-  metrics["rows_read"] = rows_read;
-  metrics["rows_deleted"] = rows_deleted;
-  metrics["rows_deleted_by_equality"] = rows_deleted_by_equality;
-  metrics["row_map"] = std::move(row_map);
-  return metrics;
+  TM_ASSIGN(answer.file, out.Finish());
+  return answer;
 }
 
 }  // namespace tablemere::maint

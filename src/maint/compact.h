@@ -6,44 +6,31 @@
 // only, never into the server.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include "common/result.h"
+#include "maintenance/worker_protocol.h"
 
 namespace tablemere::maint {
 
-// `plan`: {"inputs": [{"path": "<local file>", "data_path": "<its table location>",
-//                      "delete_files": [<index into position_deletes>, …],
-//                      "equality_delete_files": [<index into equality_deletes>, …],
-//                      "deleted_positions": [<row>, …]}, …],
-//          "position_deletes": ["<local position delete file>", …],
-//          "equality_deletes": [{"path": "<local file>", "equality_ids": [<field id>, …]}, …],
-//          "schema": [{"id": <field id>, "name": "<name>"}, …],
-//          "output": "<local file>", "max_threads": 1,
-//          "row_lineage": false}
-// With row_lineage (format v3), each input also gives "first_row_id" (null when it has
-// none) and "data_sequence_number", and the output gets the row lineage columns
-// (_row_id, _last_updated_sequence_number) written explicitly: each kept row's values as
-// its file holds them, or where it holds none, first_row_id + its position and the file's
-// data sequence number, as the spec has rewritten files keep them.
-// An input's rows are dropped when a position delete file it lists names its data_path
-// with their position, or deleted_positions does, or when their values of an equality
+namespace protocol = maintenance::protocol;
+
+// `plan` (protocol::CompactPlan): each input's rows are dropped when a position delete
+// file it lists names its data_path with their position, or its deleted_positions (a
+// deletion vector, decoded by the server) does, or when their values of an equality
 // delete file's fields (matched by Iceberg field id; null matches null) are one of that
 // file's rows. Which delete files apply to which input (the spec's sequence-number and
 // partition rules) is the server's to decide.
-// The output has the table's current top-level fields (`schema`, in its order and with
+// The output has the table's current top-level fields (plan.schema, in its order and with
 // its names): each input's columns are matched by Iceberg field id, widened where the
 // table promoted their type (int to long, float to double, decimal precision), and null
 // where the file predates them; columns the table dropped are left out. Inputs that do
 // not fit (another type, a nested field changed, a column without field id) are
-// kInvalidInput, and nothing is written. Answers
-// {"record_count", "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",
-//  "null_value_counts", "lower_bounds": {"<field id>": "<hex>"}, "upper_bounds",
-//  "split_offsets": [...], "rows_read", "rows_deleted", "rows_deleted_by_equality",
-//  "row_map": [{"data_path", "offset", "rows", "dropped": [<position>, …]}, …]}: where each
-// input's rows went, in plan order. Input row p (not dropped) is output row
-// offset + p - (dropped positions below p); the commit rebase re-aims a client's position
-// deletes at the output with it.
-Result<nlohmann::json> CompactFiles(const nlohmann::json& plan);
+// kInvalidInput, and nothing is written. With row_lineage (format v3) the output also
+// gets _row_id and _last_updated_sequence_number, written explicitly: each kept row's
+// values as its file holds them, or where it holds none, first_row_id + its position and
+// the file's data sequence number, as the spec has rewritten files keep them.
+// The answer: the new file's metrics, the counts, and row_map (where each input's rows
+// went, in plan order: input row p, not dropped, is output row offset + p - (dropped
+// positions below p); the commit rebase re-aims a client's position deletes with it).
+Result<protocol::CompactAnswer> CompactFiles(const protocol::CompactPlan& plan);
 
 }  // namespace tablemere::maint

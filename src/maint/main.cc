@@ -32,21 +32,27 @@ tablemere::Result<Container> Load(const std::string& path) {
   return tablemere::avro::ReadContainer(bytes);
 }
 
-// Runs one job on the plan in `plan_path` and writes its answer to `result_path`.
-int RunPlan(const char* job, tablemere::Result<nlohmann::json> (*run)(const nlohmann::json&),
+// Runs one job on the plan in `plan_path` (decoded as the protocol's Plan) and writes its
+// answer to `result_path`.
+template <typename Plan, typename Answer>
+int RunPlan(const char* job, tablemere::Result<Answer> (*run)(const Plan&),
             const std::string& plan_path, const std::string& result_path) {
+  namespace protocol = tablemere::maintenance::protocol;
   auto text = tablemere::ReadWholeFile(plan_path);
   if (!text) return Failed(plan_path + ": " + text.error().message);
-  auto plan = nlohmann::json::parse(*text, nullptr, false);
-  if (plan.is_discarded()) return Failed(plan_path + ": not JSON");
-  tablemere::Result<nlohmann::json> result;
+  auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded()) return Failed(plan_path + ": not JSON");
+  auto plan = protocol::Decode<Plan>(json);
+  if (!plan) return Failed(plan_path + ": " + plan.error().message);
+  tablemere::Result<Answer> result;
   try {
-    result = run(plan);
+    result = run(*plan);
   } catch (const std::exception& e) {
     return Failed(std::string(job) + ": " + e.what());
   }
   if (!result) return Failed(result.error().message);
-  auto written = tablemere::WriteFileAtomically(result_path, result->dump(), 0600);
+  auto written =
+      tablemere::WriteFileAtomically(result_path, protocol::Encode(*result).dump(), 0600);
   if (!written) return Failed(written.error().message);
   return 0;
 }

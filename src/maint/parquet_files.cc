@@ -13,8 +13,6 @@
 
 namespace tablemere::maint {
 
-using Json = nlohmann::json;
-
 Error FromArrow(const arrow::Status& s, const std::string& what) {
   return Error{ErrorCode::kInvalidInput, what + ": " + s.ToString(), {}};
 }
@@ -105,9 +103,12 @@ struct ColumnMetrics {
 
 }  // namespace
 
-Json Metrics(const parquet::FileMetaData& meta, int64_t file_size) {
+protocol::FileMetrics Metrics(const parquet::FileMetaData& meta, int64_t file_size) {
   std::map<int, ColumnMetrics> columns;
-  Json split_offsets = Json::array();
+  protocol::FileMetrics out;
+  out.record_count = meta.num_rows();
+  out.file_size_in_bytes = file_size;
+  std::vector<int64_t>& split_offsets = out.split_offsets;
   for (int g = 0; g < meta.num_row_groups(); g++) {
     auto group = meta.RowGroup(g);
     if (group->num_columns() > 0) {
@@ -144,27 +145,21 @@ Json Metrics(const parquet::FileMetaData& meta, int64_t file_size) {
       m.seen = true;
     }
   }
-  Json sizes = Json::object(), values = Json::object(), nulls = Json::object(),
-       lower = Json::object(), upper = Json::object();
   for (const auto& [id, m] : columns) {
-    const std::string key = std::to_string(id);
-    sizes[key] = m.size;
+    out.column_sizes[id] = m.size;
     if (m.values > 0 || m.seen) {
-      values[key] = m.values;
-      nulls[key] = m.nulls;
+      out.value_counts[id] = m.values;
+      out.null_value_counts[id] = m.nulls;
     }
     if (!m.bounds || !m.seen || m.kind == BoundKind::kNone) continue;
     if (m.kind == BoundKind::kBytes &&
         (m.lower.size() > kMaxBytesBound || m.upper.size() > kMaxBytesBound)) {
       continue;
     }
-    lower[key] = crypto::HexEncode(m.lower);
-    upper[key] = crypto::HexEncode(m.upper);
+    out.lower_bounds[id] = m.lower;
+    out.upper_bounds[id] = m.upper;
   }
-  return Json{{"record_count", meta.num_rows()}, {"file_size_in_bytes", file_size},
-              {"column_sizes", sizes},           {"value_counts", values},
-              {"null_value_counts", nulls},      {"lower_bounds", lower},
-              {"upper_bounds", upper},           {"split_offsets", split_offsets}};
+  return out;
 }
 
 std::string Canonical(std::string path) {
@@ -244,7 +239,7 @@ ParquetOutput::~ParquetOutput() {
   std::filesystem::remove(partial_, ignored);
 }
 
-Result<Json> ParquetOutput::Finish() {
+Result<protocol::FileMetrics> ParquetOutput::Finish() {
   TM_ARROW_TRY(writer_->Close(), partial_);
   TM_ARROW_TRY(sink_->Close(), partial_);
   std::error_code ec;

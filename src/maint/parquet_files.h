@@ -11,13 +11,15 @@
 
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "common/result.h"
+#include "maintenance/worker_protocol.h"
 
 namespace tablemere::maint {
+
+namespace protocol = maintenance::protocol;
 
 Error FromArrow(const arrow::Status& s, const std::string& what);
 
@@ -40,11 +42,8 @@ Result<std::shared_ptr<arrow::RecordBatchReader>> OpenBatches(
 Result<void> ForEachPositionDelete(const std::string& path,
                                    const std::function<void(std::string_view, int64_t)>& row);
 
-// The Iceberg metrics of a written file, from its footer: {"record_count",
-// "file_size_in_bytes", "column_sizes": {"<field id>": n}, "value_counts",
-// "null_value_counts", "lower_bounds": {"<field id>": "<hex>"}, "upper_bounds",
-// "split_offsets"}.
-nlohmann::json Metrics(const parquet::FileMetaData& meta, int64_t file_size);
+// The Iceberg metrics of a written file, from its footer.
+protocol::FileMetrics Metrics(const parquet::FileMetaData& meta, int64_t file_size);
 
 // A Parquet file being written (zstd, row groups of up to 1 Mi rows). It is written beside
 // its final name and renamed when whole, so a killed worker leaves no file the server could
@@ -60,7 +59,7 @@ class ParquetOutput {
   parquet::arrow::FileWriter& writer() { return *writer_; }
   const std::string& partial() const { return partial_; }
   // Closes, renames and answers the file's metrics (see Metrics).
-  Result<nlohmann::json> Finish();
+  Result<protocol::FileMetrics> Finish();
 
  private:
   ParquetOutput() = default;

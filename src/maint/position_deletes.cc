@@ -12,8 +12,6 @@
 namespace tablemere::maint {
 namespace {
 
-using Json = nlohmann::json;
-
 // The reserved field ids of a position delete file's columns.
 constexpr int kFilePathId = 2147483546, kPosId = 2147483545;
 
@@ -32,11 +30,10 @@ class PositionRows {
   }
 
   // Writes them to `output`, sorted by file_path then pos and each once, as the spec asks
-  // (no file when there is none: "record_count" 0), and answers the file's metrics with
+  // (no file when there is none: record_count 0), and answers the file's metrics with
   // exact file_path bounds (readers skip a delete file for a data file outside them, so
-  // they are never truncated), "referenced_data_files" and, when that is one,
-  // "referenced_data_file".
-  Result<Json> Write(const std::string& output) {
+  // they are never truncated), and the data files it names.
+  Result<protocol::DeletesWritten> Write(const std::string& output) {
     std::vector<size_t> order(spellings_.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = i;
     std::sort(order.begin(), order.end(),
@@ -46,7 +43,7 @@ class PositionRows {
     for (auto& r : rows_) r.first = rank[r.first];
     std::sort(rows_.begin(), rows_.end());
     rows_.erase(std::unique(rows_.begin(), rows_.end()), rows_.end());
-    Json metrics = {{"record_count", 0}};
+    protocol::DeletesWritten written;
     if (!rows_.empty()) {
       arrow::StringBuilder paths;
       arrow::Int64Builder positions;
@@ -66,14 +63,13 @@ class PositionRows {
                                             {path_array, pos_array});
       TM_ASSIGN(ParquetOutput out, ParquetOutput::Open(schema, output));
       TM_ARROW_TRY(out.writer().WriteRecordBatch(*batch), out.partial());
-      TM_ASSIGN(metrics, out.Finish());
-      const std::string key = std::to_string(kFilePathId);
-      metrics["lower_bounds"][key] = crypto::HexEncode(spellings_[order[rows_.front().first]]);
-      metrics["upper_bounds"][key] = crypto::HexEncode(spellings_[order[rows_.back().first]]);
+      TM_ASSIGN(written.file, out.Finish());
+      written.file.lower_bounds[kFilePathId] = spellings_[order[rows_.front().first]];
+      written.file.upper_bounds[kFilePathId] = spellings_[order[rows_.back().first]];
     }
-    metrics["referenced_data_files"] = spellings_.size();
-    if (spellings_.size() == 1) metrics["referenced_data_file"] = spellings_.front();
-    return metrics;
+    written.referenced_data_files = static_cast<int64_t>(spellings_.size());
+    if (spellings_.size() == 1) written.referenced_data_file = spellings_.front();
+    return written;
   }
 
   int64_t size() const { return static_cast<int64_t>(rows_.size()); }
@@ -100,21 +96,18 @@ Result<void> OnlyPathAndPos(const std::string& path) {
 
 }  // namespace
 
-Result<Json> RewritePositionDeletes(const Json& plan) {
-  if (!plan.contains("inputs") || !plan["inputs"].is_array() || plan["inputs"].empty() ||
-      !plan.contains("output") || !plan["output"].is_string() || !plan.contains("live") ||
-      !plan["live"].is_array()) {
+Result<protocol::RewriteDeletesAnswer> RewritePositionDeletes(
+    const protocol::RewriteDeletesPlan& plan) {
+  if (plan.inputs.empty() || plan.output.empty()) {
     return Fail(ErrorCode::kInvalidInput, "a plan needs inputs, live files and an output");
   }
   std::unordered_map<std::string, int64_t> live;  // canonical path -> data sequence number
-  for (const auto& f : plan["live"]) {
-    live[Canonical(f.at("path").get<std::string>())] = f.at("sequence").get<int64_t>();
-  }
+  for (const auto& f : plan.live) live[Canonical(f.path)] = f.sequence;
   PositionRows rows;
   int64_t rows_read = 0;
-  for (const auto& input : plan["inputs"]) {
-    const std::string path = input.at("path").get<std::string>();
-    const int64_t sequence = input.at("sequence").get<int64_t>();
+  for (const auto& input : plan.inputs) {
+    const std::string& path = input.path;
+    const int64_t sequence = input.sequence;
     TM_TRY(OnlyPathAndPos(path));
     TM_TRY(ForEachPositionDelete(path, [&](std::string_view file, int64_t pos) {
       rows_read++;
@@ -122,34 +115,23 @@ Result<Json> RewritePositionDeletes(const Json& plan) {
       if (it != live.end() && it->second <= sequence) rows.Add(file, pos);
     }));
   }
-  TM_ASSIGN(Json metrics, rows.Write(plan["output"].get<std::string>()));
-  metrics["rows_read"] = rows_read;
-  metrics["rows_dropped"] = rows_read - metrics["record_count"].get<int64_t>();
-  return metrics;
+  protocol::RewriteDeletesAnswer answer;
+  TM_ASSIGN(answer.written, rows.Write(plan.output));
+  answer.rows_read = rows_read;
+  answer.rows_dropped = rows_read - answer.written.file.record_count;
+  return answer;
 }
 
-Result<Json> TranslatePositionDeletes(const Json& plan) {
-  const bool has_input = plan.contains("input");
-  if ((has_input && !plan["input"].is_string()) || !plan.contains("moves") ||
-      !plan["moves"].is_object() || !plan.contains("output") || !plan["output"].is_string()) {
-    return Fail(ErrorCode::kInvalidInput, "a plan needs moves, an output and an input");
+Result<protocol::TranslateDeletesAnswer> TranslatePositionDeletes(
+    const protocol::TranslateDeletesPlan& plan) {
+  const bool has_input = !plan.input.empty();
+  if (plan.output.empty() || has_input == !plan.removed_files.empty()) {
+    return Fail(ErrorCode::kInvalidInput,
+                "a plan needs an output, and an input or removed files, not both");
   }
-  const Json removed = plan.value("removed_files", Json::array());
-  if (!removed.is_array() || has_input == !removed.empty()) {
-    return Fail(ErrorCode::kInvalidInput, "a plan needs an input or removed files, not both");
-  }
-  struct Move {
-    std::string to;
-    int64_t offset = 0, rows = 0;
-    std::vector<int64_t> dropped;  // sorted
-  };
-  std::unordered_map<std::string, Move> moves;  // canonical path -> where its rows went
-  for (const auto& [from, m] : plan["moves"].items()) {
-    Move move{m.at("to").get<std::string>(), m.at("offset").get<int64_t>(),
-              m.at("rows").get<int64_t>(), m.at("dropped").get<std::vector<int64_t>>()};
-    std::sort(move.dropped.begin(), move.dropped.end());
-    moves.emplace(Canonical(from), std::move(move));
-  }
+  using Move = protocol::RowMove;
+  std::unordered_map<std::string, const Move*> moves;  // canonical path -> where its rows went
+  for (const auto& [from, move] : plan.moves) moves.emplace(Canonical(from), &move);
   PositionRows rows;
   int64_t rows_read = 0, rows_moved = 0;
   std::string out_of_range;
@@ -159,13 +141,13 @@ Result<Json> TranslatePositionDeletes(const Json& plan) {
       out_of_range = std::string(file) + " has no row " + std::to_string(pos);
       return;
     }
-    auto below = std::lower_bound(m.dropped.begin(), m.dropped.end(), pos);
-    if (below != m.dropped.end() && *below == pos) return;  // the compaction deleted it already
-    rows.Add(m.to, m.offset + pos - (below - m.dropped.begin()));
+    const auto moved = m.Moved(pos);
+    if (!moved) return;  // the compaction deleted it already
+    rows.Add(m.to, *moved);
     rows_moved++;
   };
   if (has_input) {
-    const std::string input = plan["input"].get<std::string>();
+    const std::string& input = plan.input;
     TM_TRY(OnlyPathAndPos(input));
     TM_TRY(ForEachPositionDelete(input, [&](std::string_view file, int64_t pos) {
       rows_read++;
@@ -173,25 +155,25 @@ Result<Json> TranslatePositionDeletes(const Json& plan) {
       if (it == moves.end()) {
         rows.Add(file, pos);
       } else {
-        move_row(it->second, file, pos);
+        move_row(*it->second, file, pos);
       }
     }));
   }
   // Files removed whole (copy-on-write): every row they still had, at its new place.
-  for (const auto& file : removed) {
-    const std::string path = file.get<std::string>();
+  for (const auto& path : plan.removed_files) {
     auto it = moves.find(Canonical(path));
     if (it == moves.end()) {
       return Fail(ErrorCode::kInvalidInput, path + " was not moved by the compaction");
     }
-    for (int64_t pos = 0; pos < it->second.rows; pos++) move_row(it->second, path, pos);
+    for (int64_t pos = 0; pos < it->second->rows; pos++) move_row(*it->second, path, pos);
   }
   if (!out_of_range.empty()) return Fail(ErrorCode::kInvalidInput, out_of_range);
-  TM_ASSIGN(Json metrics, rows.Write(plan["output"].get<std::string>()));
-  metrics["rows_read"] = rows_read;
-  metrics["rows_moved"] = rows_moved;
-  metrics["rows_dropped"] = has_input ? rows_read - metrics["record_count"].get<int64_t>() : 0;
-  return metrics;
+  protocol::TranslateDeletesAnswer answer;
+  TM_ASSIGN(answer.written, rows.Write(plan.output));
+  answer.rows_read = rows_read;
+  answer.rows_moved = rows_moved;
+  answer.rows_dropped = has_input ? rows_read - answer.written.file.record_count : 0;
+  return answer;
 }
 
 }  // namespace tablemere::maint

@@ -51,22 +51,6 @@ bool IsDeletionVector(const Json& data_file) {
 // The largest Puffin file the rebase reads a client's deletion vector from.
 constexpr size_t kMaxPuffinBytes = size_t{64} << 20;
 
-// Positions of a data file a compaction replaced, at their places in the file it wrote
-// (`move`: {to, offset, rows, dropped}, as the worker recorded it): input row p is output
-// row offset + p - (dropped rows below p); rows it deleted already are left out.
-std::vector<int64_t> MovedPositions(const Json& move, const std::vector<int64_t>& positions) {
-  std::vector<int64_t> dropped = move.at("dropped").get<std::vector<int64_t>>();
-  std::sort(dropped.begin(), dropped.end());
-  const int64_t offset = move.at("offset").get<int64_t>();
-  std::vector<int64_t> out;
-  for (int64_t p : positions) {
-    auto below = std::lower_bound(dropped.begin(), dropped.end(), p);
-    if (below != dropped.end() && *below == p) continue;
-    out.push_back(offset + p - (below - dropped.begin()));
-  }
-  return out;
-}
-
 // Moves each count of `summary` (strings, as Iceberg writes them) that `deltas` names. A
 // total the summary lacks stays unknown; a count of what the snapshot itself changed
 // ("added-…", "deleted-…", "removed-…") is written as Iceberg does, only when not zero.
@@ -91,10 +75,11 @@ void MoveCounts(Json& summary, std::initializer_list<std::pair<const char*, int6
 }
 
 // The moves of `paths` only: what one worker run needs of them.
-Json MovesOf(const Json& moves, const std::vector<std::string>& paths) {
-  Json out = Json::object();
+protocol::RowMoves MovesOf(const protocol::RowMoves& moves, const std::vector<std::string>& paths) {
+  protocol::RowMoves out;
   for (const auto& path : paths) {
-    if (moves.contains(path)) out[path] = moves[path];
+    auto it = moves.find(path);
+    if (it != moves.end()) out.insert(*it);
   }
   return out;
 }
@@ -306,7 +291,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   }
   // Where every replaced data file's rows went, to a file live at the head (one compaction
   // between; a file compacted twice since is not followed).
-  Json moves = Json::object();
+  protocol::RowMoves moves;
   std::vector<std::string> replaced_paths;  // the data files maintenance replaced
   for (const auto& [path, where] : removed_data) replaced_paths.push_back(path);
   if (!to_translate.empty() || !cow_moved.empty()) {
@@ -314,13 +299,13 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     for (int64_t id : maintenance) {
       TM_ASSIGN(std::optional<std::string> saved, store.RowMoves(w.id.str(), ctx.table_uuid, id));
       if (!saved) continue;
-      Json parsed = Json::parse(*saved, nullptr, false);
-      if (!parsed.is_object()) return no;
-      for (auto& [from, move] : parsed.items()) moves[from] = move;
+      auto parsed = protocol::Decode<protocol::RowMoves>(Json::parse(*saved, nullptr, false));
+      if (!parsed) return no;
+      for (auto& [from, move] : *parsed) moves[from] = std::move(move);
     }
     for (const auto& [path, where] : removed_data) {
-      if (!moves.contains(path) || !moves[path].contains("to") || !moves[path]["to"].is_string() ||
-          !live_at_head.count(WarehouseFiles::Canonical(moves[path]["to"].get<std::string>()))) {
+      auto move = moves.find(path);
+      if (move == moves.end() || !live_at_head.count(WarehouseFiles::Canonical(move->second.to))) {
         return no;
       }
     }
@@ -347,11 +332,12 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   };
   std::map<std::string, VectorOf> vectors;  // canonical compacted file -> its deletes
   auto aim_at_moved = [&](const std::string& from, const std::vector<int64_t>& positions) {
-    const Json& move = moves.at(from);
-    const std::string to = move.at("to").get<std::string>();
-    VectorOf& v = vectors[WarehouseFiles::Canonical(to)];
-    v.to = to;
-    for (int64_t p : MovedPositions(move, positions)) v.positions.push_back(p);
+    const protocol::RowMove& move = moves.at(from);
+    VectorOf& v = vectors[WarehouseFiles::Canonical(move.to)];
+    v.to = move.to;
+    for (int64_t p : positions) {
+      if (auto moved = move.Moved(p)) v.positions.push_back(*moved);
+    }
   };
   std::map<std::string, std::string> puffins;  // a client's Puffin files, read once
   auto vector_positions = [&](const Json& file, int64_t rows) -> Result<std::vector<int64_t>> {
@@ -379,8 +365,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         // Format v3: its positions join the compacted file's one deletion vector.
         const Json& file = e["data_file"];
         const std::string target = PositionDeleteTarget(file);
-        if (target.empty() || !moves.contains(target)) return no;
-        TM_ASSIGN(auto positions, vector_positions(file, moves[target].at("rows").get<int64_t>()));
+        if (target.empty() || !moves.count(target)) return no;
+        TM_ASSIGN(auto positions, vector_positions(file, moves.at(target).rows));
         aim_at_moved(target, positions);
         translated_delta.files--;
         translated_delta.records -= file.value("record_count", int64_t{0});
@@ -391,7 +377,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         const Json before = e["data_file"];
         // Only its target's moves, when it has one.
         const std::string target = PositionDeleteTarget(before);
-        const Json& needed = target.empty() ? moves : MovesOf(moves, {target});
+        const protocol::RowMoves needed = target.empty() ? moves : MovesOf(moves, {target});
         TM_ASSIGN(std::optional<Json> after,
                   TranslateDeleteFile(files, random, w, *worker, location + "/", before, needed,
                                       written));
@@ -425,7 +411,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     if (ctx.format >= 3) {
       // Every row of the removed files, deleted where the compaction put it.
       for (const std::string& from : group.second) {
-        std::vector<int64_t> all(static_cast<size_t>(moves.at(from).at("rows").get<int64_t>()));
+        std::vector<int64_t> all(static_cast<size_t>(moves.at(from).rows));
         for (size_t p = 0; p < all.size(); p++) all[p] = static_cast<int64_t>(p);
         aim_at_moved(from, all);
       }

@@ -13,8 +13,8 @@
 
 namespace tablemere::maintenance {
 
-// `data_file` is the delete file's manifest entry field; `moves` maps each replaced data
-// file to {"to", "offset", "rows", "dropped"} (table_compaction.cc). Answers the new
+// `data_file` is the delete file's manifest entry field; `moves` says where each replaced
+// data file's rows went (table_compaction.cc). Answers the new
 // data_file (uploaded under `location`/data/, recorded in `written`), or nullopt when the
 // compaction had deleted every row it names already. A file whose rows do not add up, or a
 // position beyond its data file, is an error: the commit is then not rebased.
@@ -22,7 +22,7 @@ Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& r
                                                 const metastore::Warehouse& w,
                                                 const WorkerOptions& worker,
                                                 const std::string& location, const Json& data_file,
-                                                const Json& moves,
+                                                const protocol::RowMoves& moves,
                                                 snapshot_writer::Written& written);
 
 // A copy-on-write commit planned before a compaction removed `removed` (data files of one
@@ -30,12 +30,10 @@ Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& r
 // Answers the data_file of a position delete file naming each of those rows at its new
 // place (uploaded, recorded in `written`), or nullopt when the compaction had deleted them
 // all already.
-Result<std::optional<Json>> DeletesForRemovedFiles(WarehouseFiles& files, Random& random,
-                                                   const metastore::Warehouse& w,
-                                                   const WorkerOptions& worker,
-                                                   const std::string& location,
-                                                   const std::vector<std::string>& removed,
-                                                   const Json& partition, const Json& moves,
-                                                   snapshot_writer::Written& written);
+Result<std::optional<Json>> DeletesForRemovedFiles(
+    WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+    const WorkerOptions& worker, const std::string& location,
+    const std::vector<std::string>& removed, const Json& partition, const protocol::RowMoves& moves,
+    snapshot_writer::Written& written);
 
 }  // namespace tablemere::maintenance

@@ -67,11 +67,8 @@ Result<Json> WorkerRun::Run(const WorkerOptions& worker, const std::string& job,
   return Run(worker.worker_path, timeout, job, plan);
 }
 
-Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_key,
+Result<void> RowsAddUp(int64_t read, int64_t kept, int64_t dropped, int64_t rows_in,
                        const std::string& what) {
-  const int64_t read = answer.value("rows_read", int64_t{-1});
-  const int64_t kept = answer.value("record_count", int64_t{-1});
-  const int64_t dropped = answer.value(dropped_key, int64_t{-1});
   if (read == rows_in && kept >= 0 && dropped >= 0 && kept + dropped == rows_in) return {};
   return Fail(ErrorCode::kInternal,
               "the worker's " + what + " does not add up: " + std::to_string(rows_in) +

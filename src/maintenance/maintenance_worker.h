@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "maintenance/catalog_names.h"
+#include "maintenance/worker_protocol.h"
 
 namespace tablemere::maintenance {
 
@@ -44,15 +45,29 @@ class WorkerRun {
   // The same, bounded by `worker`'s timeout and deadline (kUnavailable once it has passed).
   Result<Json> Run(const WorkerOptions& worker, const std::string& job, const Json& plan);
 
+  // Typed: the worker protocol's `plan` for `job`, and its answer decoded (an answer that
+  // does not decode is kInvalidInput, as one the worker failed to give).
+  template <typename Answer, typename Plan>
+  Result<Answer> Ask(const std::string& worker_path, int64_t timeout_ms, const std::string& job,
+                     const Plan& plan) {
+    TM_ASSIGN(Json answer, Run(worker_path, timeout_ms, job, protocol::Encode(plan)));
+    return protocol::Decode<Answer>(answer);
+  }
+  template <typename Answer, typename Plan>
+  Result<Answer> Ask(const WorkerOptions& worker, const std::string& job, const Plan& plan) {
+    TM_ASSIGN(Json answer, Run(worker, job, protocol::Encode(plan)));
+    return protocol::Decode<Answer>(answer);
+  }
+
  private:
   explicit WorkerRun(std::filesystem::path dir) : dir_(std::move(dir)) {}
   std::filesystem::path dir_;
 };
 
-// Whether the worker's `answer` accounts for each of `rows_in` input rows: all read
-// ("rows_read"), each either written ("record_count") or left out (`dropped_key`). What
-// does not add up is kInternal, and is not uploaded.
-Result<void> RowsAddUp(const Json& answer, int64_t rows_in, const char* dropped_key,
+// Whether the worker's answer accounts for each of `rows_in` input rows: all `read`, each
+// either `written` or left out (`dropped`). What does not add up is kInternal, and is not
+// uploaded.
+Result<void> RowsAddUp(int64_t read, int64_t written, int64_t dropped, int64_t rows_in,
                        const std::string& what);
 
 }  // namespace tablemere::maintenance

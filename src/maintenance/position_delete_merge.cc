@@ -80,27 +80,29 @@ Result<bool> RunDeleteMerge(CatalogService& catalog, Random& random,
   for (const DeleteFile* d : inputs) merge.sequence = std::max(merge.sequence, d->sequence);
 
   TM_ASSIGN(WorkerRun run, WorkerRun::Start(options.scratch_dir, random, "deletes"));
-  Json plan_inputs = Json::array(), live = Json::array();
+  protocol::RewriteDeletesPlan plan;
   std::set<const LiveFile*> reached;
   int64_t rows_in = 0;
   for (size_t i = 0; i < inputs.size(); i++) {
     const std::string local = run.Local("del-" + std::to_string(i) + ".parquet");
     TM_TRY(catalog.files().CopyToFile(w, inputs[i]->path, local));
-    plan_inputs.push_back({{"path", local}, {"sequence", inputs[i]->sequence}});
+    plan.inputs.push_back({local, inputs[i]->sequence});
     rows_in += inputs[i]->records;
     for (const LiveFile* f : in.FilesOf(*inputs[i])) {
       if (!rewritten.count(f->path) && reached.insert(f).second) {
-        live.push_back({{"path", f->path}, {"sequence", f->sequence}});
+        plan.live.push_back({f->path, f->sequence});
       }
     }
   }
   const std::string out = run.Local("out.parquet");
-  TM_ASSIGN(merge.metrics,
-            run.Run(options.worker_path, options.worker_timeout_ms, "rewrite-deletes",
-                    Json{{"inputs", plan_inputs}, {"live", live}, {"output", out}}));
+  plan.output = out;
+  TM_ASSIGN(merge.answer,
+            run.Ask<protocol::RewriteDeletesAnswer>(options.worker_path, options.worker_timeout_ms,
+                                                    "rewrite-deletes", plan));
   // Every row read, and each either kept or dropped: anything else is not uploaded.
-  TM_TRY(RowsAddUp(merge.metrics, rows_in, "rows_dropped", "delete merge"));
-  const int64_t kept = merge.metrics.value("record_count", int64_t{0});
+  const int64_t kept = merge.answer.written.file.record_count;
+  TM_TRY(
+      RowsAddUp(merge.answer.rows_read, kept, merge.answer.rows_dropped, rows_in, "delete merge"));
   if (kept == 0) return true;  // the inputs go, nothing replaces them
   merge.output = location + "data/merged-deletes-" + random.Uuid() + ".parquet";
   written.Add(merge.output);

@@ -25,7 +25,7 @@ struct DeleteMerge {
   // its data files, all of them no newer than it, so the merged rows apply to exactly the
   // data they did (the worker keeps a row only for a file its own input applied to).
   int64_t sequence = 0;
-  Json metrics;        // the worker's answer
+  protocol::RewriteDeletesAnswer answer;  // the worker's
   std::string output;  // the merged file's table path; "" when no row was left to keep
 };
 

@@ -347,22 +347,26 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
   return {};
 }
 
-Json FileMetrics(const Json& m) {
-  auto key_values = [](const Json& by_id) {
+Json FileMetrics(const protocol::FileMetrics& m) {
+  auto key_values = [](const auto& by_id, bool hex) {
     Json out = Json::array();
-    for (const auto& [k, v] : by_id.items()) {
-      if (auto id = ParseInt(k)) out.push_back({{"key", *id}, {"value", v}});
+    for (const auto& [id, v] : by_id) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
+        out.push_back({{"key", id}, {"value", hex ? crypto::HexEncode(v) : v}});
+      } else {
+        out.push_back({{"key", id}, {"value", v}});
+      }
     }
     return out;
   };
-  return Json{{"record_count", m.at("record_count")},
-              {"file_size_in_bytes", m.at("file_size_in_bytes")},
-              {"column_sizes", key_values(m.at("column_sizes"))},
-              {"value_counts", key_values(m.at("value_counts"))},
-              {"null_value_counts", key_values(m.at("null_value_counts"))},
-              {"lower_bounds", key_values(m.at("lower_bounds"))},
-              {"upper_bounds", key_values(m.at("upper_bounds"))},
-              {"split_offsets", m.at("split_offsets")}};
+  return Json{{"record_count", m.record_count},
+              {"file_size_in_bytes", m.file_size_in_bytes},
+              {"column_sizes", key_values(m.column_sizes, false)},
+              {"value_counts", key_values(m.value_counts, false)},
+              {"null_value_counts", key_values(m.null_value_counts, false)},
+              {"lower_bounds", key_values(m.lower_bounds, true)},
+              {"upper_bounds", key_values(m.upper_bounds, true)},
+              {"split_offsets", m.split_offsets}};
 }
 
 }  // namespace tablemere::maintenance::snapshot_writer

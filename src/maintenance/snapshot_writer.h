@@ -13,6 +13,7 @@
 #include "catalog/catalog_service.h"
 #include "iceberg/manifest.h"
 #include "maintenance/catalog_names.h"
+#include "maintenance/worker_protocol.h"
 
 namespace tablemere::maintenance::snapshot_writer {
 
@@ -78,9 +79,10 @@ bool Comparable(const avro::Node& field_type);
 Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions);
 
 // A data_file's metrics (record count, size, column sizes, value and null counts, bounds,
-// split offsets) from the worker's answer for a file it wrote, where maps are keyed by
-// field id: as the manifest holds them (Iceberg's map<int, X> is an array of {key, value}).
-Json FileMetrics(const Json& worker_metrics);
+// split offsets) from the worker's answer for a file it wrote: as the manifest holds them
+// (Iceberg's map<int, X> is an array of {key, value}, bounds hex as avro::FromJson takes
+// bytes).
+Json FileMetrics(const protocol::FileMetrics& written);
 
 // Files a job wrote; deleted unless the commit published them (Keep).
 class Written {

@@ -35,18 +35,18 @@ struct Bin {
   std::vector<const LiveFile*> inputs;
   std::vector<const DeleteFile*> deletes;  // the delete files that apply to them
   int64_t bytes = 0;
-  Json metrics;  // the worker's answer
+  protocol::CompactAnswer answer;  // the worker's
   std::string output;
 };
 
-// The top-level fields of the table's current schema, as the worker takes them: [{id, name}].
-Result<Json> CurrentFields(const Json& metadata) {
+// The top-level fields of the table's current schema, as the worker takes them.
+Result<std::vector<protocol::SchemaField>> CurrentFields(const Json& metadata) {
   const Json current = metadata.value("current-schema-id", Json());
   for (const auto& schema : metadata.value("schemas", Json::array())) {
     if (schema.value("schema-id", Json()) != current) continue;
-    Json fields = Json::array();
+    std::vector<protocol::SchemaField> fields;
     for (const auto& f : schema.value("fields", Json::array())) {
-      fields.push_back({{"id", f.at("id")}, {"name", f.at("name")}});
+      fields.push_back({f.at("id").get<int32_t>(), f.at("name").get<std::string>()});
     }
     return fields;
   }
@@ -79,12 +79,14 @@ Result<std::vector<int64_t>> DeletionVectorOf(CatalogService& catalog,
 // number, written explicitly.
 Result<void> RewriteBin(CatalogService& catalog, Random& random, const CompactionOptions& options,
                         const metastore::Warehouse& w, const std::string& location,
-                        const Inputs& in, const Json& fields, bool row_lineage, Bin& bin,
-                        Written& written) {
+                        const Inputs& in, const std::vector<protocol::SchemaField>& fields,
+                        bool row_lineage, Bin& bin, Written& written) {
   TM_ASSIGN(WorkerRun run, WorkerRun::Start(options.scratch_dir, random, "compact"));
   // Each delete file copied once, numbered within its kind as the plan lists them.
   // Deletion vectors are read here and handed over as positions.
-  Json positional = Json::array(), equality = Json::array();
+  protocol::CompactPlan plan;
+  std::vector<std::string>& positional = plan.position_deletes;
+  std::vector<protocol::EqualityDeleteFile>& equality = plan.equality_deletes;
   std::map<const DeleteFile*, size_t> index_in_kind;
   std::map<std::string, std::string> puffins;
   for (size_t i = 0; i < bin.deletes.size(); i++) {
@@ -97,47 +99,45 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
       positional.push_back(local);
     } else {
       index_in_kind[&d] = equality.size();
-      equality.push_back({{"path", local}, {"equality_ids", d.equality_ids}});
+      equality.push_back(
+          {local, std::vector<int32_t>(d.equality_ids.begin(), d.equality_ids.end())});
     }
   }
-  Json inputs = Json::array();
   for (size_t i = 0; i < bin.inputs.size(); i++) {
     const std::string local = run.Local("in-" + std::to_string(i) + ".parquet");
     TM_TRY(catalog.files().CopyToFile(w, bin.inputs[i]->path, local));
     const LiveFile& f = *bin.inputs[i];
-    Json by_position = Json::array(), by_equality = Json::array(), deleted = Json::array();
+    protocol::CompactInput input;
+    input.path = local;
+    input.data_path = f.path;
     for (const DeleteFile* d : in.DeletesOf(f)) {
       if (d->deletion_vector) {
         TM_ASSIGN(auto positions, DeletionVectorOf(catalog, w, *d, f, puffins));
-        for (int64_t p : positions) deleted.push_back(p);
+        input.deleted_positions.insert(input.deleted_positions.end(), positions.begin(),
+                                       positions.end());
         continue;
       }
-      (d->content == 1 ? by_position : by_equality).push_back(index_in_kind.at(d));
+      (d->content == 1 ? input.position_delete_files : input.equality_delete_files)
+          .push_back(index_in_kind.at(d));
     }
-    Json input = {{"path", local},
-                  {"data_path", f.path},
-                  {"delete_files", by_position},
-                  {"equality_delete_files", by_equality},
-                  {"deleted_positions", deleted}};
     if (row_lineage) {
-      input["first_row_id"] = f.first_row_id ? Json(*f.first_row_id) : Json();
-      input["data_sequence_number"] = f.sequence;
+      input.first_row_id = f.first_row_id;
+      input.data_sequence_number = f.sequence;
     }
-    inputs.push_back(std::move(input));
+    plan.inputs.push_back(std::move(input));
   }
   const std::string out = run.Local("out.parquet");
-  TM_ASSIGN(bin.metrics, run.Run(options.worker_path, options.worker_timeout_ms, "compact",
-                                 Json{{"inputs", inputs},
-                                      {"schema", fields},
-                                      {"position_deletes", positional},
-                                      {"equality_deletes", equality},
-                                      {"output", out},
-                                      {"max_threads", options.worker_threads},
-                                      {"row_lineage", row_lineage}}));
+  plan.schema = fields;
+  plan.output = out;
+  plan.max_threads = options.worker_threads;
+  plan.row_lineage = row_lineage;
+  TM_ASSIGN(bin.answer, run.Ask<protocol::CompactAnswer>(
+                            options.worker_path, options.worker_timeout_ms, "compact", plan));
   // Every row read, and each either written or deleted: anything else is not uploaded.
   int64_t rows_in = 0;
   for (const LiveFile* f : bin.inputs) rows_in += f->records;
-  TM_TRY(RowsAddUp(bin.metrics, rows_in, "rows_deleted", "rewrite"));
+  TM_TRY(RowsAddUp(bin.answer.rows_read, bin.answer.file.record_count, bin.answer.rows_deleted,
+                   rows_in, "rewrite"));
   bin.output = location + "data/compacted-" + random.Uuid() + ".parquet";
   written.Add(bin.output);
   CrashPoint("compact.worker-done");
@@ -326,7 +326,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
 
   // The rows, rewritten by the worker, one bin at a time, into the table's current schema.
-  TM_ASSIGN(const Json fields, CurrentFields(metadata));
+  TM_ASSIGN(const auto fields, CurrentFields(metadata));
   Written written(catalog.files(), w);
   std::vector<Bin*> done;
   std::string failure;
@@ -401,9 +401,9 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       removed_records += f->records;
       result.files_rewritten++;
     }
-    added_bytes += bin->metrics.value("file_size_in_bytes", int64_t{0});
-    added_records += bin->metrics.value("record_count", int64_t{0});
-    rows_deleted += bin->metrics.value("rows_deleted", int64_t{0});
+    added_bytes += bin->answer.file.file_size_in_bytes;
+    added_records += bin->answer.file.record_count;
+    rows_deleted += bin->answer.rows_deleted;
     result.files_written++;
     result.bins++;
   }
@@ -433,11 +433,11 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
       removed_position.Add(*d);
       result.delete_files_merged++;
     }
-    result.position_deletes_dropped += merge->metrics.value("rows_dropped", int64_t{0});
+    result.position_deletes_dropped += merge->answer.rows_dropped;
     if (merge->output.empty()) continue;
     added_position.files++;
-    added_position.records += merge->metrics.value("record_count", int64_t{0});
-    added_position.bytes += merge->metrics.value("file_size_in_bytes", int64_t{0});
+    added_position.records += merge->answer.written.file.record_count;
+    added_position.bytes += merge->answer.written.file.file_size_in_bytes;
     result.delete_files_written++;
   }
   const int64_t removed_delete_files = removed_position.files + removed_equality.files;
@@ -457,7 +457,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   // One manifest of added data files per spec, first in the list.
   std::map<int, std::vector<Json>> added_data;
   for (const Bin* bin : done) {
-    Json file = FileMetrics(bin->metrics);
+    Json file = FileMetrics(bin->answer.file);
     file["content"] = 0;
     file["file_path"] = bin->output;
     file["file_format"] = "PARQUET";
@@ -478,7 +478,7 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   std::map<int, std::pair<size_t, std::vector<Json>>> added_deletes;  // spec -> (model, entries)
   for (const DeleteMerge* merge : merged_deletes) {
     if (merge->output.empty()) continue;
-    Json file = FileMetrics(merge->metrics);
+    Json file = FileMetrics(merge->answer.written.file);
     file["content"] = 1;
     file["file_path"] = merge->output;
     file["file_format"] = "PARQUET";
@@ -570,20 +570,17 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   }
   // Where the rewritten files' rows went, kept a day for the commit rebase (it re-aims a
   // client's position deletes planned before this commit at the new files).
-  Json moves = Json::object();
+  protocol::RowMoves moves;
   for (const Bin* bin : done) {
-    for (const auto& input : bin->metrics.value("row_map", Json::array())) {
-      moves[WarehouseFiles::Canonical(input.value("data_path", ""))] = {
-          {"to", bin->output},
-          {"offset", input.at("offset")},
-          {"rows", input.at("rows")},
-          {"dropped", input.at("dropped")}};
+    for (const auto& input : bin->answer.row_map) {
+      moves[WarehouseFiles::Canonical(input.data_path)] = {bin->output, input.offset, input.rows,
+                                                           input.dropped};
     }
   }
   if (!moves.empty()) {
     TM_TRY(catalog.metastore().maintenance().SaveRowMoves(
-        w.id.str(), metadata.value("table-uuid", ""), snapshot_id, moves.dump(), now_ms,
-        now_ms - kRowMovesKeptMs));
+        w.id.str(), metadata.value("table-uuid", ""), snapshot_id, protocol::Encode(moves).dump(),
+        now_ms, now_ms - kRowMovesKeptMs));
   }
   CrashPoint("compact.manifests-written");
   TM_TRY(CommitReplace(catalog, clock, random, principal, w, ident, metadata, current, list,
