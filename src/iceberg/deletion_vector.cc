@@ -12,6 +12,8 @@ namespace {
 
 constexpr unsigned char kMagic[4] = {0xD1, 0xD3, 0x39, 0x64};
 constexpr std::string_view kPuffinMagic = "PFA1";
+// Roaring's portable format begins with one of these cookies.
+constexpr uint64_t kNoRunCookie = 12346, kRunCookie = 12347;
 // Puffin names the column a deletion vector deletes from: the row position.
 constexpr int64_t kRowPositionFieldId = 2147483645;
 
@@ -41,6 +43,23 @@ struct BitmapFree {
 };
 using Bitmap = std::unique_ptr<roaring_bitmap_t, BitmapFree>;
 
+// Receives a bitmap's values, as positions under one key, until the row limit.
+struct Collector {
+  std::vector<int64_t>* out;
+  int64_t high, limit;
+  bool over = false;
+  static bool Add(uint32_t low, void* self) {
+    auto* c = static_cast<Collector*>(self);
+    const int64_t position = c->high | low;
+    if (position >= c->limit || static_cast<int64_t>(c->out->size()) >= c->limit) {
+      c->over = true;
+      return false;
+    }
+    c->out->push_back(position);
+    return true;
+  }
+};
+
 Error Bad(const std::string& what) {
   return Error{ErrorCode::kInvalidInput, "not a deletion vector: " + what};
 }
@@ -69,24 +88,38 @@ Result<std::vector<int64_t>> DecodeDeletionVector(std::string_view blob, int64_t
     vector.remove_prefix(4);
     if (key <= previous_key) return Fail(Bad("keys out of order"));
     previous_key = key;
+    if (key > (row_limit >> 32)) {  // also keeps key << 32 inside int64
+      return Fail(
+          Bad("it names a position past the file's " + std::to_string(row_limit) + " rows"));
+    }
+    // At most 2^16 containers, each with at least its 4-byte header in the bytes left:
+    // checked before CRoaring 0.2 sizes its container array by the count it reads.
+    if (vector.size() < 8) return Fail(Bad("truncated"));
+    const uint64_t cookie = Little(vector.data(), 4);
+    const uint64_t containers =
+        (cookie & 0xFFFF) == kRunCookie ? (cookie >> 16) + 1 : Little(vector.data() + 4, 4);
+    if ((cookie & 0xFFFF) != kRunCookie && cookie != kNoRunCookie) {
+      return Fail(Bad("a bitmap of unknown format"));
+    }
+    if (containers > 65536 || containers * 4 > vector.size()) {
+      return Fail(Bad("a bitmap of " + std::to_string(containers) + " containers"));
+    }
     const size_t size = roaring_bitmap_portable_deserialize_size(vector.data(), vector.size());
     if (size == 0 || size > vector.size()) return Fail(Bad("a malformed bitmap"));
     Bitmap bitmap(roaring_bitmap_portable_deserialize_safe(vector.data(), size));
     if (!bitmap) return Fail(Bad("a malformed bitmap"));
     vector.remove_prefix(size);
-    // Checked before anything is expanded: a few bytes of run containers can name
-    // billions of positions, and a file's deletes name at most its rows.
-    const uint64_t cardinality = roaring_bitmap_get_cardinality(bitmap.get());
-    if (cardinality == 0) continue;
-    const int64_t high = key << 32;
-    if (static_cast<int64_t>(out.size() + cardinality) > row_limit ||
-        high + static_cast<int64_t>(roaring_bitmap_maximum(bitmap.get())) >= row_limit) {
+    // Expanded by iterating, never by the bitmap's own count: CRoaring 0.2's safe
+    // deserializer checks sizes but not contents, so a bitset container's stated
+    // cardinality may disagree with its bits (to_uint32_array would then write past its
+    // buffer). Stopped at the row limit: a few bytes of run containers can name billions
+    // of positions, and a file's deletes name at most its rows.
+    Collector collect{&out, key << 32, row_limit};
+    roaring_iterate(bitmap.get(), &Collector::Add, &collect);
+    if (collect.over) {
       return Fail(
           Bad("it names a position past the file's " + std::to_string(row_limit) + " rows"));
     }
-    std::vector<uint32_t> low(cardinality);
-    roaring_bitmap_to_uint32_array(bitmap.get(), low.data());
-    for (uint32_t v : low) out.push_back(high | v);
   }
   if (!vector.empty()) return Fail(Bad("bytes after its last bitmap"));
   if (!std::is_sorted(out.begin(), out.end()) ||
