@@ -214,6 +214,46 @@ def test_tables_that_cannot_be_compacted_say_why(env):
     assert not r["ran"] and r["skipped_because"] == "the table has no snapshot", r
 
 
+def test_a_table_partitioned_by_a_decimal_is_compacted_with_summaries_readers_prune_by(env):
+    """Partition summaries of decimals are the unscaled value's shortest two's-complement
+    big-endian bytes (the spec's single-value serialization): the new manifest's summaries
+    decode in PyIceberg to the partitions' smallest and largest price, and a filter on the
+    price plans only its partition's compacted file."""
+    from pyiceberg.conversions import from_bytes
+
+    ns = "cmp_" + uuid.uuid4().hex[:6]
+    env["cat"].create_namespace(ns)
+    t = env["cat"].create_table(
+        f"{ns}.t", schema=SCHEMA,
+        partition_spec=PartitionSpec(PartitionField(8, 1000, IdentityTransform(), "price")))
+    prices = [decimal.Decimal("-3.25"), decimal.Decimal("1.50")]
+    for k in range(6):
+        rows = batch(k * 10, 10).to_pylist()
+        for i, r in enumerate(rows):
+            r["price"] = prices[i % 2]
+        t.append(pa.Table.from_pylist(rows, schema=ARROW))
+    t = env["cat"].load_table(f"{ns}.t")
+    before = rows_of(t)
+    [r] = run(env, ns, "t")
+    assert r["ran"], r["skipped_because"]
+    assert r["files_rewritten"] == 12 and r["files_written"] == 2, r
+    t = env["cat"].load_table(f"{ns}.t")
+    assert rows_of(t) == before
+    added = [m for m in t.current_snapshot().manifests(t.io) if m.added_files_count]
+    assert len(added) == 1
+    [summary] = added[0].partitions
+    assert not summary.contains_null
+    price = t.schema().find_field("price").field_type
+    assert from_bytes(price, summary.lower_bound) == prices[0]
+    assert from_bytes(price, summary.upper_bound) == prices[1]
+    planned = list(t.scan(row_filter=EqualTo("price", "1.50")).plan_files())
+    assert len(planned) == 1 and "compacted-" in planned[0].file.file_path
+    assert rows_of(t, row_filter=EqualTo("price", "1.50")) == [
+        x for x in before if x["price"] == prices[1]]
+    assert env["duck"].execute(f"SELECT count(*), sum(price) FROM lake.{ns}.t").fetchone() == (
+        len(before), sum(x["price"] for x in before))
+
+
 def test_a_format_v1_table_is_compacted_and_its_manifests_rewritten_in_v1(env):
     """Format v1 has no sequence numbers and its own manifest fields (block_size_in_bytes
     required, the list's counts named added_data_files_count…): the new snapshot, list and

@@ -388,6 +388,7 @@ Result<avro::Value> ToAvro(const avro::Node& entry_node, const ManifestEntry& e)
     if (name == "referenced_data_file") return BytesOf(d.referenced_data_file, name);
     if (name == "content_offset") return LongOf(d.content_offset, name);
     if (name == "content_size_in_bytes") return LongOf(d.content_size, name);
+    if (name == "block_size_in_bytes") return LongOf(d.block_size_in_bytes, name);
     return Nothing();
   };
   return RecordOf(entry_node, [&](const std::string& name) -> Maker {
@@ -440,6 +441,33 @@ Result<avro::Value> ToAvro(const avro::Node& list_node, const ManifestFile& f) {
     if (name == "first_row_id") return LongOf(f.first_row_id, name);
     return Nothing();
   });
+}
+
+std::vector<FieldSummary> SummarizePartitions(
+    const std::vector<PartitionField>& type,
+    const std::vector<const std::vector<std::optional<Literal>>*>& partitions) {
+  std::vector<FieldSummary> out(type.size());
+  for (size_t i = 0; i < type.size(); i++) {
+    FieldSummary& s = out[i];
+    s.contains_nan = false;
+    const Literal *lo = nullptr, *hi = nullptr;
+    for (const auto* p : partitions) {
+      if (i >= p->size() || !(*p)[i]) {
+        s.contains_null = true;
+        continue;
+      }
+      const Literal& v = *(*p)[i];
+      if (v.IsNaN()) {
+        s.contains_nan = true;
+        continue;
+      }
+      if (!lo || Compare(v, *lo) == std::partial_ordering::less) lo = &v;
+      if (!hi || Compare(*hi, v) == std::partial_ordering::less) hi = &v;
+    }
+    if (lo) s.lower_bound = ToBound(*lo);
+    if (hi) s.upper_bound = ToBound(*hi);
+  }
+  return out;
 }
 
 bool DataFile::FormatIs(const char* name) const {
@@ -568,6 +596,7 @@ Result<Manifest> ReadManifest(const avro::Container& container, const ManifestFi
     d.referenced_data_file = f.Bytes("referenced_data_file");
     d.content_offset = f.Long("content_offset");
     d.content_size = f.Long("content_size_in_bytes");
+    d.block_size_in_bytes = f.Long("block_size_in_bytes");
     auto [ptype, pvalue] = f.Get("partition");
     if (!ptype || ptype->type != avro::Type::kRecord ||
         pvalue->items.size() != m.partition_type.size()) {

@@ -72,6 +72,7 @@ struct DataFile {
   std::optional<int64_t> first_row_id;                  // v3 data files
   std::optional<std::string> referenced_data_file;      // position deletes, v2 and v3
   std::optional<int64_t> content_offset, content_size;  // v3 deletion vectors
+  std::optional<int64_t> block_size_in_bytes;           // v1 (required there; ignored)
 
   // Whether the file format is `name`, in any case.
   bool FormatIs(const char* name) const;
@@ -81,6 +82,9 @@ struct DataFile {
   }
   bool operator==(const DataFile&) const = default;
 };
+
+// A partition tuple: one value per field of its spec, null as nullopt.
+using PartitionTuple = std::vector<std::optional<Literal>>;
 
 // One entry of a manifest, inherited fields explicit.
 struct ManifestEntry {
@@ -112,6 +116,13 @@ Result<Manifest> ReadManifest(const avro::Container& manifest, const ManifestFil
 
 // The partition tuple's fields, from a manifest's Avro schema.
 Result<std::vector<PartitionField>> PartitionType(const avro::Container& manifest);
+
+// The manifest list's summary of each partition field (of `type`) over the partition
+// tuples of a manifest's entries: whether any value is null or NaN, and the smallest and
+// largest other value in the single-value serialization.
+std::vector<FieldSummary> SummarizePartitions(
+    const std::vector<PartitionField>& type,
+    const std::vector<const std::vector<std::optional<Literal>>*>& partitions);
 
 // `entry` as a record of the manifest schema `entry_node` (every field the schema has is
 // written; a field the entry has no value for is null, which a required field refuses),

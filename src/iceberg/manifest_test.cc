@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <iterator>
 
@@ -202,6 +203,39 @@ TEST(Manifest, V3FirstRowIdsAreInheritedInOrder) {
   EXPECT_EQ(m->partition_type[2].type.id, TypeId::kUuid);
   EXPECT_EQ(m->entries[0].file.partition, entries[0].file.partition);
   EXPECT_EQ(m->entries[0].file.partition[1]->ToString(), "-12.50");
+}
+
+// The spec's manifest list field_summary: contains_null, contains_nan, and bounds over
+// the other values in the single-value serialization (strings as UTF-8 bytes, doubles
+// little-endian, decimals as the unscaled value's shortest two's-complement big-endian).
+TEST(Manifest, PartitionSummariesFollowTheSpec) {
+  const std::vector<PartitionField> type = {{"city", 1000, {TypeId::kString}},
+                                            {"score", 1001, {TypeId::kDouble}},
+                                            {"price", 1002, {TypeId::kDecimal, 9, 2}},
+                                            {"none", 1003, {TypeId::kLong}}};
+  using P = std::vector<std::optional<Literal>>;
+  const P a = {Literal::Bytes({TypeId::kString}, "Oslo"), Literal::Floating(TypeId::kDouble, 2.5),
+               Literal::Decimal(9, 2, 120), std::nullopt};
+  const P b = {std::nullopt, Literal::Floating(TypeId::kDouble, std::nan("")),
+               Literal::Decimal(9, 2, -300), std::nullopt};
+  const P c = {Literal::Bytes({TypeId::kString}, "Lima"), Literal::Floating(TypeId::kDouble, 1.0),
+               Literal::Decimal(9, 2, 50), std::nullopt};
+  const auto s = SummarizePartitions(type, {&a, &b, &c});
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_TRUE(s[0].contains_null);
+  EXPECT_EQ(s[0].contains_nan, false);
+  EXPECT_EQ(s[0].lower_bound, "Lima");
+  EXPECT_EQ(s[0].upper_bound, "Oslo");
+  EXPECT_FALSE(s[1].contains_null);
+  EXPECT_EQ(s[1].contains_nan, true);
+  double one = 1.0, two_and_a_half = 2.5;
+  EXPECT_EQ(s[1].lower_bound, std::string(reinterpret_cast<const char*>(&one), 8));
+  EXPECT_EQ(s[1].upper_bound, std::string(reinterpret_cast<const char*>(&two_and_a_half), 8));
+  EXPECT_EQ(s[2].lower_bound, std::string("\xfe\xd4", 2));  // -3.00: unscaled -300
+  EXPECT_EQ(s[2].upper_bound, std::string("\x78", 1));      // 1.20: unscaled 120
+  EXPECT_TRUE(s[3].contains_null);
+  EXPECT_FALSE(s[3].lower_bound);
+  EXPECT_FALSE(s[3].upper_bound);
 }
 
 TEST(Manifest, RefusesWhatIsNotOne) {

@@ -6,6 +6,7 @@
 #include "catalog/commit_rebaser.h"
 #include "catalog/control_tables.h"
 #include "catalog/manifest_files.h"
+#include "iceberg/delete_index.h"
 
 namespace tablemere::maintenance {
 
@@ -19,13 +20,11 @@ using catalog::kMaintenanceSummaryKey;
 using catalog::kMaxManifestBytes;
 using catalog::LoadedTable;
 using catalog::Namespace;
-using catalog::PathRange;
-using catalog::PositionDeletePaths;
-using catalog::PositionDeleteTarget;
 using catalog::ReadManifestFile;
 using catalog::RefuseMaintenanceMarks;
 using catalog::TableChange;
 using catalog::TableIdent;
 using catalog::WarehouseFiles;
+using PathRange = iceberg::PathBounds;
 
 }  // namespace tablemere::maintenance

@@ -22,30 +22,28 @@ using namespace snapshot_writer;  // NOLINT: manifests read and written as maint
 
 using iceberg::FindSnapshot;
 using iceberg::IntMember;
-// Calls `visit` with each live entry of `m`, its inherited fields made explicit.
+// Calls `visit` with each live entry of `m` (inherited fields explicit) and its index.
 template <typename Visit>
 void ForLiveEntries(const Manifest& m, const Visit& visit) {
-  for (size_t i = 0; i < m.container.records.size(); i++) {
-    if (m.typed.entries[i].Live()) visit(EntryJson(m, i));
+  for (size_t i = 0; i < m.typed.entries.size(); i++) {
+    if (m.typed.entries[i].Live()) visit(m.typed.entries[i], i);
   }
 }
 
 // What identifies a live entry: its file's path, and for a deletion vector also its
 // blob's offset (one Puffin file holds the vectors of many data files).
-std::string PathOf(const Json& entry) {
-  const Json& file = entry["data_file"];
-  std::string key = WarehouseFiles::Canonical(file.value("file_path", ""));
-  const Json offset = file.value("content_offset", Json());
-  if (file.value("content", 0) == 1 && offset.is_number_integer()) {
-    key += "#" + std::to_string(offset.get<int64_t>());
+std::string PathOf(const iceberg::DataFile& file) {
+  std::string key = WarehouseFiles::Canonical(file.path);
+  if (file.IsDeletionVector() && file.content_offset) {
+    key += "#" + std::to_string(*file.content_offset);
   }
   return key;
 }
 
-bool IsDeletionVector(const Json& data_file) {
-  std::string format = data_file.value("file_format", "");
-  for (auto& c : format) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return data_file.value("content", 0) == 1 && format == "PUFFIN";
+// The one data file position deletes name (canonical), or "" when it cannot be told.
+std::string TargetOf(const iceberg::DataFile& file) {
+  const std::string target = iceberg::PositionDeleteTarget(file);
+  return target.empty() ? target : WarehouseFiles::Canonical(target);
 }
 
 // The largest Puffin file the rebase reads a client's deletion vector from.
@@ -111,7 +109,7 @@ std::optional<Manifest> DeleteManifestModel(int spec,
   }
   if (model) {
     model->content = 1;
-    model->list_entry["content"] = 1;
+    model->listed.content = iceberg::ManifestContent::kDeletes;
     model->container.metadata["content"] = "deletes";
   }
   return model;
@@ -169,14 +167,12 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       continue;
     }
     bool any_added = false, any_other = false;
-    for (const auto& r : m.container.records) {
-      Json e = avro::ToJson(*m.container.schema.root, r);
-      const int64_t status = e.value("status", int64_t{-1});
-      if (status == kStatusAdded) {
+    for (const auto& e : m.typed.entries) {
+      if (e.status == iceberg::EntryStatus::kAdded) {
         any_added = true;
       } else {
         any_other = true;
-        if (status == kStatusExisting) kept_by_rewrites.insert(PathOf(e));
+        if (e.status == iceberg::EntryStatus::kExisting) kept_by_rewrites.insert(PathOf(e.file));
       }
     }
     if (any_added && any_other) return no;
@@ -187,8 +183,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   std::set<std::string> removed_by_client, rewritten_live;
   for (const auto& m : parent.manifests) {
     if (carried.count(m.path)) continue;
-    ForLiveEntries(m, [&](const Json& e) {
-      const std::string path = PathOf(e);
+    ForLiveEntries(m, [&](const iceberg::ManifestEntry& e, size_t) {
+      const std::string path = PathOf(e.file);
       rewritten_live.insert(path);
       if (!kept_by_rewrites.count(path)) removed_by_client.insert(path);
     });
@@ -203,38 +199,35 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   std::set<std::string> removed, live_at_head;
   struct RemovedData {
     int spec = 0;
-    Json partition;
+    iceberg::PartitionTuple partition;
     int64_t records = 0, bytes = 0;
   };
   std::map<std::string, RemovedData> removed_data;
   std::map<std::string, std::string> removed_vector_targets;  // deletion vector -> its file
   struct LiveData {
     int spec = 0;
-    Json partition;
+    iceberg::PartitionTuple partition;
   };
   std::map<std::string, LiveData> head_data;  // the head's live data files
   for (const auto& m : head_manifests.manifests) {
-    ForLiveEntries(m, [&](const Json& e) {
-      live_at_head.insert(PathOf(e));
-      const Json& file = e["data_file"];
-      if (file.value("content", 0) == 0) {
-        head_data[PathOf(e)] = {m.spec_id, file.value("partition", Json::object())};
+    ForLiveEntries(m, [&](const iceberg::ManifestEntry& e, size_t) {
+      live_at_head.insert(PathOf(e.file));
+      if (e.file.content == iceberg::FileContent::kData) {
+        head_data[PathOf(e.file)] = {m.spec_id, e.file.partition};
       }
     });
   }
   for (const auto& m : parent.manifests) {
-    ForLiveEntries(m, [&](const Json& e) {
-      const std::string path = PathOf(e);
+    ForLiveEntries(m, [&](const iceberg::ManifestEntry& e, size_t) {
+      const iceberg::DataFile& file = e.file;
+      const std::string path = PathOf(file);
       if (live_at_head.count(path)) return;
       removed.insert(path);
-      const Json& file = e["data_file"];
-      if (file.value("content", 0) == 0) {
-        removed_data[path] = {m.spec_id, file.value("partition", Json::object()),
-                              file.value("record_count", int64_t{0}),
-                              file.value("file_size_in_bytes", int64_t{0})};
-      } else if (IsDeletionVector(file) && file.value("referenced_data_file", Json()).is_string()) {
-        removed_vector_targets[path] =
-            WarehouseFiles::Canonical(file["referenced_data_file"].get<std::string>());
+      if (file.content == iceberg::FileContent::kData) {
+        removed_data[path] = {m.spec_id, file.partition, file.record_count,
+                              file.file_size_in_bytes};
+      } else if (file.IsDeletionVector() && file.referenced_data_file) {
+        removed_vector_targets[path] = WarehouseFiles::Canonical(*file.referenced_data_file);
       }
     });
   }
@@ -242,7 +235,9 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   // rows are in the compacted file, so the removal becomes position deletes of those rows
   // there, one delete file per partition. A delete file maintenance removed is not followed.
   // (spec, partition key) -> (partition, the files)
-  std::map<std::pair<int, std::string>, std::pair<Json, std::vector<std::string>>> cow_moved;
+  std::map<std::pair<int, std::string>,
+           std::pair<iceberg::PartitionTuple, std::vector<std::string>>>
+      cow_moved;
   struct {
     int64_t files = 0, records = 0, bytes = 0;
   } cow_removed;
@@ -266,7 +261,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       continue;
     }
     const RemovedData& d = data->second;
-    auto& group = cow_moved[{d.spec, compaction::PartitionKey(d.spec, d.partition)}];
+    auto& group = cow_moved[{d.spec, iceberg::PartitionKey(d.spec, d.partition)}];
     group.first = d.partition;
     group.second.push_back(*it);
     // The client's summary counted it removed; the compaction had replaced it already.
@@ -280,11 +275,10 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   std::set<std::pair<const Manifest*, size_t>> to_translate;
   if (!removed_data.empty()) {
     for (const Manifest* m : added_manifests) {
-      for (size_t i = 0; i < m->container.records.size(); i++) {
-        Json entry = avro::ToJson(*m->container.schema.root, m->container.records[i]);
-        const Json& file = entry["data_file"];
-        if (file.value("content", 0) != 1) continue;
-        const std::string target = PositionDeleteTarget(file);
+      for (size_t i = 0; i < m->typed.entries.size(); i++) {
+        const iceberg::DataFile& file = m->typed.entries[i].file;
+        if (file.content != iceberg::FileContent::kPositionDeletes) continue;
+        const std::string target = TargetOf(file);
         if (target.empty() || removed.count(target)) to_translate.insert({m, i});
       }
     }
@@ -319,7 +313,8 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   Written written(files, w);
   // The client's new manifests holding delete files to re-aim, rewritten with the new ones
   // (a delete file whose every row the compaction deleted already is left out).
-  std::map<const Manifest*, std::optional<Json>> rewritten_added;  // -> list record, or none
+  // -> list record, or none
+  std::map<const Manifest*, std::optional<iceberg::ManifestFile>> rewritten_added;
   struct {
     int64_t files = 0, records = 0, bytes = 0;
   } translated_delta;
@@ -340,58 +335,62 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
     }
   };
   std::map<std::string, std::string> puffins;  // a client's Puffin files, read once
-  auto vector_positions = [&](const Json& file, int64_t rows) -> Result<std::vector<int64_t>> {
-    const std::string path = file.value("file_path", "");
-    auto read = puffins.find(path);
+  auto vector_positions = [&](const iceberg::DataFile& file,
+                              int64_t rows) -> Result<std::vector<int64_t>> {
+    auto read = puffins.find(file.path);
     if (read == puffins.end()) {
-      TM_ASSIGN(std::string bytes, files.ReadBytes(w, path, kMaxPuffinBytes));
-      read = puffins.emplace(path, std::move(bytes)).first;
+      TM_ASSIGN(std::string bytes, files.ReadBytes(w, file.path, kMaxPuffinBytes));
+      read = puffins.emplace(file.path, std::move(bytes)).first;
     }
     TM_ASSIGN(std::string_view blob,
-              iceberg::PuffinBlob(read->second, file.value("content_offset", int64_t{-1}),
-                                  file.value("content_size_in_bytes", int64_t{-1})));
+              iceberg::PuffinBlob(read->second, file.content_offset.value_or(-1),
+                                  file.content_size.value_or(-1)));
     return iceberg::DecodeDeletionVector(blob, rows);
+  };
+  auto added_entry = [&](iceberg::DataFile file) {
+    iceberg::ManifestEntry e;
+    e.status = iceberg::EntryStatus::kAdded;
+    e.snapshot_id = *client_id;
+    e.sequence_number = e.file_sequence_number = sequence;
+    e.file = std::move(file);
+    return e;
   };
   for (const Manifest* m : added_manifests) {
     bool any = false;
     for (size_t i = 0; i < m->container.records.size(); i++) any |= to_translate.count({m, i}) > 0;
     if (!any) continue;
-    std::vector<Json> entries;
-    for (size_t i = 0; i < m->container.records.size(); i++) {
-      Json e = EntryJson(*m, i);
-      e["sequence_number"] = sequence;
-      e["file_sequence_number"] = sequence;
-      if (to_translate.count({m, i}) && IsDeletionVector(e["data_file"])) {
+    std::vector<iceberg::ManifestEntry> entries;
+    for (size_t i = 0; i < m->typed.entries.size(); i++) {
+      iceberg::ManifestEntry e = m->typed.entries[i];
+      e.sequence_number = e.file_sequence_number = sequence;
+      if (to_translate.count({m, i}) && e.file.IsDeletionVector()) {
         // Format v3: its positions join the compacted file's one deletion vector.
-        const Json& file = e["data_file"];
-        const std::string target = PositionDeleteTarget(file);
+        const std::string target = TargetOf(e.file);
         if (target.empty() || !moves.count(target)) return no;
-        TM_ASSIGN(auto positions, vector_positions(file, moves.at(target).rows));
+        TM_ASSIGN(auto positions, vector_positions(e.file, moves.at(target).rows));
         aim_at_moved(target, positions);
         translated_delta.files--;
-        translated_delta.records -= file.value("record_count", int64_t{0});
-        translated_delta.bytes -= file.value("file_size_in_bytes", int64_t{0});
+        translated_delta.records -= e.file.record_count;
+        translated_delta.bytes -= e.file.file_size_in_bytes;
         continue;
       }
       if (to_translate.count({m, i})) {
-        const Json before = e["data_file"];
+        const iceberg::DataFile before = e.file;
         // Only its target's moves, when it has one.
-        const std::string target = PositionDeleteTarget(before);
+        const std::string target = TargetOf(before);
         const protocol::RowMoves needed = target.empty() ? moves : MovesOf(moves, {target});
-        TM_ASSIGN(std::optional<Json> after,
+        TM_ASSIGN(std::optional<iceberg::DataFile> after,
                   TranslateDeleteFile(files, random, w, *worker, location + "/", before, needed,
                                       written));
-        const int64_t records_before = before.value("record_count", int64_t{0});
-        const int64_t bytes_before = before.value("file_size_in_bytes", int64_t{0});
         if (!after) {
           translated_delta.files--;
-          translated_delta.records -= records_before;
-          translated_delta.bytes -= bytes_before;
+          translated_delta.records -= before.record_count;
+          translated_delta.bytes -= before.file_size_in_bytes;
           continue;
         }
-        translated_delta.records += after->value("record_count", int64_t{0}) - records_before;
-        translated_delta.bytes += after->value("file_size_in_bytes", int64_t{0}) - bytes_before;
-        e["data_file"] = std::move(*after);
+        translated_delta.records += after->record_count - before.record_count;
+        translated_delta.bytes += after->file_size_in_bytes - before.file_size_in_bytes;
+        e.file = std::move(*after);
       }
       entries.push_back(std::move(e));
     }
@@ -399,14 +398,14 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       rewritten_added[m] = std::nullopt;
       continue;
     }
-    TM_ASSIGN(Json record, WriteManifest(files, random, w, location + "/", *m, *m->partition_node,
-                                         entries, *client_id, sequence, written));
+    TM_ASSIGN(iceberg::ManifestFile record, WriteManifest(files, random, w, location + "/", *m,
+                                                          entries, *client_id, sequence, written));
     rewritten_added[m] = std::move(record);
   }
   // The position deletes that stand for the client's copy-on-write removals, a manifest
   // per spec, modelled on a delete manifest of that spec (or a data manifest made one).
-  std::vector<Json> cow_records;
-  std::map<int, std::vector<Json>> cow_entries;
+  std::vector<iceberg::ManifestFile> cow_records;
+  std::map<int, std::vector<iceberg::ManifestEntry>> cow_entries;
   for (const auto& [key, group] : cow_moved) {
     if (ctx.format >= 3) {
       // Every row of the removed files, deleted where the compaction put it.
@@ -417,18 +416,14 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       }
       continue;
     }
-    TM_ASSIGN(std::optional<Json> file,
+    TM_ASSIGN(std::optional<iceberg::DataFile> file,
               DeletesForRemovedFiles(files, random, w, *worker, location + "/", group.second,
                                      group.first, MovesOf(moves, group.second), written));
     if (!file) continue;  // the compaction had deleted every row already
     translated_delta.files++;
-    translated_delta.records += file->value("record_count", int64_t{0});
-    translated_delta.bytes += file->value("file_size_in_bytes", int64_t{0});
-    cow_entries[key.first].push_back({{"status", kStatusAdded},
-                                      {"snapshot_id", *client_id},
-                                      {"sequence_number", sequence},
-                                      {"file_sequence_number", sequence},
-                                      {"data_file", std::move(*file)}});
+    translated_delta.records += file->record_count;
+    translated_delta.bytes += file->file_size_in_bytes;
+    cow_entries[key.first].push_back(added_entry(std::move(*file)));
   }
   std::erase_if(vectors, [](const auto& v) { return v.second.positions.empty(); });
   if (!vectors.empty()) {
@@ -447,29 +442,24 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       if (target == head_data.end()) return no;
       translated_delta.files++;
       translated_delta.records += blob.cardinality;
-      cow_entries[target->second.spec].push_back(
-          {{"status", kStatusAdded},
-           {"snapshot_id", *client_id},
-           {"sequence_number", sequence},
-           {"file_sequence_number", sequence},
-           {"data_file",
-            {{"content", 1},
-             {"file_path", path},
-             {"file_format", "PUFFIN"},
-             {"partition", target->second.partition},
-             {"record_count", blob.cardinality},
-             {"file_size_in_bytes", static_cast<int64_t>(puffin.bytes.size())},
-             {"referenced_data_file", v.to},
-             {"content_offset", blob.offset},
-             {"content_size_in_bytes", blob.length}}}});
+      iceberg::DataFile file;
+      file.content = iceberg::FileContent::kPositionDeletes;
+      file.path = path;
+      file.format = "PUFFIN";
+      file.partition = target->second.partition;
+      file.record_count = blob.cardinality;
+      file.file_size_in_bytes = static_cast<int64_t>(puffin.bytes.size());
+      file.referenced_data_file = v.to;
+      file.content_offset = blob.offset;
+      file.content_size = blob.length;
+      cow_entries[target->second.spec].push_back(added_entry(std::move(file)));
     }
   }
   for (const auto& [spec, entries] : cow_entries) {
     std::optional<Manifest> model = DeleteManifestModel(spec, {&head_manifests, &client, &parent});
     if (!model) return no;
-    TM_ASSIGN(Json record,
-              WriteManifest(files, random, w, location + "/", *model, *model->partition_node,
-                            entries, *client_id, sequence, written));
+    TM_ASSIGN(iceberg::ManifestFile record, WriteManifest(files, random, w, location + "/", *model,
+                                                          entries, *client_id, sequence, written));
     cow_records.push_back(std::move(record));
   }
   const avro::Container& client_list = client.list;
@@ -479,60 +469,49 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
   list.metadata = client_list.metadata;
   list.metadata["parent-snapshot-id"] = std::to_string(head);
   list.metadata["sequence-number"] = std::to_string(sequence);
-  for (const Json& record : cow_records) {
-    auto v = avro::FromJson(*list.schema.root, record);
-    if (!v) return no;
+  // Records in the client's list schema (another writer's field set).
+  auto add_record = [&](const iceberg::ManifestFile& record) {
+    auto v = iceberg::ToAvro(*list.schema.root, record);
+    if (!v) return false;
     list.records.push_back(std::move(*v));
+    return true;
+  };
+  for (const auto& record : cow_records) {
+    if (!add_record(record)) return no;
   }
   for (const Manifest* added_manifest : added_manifests) {
     auto rewritten = rewritten_added.find(added_manifest);
     if (rewritten != rewritten_added.end()) {
-      if (!rewritten->second) continue;
-      auto v = avro::FromJson(*list.schema.root, *rewritten->second);
-      if (!v) return no;
-      list.records.push_back(std::move(*v));
+      if (rewritten->second && !add_record(*rewritten->second)) return no;
       continue;
     }
-    Json m = added_manifest->list_entry;
-    if (m.value("sequence_number", int64_t{-1}) == old_sequence) m["sequence_number"] = sequence;
+    iceberg::ManifestFile m = added_manifest->listed;
+    if (m.sequence_number == old_sequence) m.sequence_number = sequence;
+    if (m.min_sequence_number == old_sequence) m.min_sequence_number = sequence;
     // Format v3: its rows' ids are assigned anew below, past the maintenance snapshots'.
-    if (m.contains("first_row_id") && added_manifest->content == 0) m["first_row_id"] = nullptr;
-    if (m.value("min_sequence_number", int64_t{-1}) == old_sequence) {
-      m["min_sequence_number"] = sequence;
-    }
-    auto v = avro::FromJson(*list.schema.root, m);
-    if (!v) return no;
-    list.records.push_back(std::move(*v));
+    if (m.content == iceberg::ManifestContent::kData) m.first_row_id.reset();
+    if (!add_record(m)) return no;
   }
   size_t removed_found = 0;
   for (const auto& m : head_manifests.manifests) {
     bool touched = false;
-    ForLiveEntries(m,
-                   [&](const Json& e) { touched = touched || removed_by_client.count(PathOf(e)); });
-    Json record = m.list_entry;
+    ForLiveEntries(m, [&](const iceberg::ManifestEntry& e, size_t) {
+      touched = touched || removed_by_client.count(PathOf(e.file));
+    });
+    iceberg::ManifestFile record = m.listed;
     if (touched) {
-      // Its partition summaries could not be written for decimals or uuids yet.
-      for (const auto& field : m.partition_node->fields) {
-        if (!Comparable(*field.type)) return no;
-      }
-      std::vector<Json> entries;
-      ForLiveEntries(m, [&](Json e) {
-        if (removed_by_client.count(PathOf(e))) {
-          e["status"] = kStatusDeleted;
-          e["snapshot_id"] = *client_id;
-          removed_found++;
-        } else {
-          e["status"] = kStatusExisting;
-        }
-        entries.push_back(std::move(e));
+      std::vector<iceberg::ManifestEntry> entries;
+      ForLiveEntries(m, [&](const iceberg::ManifestEntry& e, size_t i) {
+        const bool gone = removed_by_client.count(PathOf(e.file)) > 0;
+        removed_found += gone;
+        entries.push_back(
+            Entry(m, i, gone ? iceberg::EntryStatus::kDeleted : iceberg::EntryStatus::kExisting,
+                  *client_id));
       });
-      TM_ASSIGN(record, WriteManifest(files, random, w, location + "/", m, *m.partition_node,
-                                      entries, *client_id, sequence, written));
+      TM_ASSIGN(record, WriteManifest(files, random, w, location + "/", m, entries, *client_id,
+                                      sequence, written));
     }
-    // In the client's schema (another writer's field set).
-    auto v = avro::FromJson(*list.schema.root, record);
-    if (!v) return no;
-    list.records.push_back(std::move(*v));
+    if (!add_record(record)) return no;
   }
   if (removed_found != removed_by_client.size()) return no;
   std::optional<int64_t> first_row_id, added_rows;

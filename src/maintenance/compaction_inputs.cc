@@ -1,8 +1,5 @@
 #include "maintenance/compaction_inputs.h"
 
-#include <cctype>
-#include <cmath>
-
 #include "catalog/catalog_support.h"
 #include "catalog/manifest_files.h"
 #include "iceberg/delete_index.h"
@@ -10,36 +7,6 @@
 namespace tablemere::maintenance::compaction {
 
 using namespace snapshot_writer;  // NOLINT: the shared pieces of the maintenance commits
-
-std::string PartitionKey(int spec, const Json& partition) {
-  std::string key = std::to_string(spec) + "/";
-  for (const auto& [name, value] : partition.items()) {
-    key += name;
-    key += '=';
-    if (value.is_number_float() && std::isnan(value.get<double>())) {
-      key += "NaN";  // not JSON's null, which is another partition
-    } else {
-      key += value.dump();
-    }
-    key += ';';
-  }
-  return key;
-}
-
-namespace {
-
-// A live entry's partition as JSON, the form the manifest writers take it back in (they
-// still write entries as JSON through avro::FromJson).
-Json PartitionJson(const Manifest& m, size_t entry) {
-  const avro::Node& entry_node = *m.container.schema.root;
-  const avro::Value* file = m.container.records[entry].Get(entry_node, "data_file");
-  const avro::Node& file_node =
-      *entry_node.fields[static_cast<size_t>(entry_node.FieldIndex("data_file"))].type;
-  const avro::Value* partition = file ? file->Get(file_node, "partition") : nullptr;
-  return partition ? avro::ToJson(*m.partition_node, *partition) : Json::object();
-}
-
-}  // namespace
 
 Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshots) {
   Inputs in;
@@ -66,8 +33,8 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
       live.size = file.file_size_in_bytes;
       live.records = file.record_count;
       live.spec = spec;
-      live.partition = PartitionJson(m, i);
-      live.key = PartitionKey(spec, live.partition);
+      live.partition = file.partition;
+      live.key = iceberg::PartitionKey(spec, live.partition);
       live.sequence = e.sequence_number;
       live.added_ms = added_ms(e.snapshot_id);
       live.parquet = file.FormatIs("PARQUET");
@@ -93,7 +60,6 @@ Inputs Inputs::Read(const std::vector<Manifest>& manifests, const Json& snapshot
       }
       in.deletes.push_back(std::move(d));
     }
-    in.partition_nodes[spec] = m.partition_node;
     // The model of a new data manifest must be a data manifest: its list entry and header
     // carry the content (a delete manifest first in the list would list data as deletes).
     if (m.content == 0) in.data_model.emplace(spec, mi);

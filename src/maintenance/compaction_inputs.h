@@ -18,18 +18,14 @@
 
 namespace tablemere::maintenance::compaction {
 
-// A spec and partition tuple as one comparable key. NaN is a value of its own here (JSON
-// would compare it unequal to itself and print it as null).
-std::string PartitionKey(int spec, const Json& partition);
-
 // A live file of a snapshot: where its manifest entry is and what it holds.
 struct LiveEntry {
   size_t manifest = 0, entry = 0;
   std::string path;  // canonical (s3a:// and s3n:// as s3://)
   int64_t size = 0, records = 0;
   int spec = 0;
-  Json partition;
-  std::string key;       // PartitionKey(spec, partition)
+  iceberg::PartitionTuple partition;
+  std::string key;       // iceberg::PartitionKey(spec, partition)
   int64_t sequence = 0;  // its data sequence number
   int64_t added_ms = 0;  // when the snapshot that added it was committed (0: expired)
   bool parquet = true;   // only Parquet files are rewritten
@@ -74,8 +70,7 @@ class Inputs {
 
   std::vector<LiveFile> live;
   std::vector<DeleteFile> deletes;
-  std::map<int, const avro::Node*> partition_nodes;  // each spec's partition record
-  std::map<int, size_t> data_model;                  // a data manifest of each spec
+  std::map<int, size_t> data_model;  // a data manifest of each spec
 
   // Reads the live entries of `manifests` (DELETED ones are history); `snapshots` gives
   // when each file was added.

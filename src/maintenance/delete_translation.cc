@@ -26,49 +26,47 @@ Result<Translated> Translate(WarehouseFiles& files, Random& random, const metast
   return t;
 }
 
-// `file` with the metrics and path of the file the worker wrote.
-Json WithWritten(Json file, const Translated& t) {
-  const Json fields = snapshot_writer::FileMetrics(t.answer.written.file);
-  for (const auto& [key, value] : fields.items()) file[key] = value;
-  file["file_path"] = t.path;
-  const auto& one = t.answer.written.referenced_data_file;
-  file["referenced_data_file"] = one ? Json(*one) : Json();
-  return file;
+// `file` with the metrics and path of the file the worker wrote (position deletes, as
+// Parquet), and the data file it names when it names one.
+iceberg::DataFile WithWritten(iceberg::DataFile file, const Translated& t) {
+  iceberg::DataFile written = snapshot_writer::WrittenFile(t.answer.written.file);
+  written.content = iceberg::FileContent::kPositionDeletes;
+  written.path = t.path;
+  written.partition = std::move(file.partition);
+  written.referenced_data_file = t.answer.written.referenced_data_file;
+  written.block_size_in_bytes = file.block_size_in_bytes;
+  return written;
 }
 
 }  // namespace
 
-Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& random,
-                                                const metastore::Warehouse& w,
-                                                const WorkerOptions& worker,
-                                                const std::string& location, const Json& data_file,
-                                                const protocol::RowMoves& moves,
-                                                snapshot_writer::Written& written) {
+Result<std::optional<iceberg::DataFile>> TranslateDeleteFile(
+    WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+    const WorkerOptions& worker, const std::string& location, const iceberg::DataFile& data_file,
+    const protocol::RowMoves& moves, snapshot_writer::Written& written) {
   TM_ASSIGN(WorkerRun run, WorkerRun::Start(worker.scratch_dir, random, "translate"));
   const std::string input = run.Local("in.parquet");
-  TM_TRY(files.CopyToFile(w, data_file.at("file_path").get<std::string>(), input));
+  TM_TRY(files.CopyToFile(w, data_file.path, input));
   TM_ASSIGN(Translated t,
             Translate(files, random, w, worker, run, location, {input, {}, moves, ""}, written));
   TM_TRY(RowsAddUp(t.answer.rows_read, t.answer.written.file.record_count, t.answer.rows_dropped,
-                   data_file.value("record_count", int64_t{-1}), "re-aimed delete file"));
-  if (t.path.empty()) return std::optional<Json>();
-  Json out = WithWritten(data_file, t);
-  // Iceberg v2's optional field only where the writer's manifests have it.
-  if (!data_file.contains("referenced_data_file")) out.erase("referenced_data_file");
-  return std::optional<Json>(std::move(out));
+                   data_file.record_count, "re-aimed delete file"));
+  if (t.path.empty()) return std::optional<iceberg::DataFile>();
+  return std::optional<iceberg::DataFile>(WithWritten(data_file, t));
 }
 
-Result<std::optional<Json>> DeletesForRemovedFiles(
+Result<std::optional<iceberg::DataFile>> DeletesForRemovedFiles(
     WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
     const WorkerOptions& worker, const std::string& location,
-    const std::vector<std::string>& removed, const Json& partition, const protocol::RowMoves& moves,
-    snapshot_writer::Written& written) {
+    const std::vector<std::string>& removed, const iceberg::PartitionTuple& partition,
+    const protocol::RowMoves& moves, snapshot_writer::Written& written) {
   TM_ASSIGN(WorkerRun run, WorkerRun::Start(worker.scratch_dir, random, "translate"));
   TM_ASSIGN(Translated t,
             Translate(files, random, w, worker, run, location, {"", removed, moves, ""}, written));
-  if (t.path.empty()) return std::optional<Json>();
-  return std::optional<Json>(
-      WithWritten(Json{{"content", 1}, {"file_format", "PARQUET"}, {"partition", partition}}, t));
+  if (t.path.empty()) return std::optional<iceberg::DataFile>();
+  iceberg::DataFile model;
+  model.partition = partition;
+  return std::optional<iceberg::DataFile>(WithWritten(std::move(model), t));
 }
 
 }  // namespace tablemere::maintenance

@@ -13,27 +13,24 @@
 
 namespace tablemere::maintenance {
 
-// `data_file` is the delete file's manifest entry field; `moves` says where each replaced
-// data file's rows went (table_compaction.cc). Answers the new
-// data_file (uploaded under `location`/data/, recorded in `written`), or nullopt when the
+// `data_file` is the delete file as its manifest lists it; `moves` says where each
+// replaced data file's rows went (table_compaction.cc). Answers the new file as a manifest
+// lists it (uploaded under `location`/data/, recorded in `written`), or nullopt when the
 // compaction had deleted every row it names already. A file whose rows do not add up, or a
 // position beyond its data file, is an error: the commit is then not rebased.
-Result<std::optional<Json>> TranslateDeleteFile(WarehouseFiles& files, Random& random,
-                                                const metastore::Warehouse& w,
-                                                const WorkerOptions& worker,
-                                                const std::string& location, const Json& data_file,
-                                                const protocol::RowMoves& moves,
-                                                snapshot_writer::Written& written);
+Result<std::optional<iceberg::DataFile>> TranslateDeleteFile(
+    WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
+    const WorkerOptions& worker, const std::string& location, const iceberg::DataFile& data_file,
+    const protocol::RowMoves& moves, snapshot_writer::Written& written);
 
 // A copy-on-write commit planned before a compaction removed `removed` (data files of one
 // partition, `partition`) whole; their rows are in the files the compaction wrote now.
-// Answers the data_file of a position delete file naming each of those rows at its new
-// place (uploaded, recorded in `written`), or nullopt when the compaction had deleted them
-// all already.
-Result<std::optional<Json>> DeletesForRemovedFiles(
+// Answers the position delete file naming each of those rows at its new place (uploaded,
+// recorded in `written`), or nullopt when the compaction had deleted them all already.
+Result<std::optional<iceberg::DataFile>> DeletesForRemovedFiles(
     WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
     const WorkerOptions& worker, const std::string& location,
-    const std::vector<std::string>& removed, const Json& partition, const protocol::RowMoves& moves,
-    snapshot_writer::Written& written);
+    const std::vector<std::string>& removed, const iceberg::PartitionTuple& partition,
+    const protocol::RowMoves& moves, snapshot_writer::Written& written);
 
 }  // namespace tablemere::maintenance

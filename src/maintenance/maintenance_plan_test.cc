@@ -17,10 +17,12 @@ using compaction::DeleteFile;
 using compaction::DeleteMergePolicy;
 using compaction::Inputs;
 using compaction::LiveFile;
-using compaction::PartitionKey;
 using compaction::PlanDeleteMerges;
+using iceberg::Literal;
+using iceberg::PartitionKey;
+using iceberg::PartitionTuple;
 
-LiveFile Data(const std::string& path, const Json& partition) {
+LiveFile Data(const std::string& path, const PartitionTuple& partition) {
   LiveFile f;
   f.path = path;
   f.size = 1000;
@@ -32,7 +34,7 @@ LiveFile Data(const std::string& path, const Json& partition) {
   return f;
 }
 
-DeleteFile Deletes(const std::string& target, const Json& partition, int64_t size) {
+DeleteFile Deletes(const std::string& target, const PartitionTuple& partition, int64_t size) {
   DeleteFile d;
   d.path = "s3://b/t/data/del-" + target + "-" + std::to_string(size) + ".parquet";
   d.size = size;
@@ -46,7 +48,7 @@ DeleteFile Deletes(const std::string& target, const Json& partition, int64_t siz
   return d;
 }
 
-const Json kA = {{"part", "a"}};
+const PartitionTuple kA = {Literal::Bytes({iceberg::TypeId::kString}, "a")};
 const DeleteMergePolicy kPolicy{.target = 1'000'000, .min_files = 3, .quiet_ms = 0, .now_ms = 0};
 
 TEST(DeleteMergePlanTest, APartitionWithEnoughDeleteFilesIsMergedAndCharged) {
@@ -102,7 +104,9 @@ TEST(DeleteMergePlanTest, OneFileIsRewrittenAloneOnlyWhenPartOfItsDataIsRewritte
 
 TEST(DeleteMergePlanTest, EachSpecAndPartitionIsItsOwnGroupAndNaNIsOnePartition) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const Json n1 = {{"x", nan}}, n2 = {{"x", nan}}, null = {{"x", nullptr}};
+  const PartitionTuple n1 = {Literal::Floating(iceberg::TypeId::kDouble, nan)},
+                       n2 = {Literal::Floating(iceberg::TypeId::kDouble, -nan)},
+                       null = {std::nullopt};
   std::vector<DeleteFile> deletes;
   for (int i = 0; i < 3; i++) deletes.push_back(Deletes("fn", n1, 100 + i));
   for (int i = 0; i < 2; i++) deletes.push_back(Deletes("fz", null, 100 + i));
@@ -117,10 +121,10 @@ TEST(DeleteMergePlanTest, EachSpecAndPartitionIsItsOwnGroupAndNaNIsOnePartition)
 
 TEST(DeleteMatchingTest, DeletesOfAFileOfAnotherSpecAreMisfiledAndApplyToNothing) {
   // DuckDB's deletes of a file written before a spec change: the new spec, a null partition.
-  LiveFile old_spec = Data("f0", Json::object());
+  LiveFile old_spec = Data("f0", PartitionTuple{});
   old_spec.spec = 0;
-  old_spec.key = PartitionKey(0, Json::object());
-  const Json null = {{"part", nullptr}};
+  old_spec.key = PartitionKey(0, PartitionTuple{});
+  const PartitionTuple null = {std::nullopt};
   Inputs in =
       Inputs::Of({old_spec, Data("f1", null)},
                  {Deletes("f0", null, 100), Deletes("f1", null, 100), Deletes("gone", null, 100)});
@@ -135,10 +139,10 @@ TEST(DeleteMatchingTest, DeletesOfAFileOfAnotherSpecAreMisfiledAndApplyToNothing
 }
 
 TEST(DeleteMatchingTest, DeletesWhoseBoundsReachAFileOfAnotherPartitionAreMisfiled) {
-  LiveFile old_spec = Data("f0", Json::object());
+  LiveFile old_spec = Data("f0", PartitionTuple{});
   old_spec.spec = 0;
-  old_spec.key = PartitionKey(0, Json::object());
-  const Json null = {{"part", nullptr}};
+  old_spec.key = PartitionKey(0, PartitionTuple{});
+  const PartitionTuple null = {std::nullopt};
   DeleteFile wide = Deletes("", null, 100), narrow = Deletes("", null, 101);
   wide.paths = PathRange{"f0", "f1"};  // may name f0, of the old spec
   narrow.paths = PathRange{"f1", "f2"};
@@ -151,10 +155,10 @@ TEST(DeleteMatchingTest, DeletesWhoseBoundsReachAFileOfAnotherPartitionAreMisfil
 }
 
 TEST(DeleteMatchingTest, OnlyEqualityDeletesOfAnUnpartitionedSpecApplyEverywhere) {
-  DeleteFile eq = Deletes("", Json::object(), 10);
+  DeleteFile eq = Deletes("", PartitionTuple{}, 10);
   eq.content = 2;
   eq.spec = 0;
-  eq.key = PartitionKey(0, Json::object());
+  eq.key = PartitionKey(0, PartitionTuple{});
   DeleteFile pos = eq;
   pos.content = 1;
   Inputs in = Inputs::Of({Data("f1", kA)}, {eq, pos});
@@ -163,10 +167,10 @@ TEST(DeleteMatchingTest, OnlyEqualityDeletesOfAnUnpartitionedSpecApplyEverywhere
 }
 
 TEST(DeleteMergePlanTest, MisfiledDeletesAreNotMerged) {
-  LiveFile old_spec = Data("f0", Json::object());
+  LiveFile old_spec = Data("f0", PartitionTuple{});
   old_spec.spec = 0;
-  old_spec.key = PartitionKey(0, Json::object());
-  const Json null = {{"part", nullptr}};
+  old_spec.key = PartitionKey(0, PartitionTuple{});
+  const PartitionTuple null = {std::nullopt};
   Inputs in = Inputs::Of({old_spec, Data("f1", null), Data("f2", null)},
                          {Deletes("f0", null, 100), Deletes("f0", null, 101),
                           Deletes("f1", null, 102), Deletes("f2", null, 103)});

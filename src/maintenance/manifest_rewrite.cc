@@ -43,10 +43,8 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
   // Manifests by (spec, content); a group is rewritten when it has more than one, or one
   // that still carries deletions of the past.
   std::map<std::pair<int, int>, std::vector<size_t>> groups;
-  std::map<int, const avro::Node*> partition_nodes;
   for (size_t mi = 0; mi < manifests.size(); mi++) {
     const Manifest& m = manifests[mi];
-    partition_nodes[m.spec_id] = m.partition_node;
     groups[{m.spec_id, m.content}].push_back(mi);
   }
   const int64_t sequence = format == 1 ? 0 : metadata.value("last-sequence-number", int64_t{0}) + 1;
@@ -57,16 +55,13 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
   for (const auto& [group, members] : groups) {
     bool worth = members.size() > 1;
     for (size_t mi : members) {
-      worth = worth || manifests[mi].list_entry.value("deleted_files_count", 0) > 0;
-    }
-    for (const auto& field : partition_nodes[group.first]->fields) {
-      worth = worth && Comparable(*field.type);
+      worth = worth || manifests[mi].listed.deleted_files.value_or(0) > 0;
     }
     if (!worth) {
       for (size_t mi : members) records.push_back(manifests[mi].list_value);
       continue;
     }
-    std::vector<Json> entries;
+    std::vector<iceberg::ManifestEntry> entries;
     for (size_t mi : members) {
       const Manifest& m = manifests[mi];
       for (size_t i = 0; i < m.container.records.size(); i++) {
@@ -74,18 +69,16 @@ Result<ManifestRewriteResult> Rewrite(CatalogService& catalog, const Clock& cloc
           result.entries_dropped++;
           continue;
         }
-        Json e = EntryJson(m, i);
-        e["status"] = kStatusExisting;
-        entries.push_back(std::move(e));
+        entries.push_back(Entry(m, i, iceberg::EntryStatus::kExisting, snapshot_id));
       }
     }
     replaced += static_cast<int>(members.size());
     result.entries_kept += static_cast<int>(entries.size());
     if (entries.empty()) continue;  // only past deletions: the manifest goes
-    TM_ASSIGN(Json record, WriteManifest(catalog.files(), random, w, location,
-                                         manifests[members.front()], *partition_nodes[group.first],
-                                         entries, snapshot_id, sequence, written));
-    TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
+    TM_ASSIGN(iceberg::ManifestFile record,
+              WriteManifest(catalog.files(), random, w, location, manifests[members.front()],
+                            entries, snapshot_id, sequence, written));
+    TM_ASSIGN(avro::Value v, iceberg::ToAvro(*list.schema.root, record));
     records.push_back(std::move(v));
     created++;
   }

@@ -18,7 +18,7 @@ namespace tablemere::maintenance::compaction {
 // One partition's position delete files, merged into one.
 struct DeleteMerge {
   int spec = 0;
-  Json partition;
+  iceberg::PartitionTuple partition;
   std::vector<const DeleteFile*> inputs;
   int64_t bytes = 0;
   // The merged file's data sequence number: the newest input's. A position delete names

@@ -24,23 +24,6 @@ int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback) {
   return n && *n > 0 ? *n : fallback;
 }
 
-// The file a manifest entry describes, with inherited fields made explicit (a rewritten
-// manifest no longer inherits from the list entry that carried it).
-Json EntryJson(const Manifest& m, size_t index) {
-  Json entry = avro::ToJson(*m.container.schema.root, m.container.records.at(index));
-  const iceberg::ManifestEntry& typed = m.typed.entries.at(index);
-  entry["snapshot_id"] = typed.snapshot_id;
-  if (entry.contains("sequence_number")) entry["sequence_number"] = typed.sequence_number;
-  if (entry.contains("file_sequence_number")) {
-    entry["file_sequence_number"] = typed.file_sequence_number;
-  }
-  Json& file = entry["data_file"];
-  if (file.contains("first_row_id") && typed.file.first_row_id) {
-    file["first_row_id"] = *typed.file.first_row_id;
-  }
-  return entry;
-}
-
 Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next) {
   auto files = iceberg::ReadManifestList(list);
   if (!files) return Fail(ErrorCode::kInternal, "the new manifest list: " + files.error().message);
@@ -54,164 +37,78 @@ Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next) {
   return next;
 }
 
-// Partition values compare and serialize (Iceberg's single-value encoding) by their Avro
-// type; decimals and uuids are refused (their encodings differ from Avro's bytes).
-bool Comparable(const avro::Node& n) {
-  const avro::Node& t =
-      n.type == avro::Type::kUnion
-          ? *(n.branches.back()->type == avro::Type::kNull ? n.branches.front() : n.branches.back())
-          : n;
-  if (t.logical_type == "decimal" || t.logical_type == "uuid") return false;
-  switch (t.type) {
-    case avro::Type::kInt:
-    case avro::Type::kLong:
-    case avro::Type::kFloat:
-    case avro::Type::kDouble:
-    case avro::Type::kBoolean:
-    case avro::Type::kString:
-    case avro::Type::kBytes:
-    case avro::Type::kFixed:
-    case avro::Type::kNull:
-      return true;
-    default:
-      return false;
-  }
-}
-
-namespace {
-
-bool Less(const avro::Value& a, const avro::Value& b) {
-  switch (a.type) {
-    case avro::Type::kInt:
-    case avro::Type::kLong:
-      return a.i < b.i;
-    case avro::Type::kFloat:
-    case avro::Type::kDouble:
-      return a.d < b.d;
-    case avro::Type::kBoolean:
-      return a.b < b.b;
-    default:
-      return std::lexicographical_compare(
-          a.s.begin(), a.s.end(), b.s.begin(), b.s.end(), [](char x, char y) {
-            return static_cast<unsigned char>(x) < static_cast<unsigned char>(y);
-          });
-  }
-}
-
-std::string SingleValue(const avro::Value& v) {
-  std::string out;
-  auto little = [&](auto x) { out.append(reinterpret_cast<const char*>(&x), sizeof x); };
-  switch (v.type) {
-    case avro::Type::kInt:
-      little(static_cast<int32_t>(v.i));
-      break;
-    case avro::Type::kLong:
-      little(v.i);
-      break;
-    case avro::Type::kFloat:
-      little(static_cast<float>(v.d));
-      break;
-    case avro::Type::kDouble:
-      little(v.d);
-      break;
-    case avro::Type::kBoolean:
-      out += static_cast<char>(v.b ? 1 : 0);
-      break;
-    default:
-      out = v.s;
-  }
-  return out;
-}
-
-}  // namespace
-
-// The manifest list's partition summaries of a manifest holding `partitions` (values
-// of the partition record `node`).
-Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions) {
-  Json out = Json::array();
-  for (const auto& field : node.fields) {
-    bool nulls = false, nans = false, seen = false;
-    avro::Value lo, hi;
-    for (const auto& p : partitions) {
-      TM_ASSIGN(avro::Value v,
-                avro::FromJson(*field.type, p.contains(field.name) ? p[field.name] : Json()));
-      const avro::Value& value = v.Unwrapped();
-      if (value.type == avro::Type::kNull) {
-        nulls = true;
-        continue;
-      }
-      if ((value.type == avro::Type::kFloat || value.type == avro::Type::kDouble) &&
-          std::isnan(value.d)) {
-        nans = true;
-        continue;
-      }
-      if (!seen || Less(value, lo)) lo = value;
-      if (!seen || Less(hi, value)) hi = value;
-      seen = true;
-    }
-    out.push_back({{"contains_null", nulls},
-                   {"contains_nan", nans},
-                   {"lower_bound", seen ? Json(crypto::HexEncode(SingleValue(lo))) : Json()},
-                   {"upper_bound", seen ? Json(crypto::HexEncode(SingleValue(hi))) : Json()}});
-  }
-  return out;
-}
-
 Written::~Written() {
   if (keep_) return;
   for (const auto& f : locations_) (void)files_.Delete(w_, f);
 }
 
-// Writes one manifest of `entries` (manifest entries as JSON, inherited fields explicit)
-// in the Avro schema and with the file metadata of `model`, and answers its manifest
-// list record (model's, with this manifest's path, counts, sequence numbers and partition
-// summaries).
-Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
-                           const std::string& location, const Manifest& model,
-                           const avro::Node& partition_node, const std::vector<Json>& entries,
-                           int64_t snapshot_id, int64_t sequence, Written& written) {
+iceberg::ManifestEntry Entry(const Manifest& m, size_t index, iceberg::EntryStatus status,
+                             int64_t snapshot_id) {
+  iceberg::ManifestEntry e = m.typed.entries.at(index);
+  e.status = status;
+  if (status == iceberg::EntryStatus::kDeleted) e.snapshot_id = snapshot_id;
+  return e;
+}
+
+iceberg::DataFile WrittenFile(const protocol::FileMetrics& m) {
+  iceberg::DataFile f;
+  f.format = "PARQUET";
+  f.record_count = m.record_count;
+  f.file_size_in_bytes = m.file_size_in_bytes;
+  f.column_sizes = m.column_sizes;
+  f.value_counts = m.value_counts;
+  f.null_value_counts = m.null_value_counts;
+  f.lower_bounds = m.lower_bounds;
+  f.upper_bounds = m.upper_bounds;
+  f.split_offsets = m.split_offsets;
+  // Required in format v1 manifests (Iceberg Java's default); later ones have no such field.
+  f.block_size_in_bytes = int64_t{64} << 20;
+  return f;
+}
+
+Result<iceberg::ManifestFile> WriteManifest(WarehouseFiles& files, Random& random,
+                                            const metastore::Warehouse& w,
+                                            const std::string& location, const Manifest& model,
+                                            const std::vector<iceberg::ManifestEntry>& entries,
+                                            int64_t snapshot_id, int64_t sequence,
+                                            Written& written) {
   avro::Container out;
   out.schema = model.container.schema;
   out.codec = model.container.codec;
   out.metadata = model.container.metadata;
   int64_t counts[3] = {0, 0, 0}, rows[3] = {0, 0, 0};
   int64_t min_sequence = INT64_MAX;
-  std::vector<Json> partitions;
-  for (const Json& e : entries) {
-    TM_ASSIGN(avro::Value v, avro::FromJson(*out.schema.root, e));
-    out.records.push_back(std::move(v));
-    const int64_t status = e.value("status", kStatusExisting);
-    if (status < 0 || status > 2) return Fail(ErrorCode::kInternal, "an entry status out of range");
+  std::vector<const std::vector<std::optional<iceberg::Literal>>*> partitions;
+  for (const auto& e : entries) {
+    auto v = iceberg::ToAvro(*out.schema.root, e);
+    if (!v) return Fail(ErrorCode::kInvalidInput, model.path + ": " + v.error().message);
+    out.records.push_back(std::move(*v));
+    const auto status = static_cast<size_t>(e.status);
     counts[status]++;
-    rows[status] += e["data_file"].value("record_count", int64_t{0});
-    const Json& seq = e.contains("sequence_number") ? e["sequence_number"] : Json();
-    min_sequence = std::min(min_sequence, seq.is_number_integer() ? seq.get<int64_t>() : sequence);
-    partitions.push_back(e["data_file"].value("partition", Json::object()));
+    rows[status] += e.file.record_count;
+    min_sequence = std::min(min_sequence, e.sequence_number);
+    partitions.push_back(&e.file.partition);
   }
   TM_ASSIGN(std::string bytes, avro::WriteContainer(out, random.Bytes(16)));
   const std::string path = location + "metadata/" + random.Uuid() + "-m0.avro";
   written.Add(path);
   TM_TRY(files.WriteBytes(w, path, bytes, "application/octet-stream"));
-  Json record = model.list_entry;
-  TM_ASSIGN(record["partitions"], Summaries(partition_node, partitions));
-  record["manifest_path"] = path;
-  record["manifest_length"] = static_cast<int64_t>(bytes.size());
-  record["sequence_number"] = sequence;
-  record["min_sequence_number"] = min_sequence == INT64_MAX ? sequence : min_sequence;
-  record["added_snapshot_id"] = snapshot_id;
-  record["added_files_count"] = counts[kStatusAdded];
-  record["existing_files_count"] = counts[kStatusExisting];
-  record["deleted_files_count"] = counts[kStatusDeleted];
-  // Format v1 lists as Iceberg Java writes them name the same fields (ids 504-506) so.
-  record["added_data_files_count"] = counts[kStatusAdded];
-  record["existing_data_files_count"] = counts[kStatusExisting];
-  record["deleted_data_files_count"] = counts[kStatusDeleted];
-  record["added_rows_count"] = rows[kStatusAdded];
-  record["existing_rows_count"] = rows[kStatusExisting];
-  record["deleted_rows_count"] = rows[kStatusDeleted];
-  record["key_metadata"] = nullptr;
+  iceberg::ManifestFile record = model.listed;
+  record.partitions = iceberg::SummarizePartitions(model.typed.partition_type, partitions);
+  record.path = path;
+  record.length = static_cast<int64_t>(bytes.size());
+  record.sequence_number = sequence;
+  record.min_sequence_number = min_sequence == INT64_MAX ? sequence : min_sequence;
+  record.added_snapshot_id = snapshot_id;
+  record.added_files = counts[kStatusAdded];
+  record.existing_files = counts[kStatusExisting];
+  record.deleted_files = counts[kStatusDeleted];
+  record.added_rows = rows[kStatusAdded];
+  record.existing_rows = rows[kStatusExisting];
+  record.deleted_rows = rows[kStatusDeleted];
+  record.key_metadata.reset();
   // Format v3: assigned when the list is written (CommitReplace), never the model's.
-  if (record.contains("first_row_id")) record["first_row_id"] = nullptr;
+  record.first_row_id.reset();
   return record;
 }
 
@@ -225,7 +122,6 @@ Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Wa
     Manifest m;
     m.listed = std::move((*listed)[i]);
     m.list_value = out.list.records[i];
-    m.list_entry = avro::ToJson(*out.list.schema.root, m.list_value);
     m.path = WarehouseFiles::Canonical(m.listed.path);
     m.sequence_number = m.listed.sequence_number;
     m.added_snapshot_id = m.listed.added_snapshot_id;
@@ -235,14 +131,6 @@ Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Wa
     auto typed = iceberg::ReadManifest(m.container, m.listed);
     if (!typed) return Fail(ErrorCode::kInvalidInput, m.path + ": " + typed.error().message);
     m.typed = std::move(*typed);
-    // The writers need the partition record's node as the manifest has it.
-    const avro::Node& entry = *m.container.schema.root;
-    const avro::Node& data_file =
-        *entry.fields[static_cast<size_t>(entry.FieldIndex("data_file"))].type;
-    const int partition_index =
-        data_file.type == avro::Type::kRecord ? data_file.FieldIndex("partition") : -1;
-    if (partition_index < 0) return Fail(ErrorCode::kInvalidInput, m.path + " has no partition");
-    m.partition_node = data_file.fields[static_cast<size_t>(partition_index)].type.get();
     out.manifests.push_back(std::move(m));
   }
   return out;
@@ -345,28 +233,6 @@ Result<void> CommitReplace(CatalogService& catalog, const Clock& clock, Random& 
   }
   written.Keep();
   return {};
-}
-
-Json FileMetrics(const protocol::FileMetrics& m) {
-  auto key_values = [](const auto& by_id, bool hex) {
-    Json out = Json::array();
-    for (const auto& [id, v] : by_id) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) {
-        out.push_back({{"key", id}, {"value", hex ? crypto::HexEncode(v) : v}});
-      } else {
-        out.push_back({{"key", id}, {"value", v}});
-      }
-    }
-    return out;
-  };
-  return Json{{"record_count", m.record_count},
-              {"file_size_in_bytes", m.file_size_in_bytes},
-              {"column_sizes", key_values(m.column_sizes, false)},
-              {"value_counts", key_values(m.value_counts, false)},
-              {"null_value_counts", key_values(m.null_value_counts, false)},
-              {"lower_bounds", key_values(m.lower_bounds, true)},
-              {"upper_bounds", key_values(m.upper_bounds, true)},
-              {"split_offsets", m.split_offsets}};
 }
 
 }  // namespace tablemere::maintenance::snapshot_writer

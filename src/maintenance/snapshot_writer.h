@@ -45,15 +45,13 @@ int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback);
 
 // One manifest of a snapshot, as the manifest list names it.
 struct Manifest {
-  Json list_entry;  // the manifest list's record, as JSON
-  avro::Value list_value;
+  avro::Value list_value;        // the manifest list's record, as the list has it
   iceberg::ManifestFile listed;  // the same record, typed
   iceberg::Manifest typed;       // its entries, typed, inherited fields explicit
   std::string path;
   int64_t sequence_number = 0, added_snapshot_id = -1;
   int spec_id = 0, content = 0;  // partition_spec_id; 0 data, 1 deletes
-  avro::Container container;
-  const avro::Node* partition_node = nullptr;  // its entries' partition record, in container
+  avro::Container container;     // its schema, codec and metadata are a new manifest's model
   bool rewritten = false;
 };
 
@@ -66,23 +64,15 @@ struct LoadedManifests {
 Result<LoadedManifests> LoadManifests(WarehouseFiles& files, const metastore::Warehouse& w,
                                       const std::string& list_location);
 
-// Entry `index` of `m` as JSON, its inherited fields made explicit (a rewritten manifest
-// no longer inherits from the list entry that carried it): snapshot id, sequence numbers,
-// and a v3 data file's first row id, so its rows keep their ids.
-Json EntryJson(const Manifest& m, size_t index);
+// Entry `index` of `m` (inherited fields explicit: snapshot id, sequence numbers, a v3
+// data file's first row id, so a rewritten manifest means the same) with `status`; a
+// DELETED one is deleted by `snapshot_id`.
+iceberg::ManifestEntry Entry(const Manifest& m, size_t index, iceberg::EntryStatus status,
+                             int64_t snapshot_id);
 
-// Whether a partition field's values can be summarised (decimals and uuids cannot yet).
-bool Comparable(const avro::Node& field_type);
-
-// The manifest list's partition summaries of a manifest holding `partitions` (values of
-// the partition record `node`).
-Result<Json> Summaries(const avro::Node& node, const std::vector<Json>& partitions);
-
-// A data_file's metrics (record count, size, column sizes, value and null counts, bounds,
-// split offsets) from the worker's answer for a file it wrote: as the manifest holds them
-// (Iceberg's map<int, X> is an array of {key, value}, bounds hex as avro::FromJson takes
-// bytes).
-Json FileMetrics(const protocol::FileMetrics& written);
+// A data file the worker wrote, with its metrics, as a manifest lists it (Parquet; the
+// caller sets its content, path and partition).
+iceberg::DataFile WrittenFile(const protocol::FileMetrics& written);
 
 // Files a job wrote; deleted unless the commit published them (Keep).
 class Written {
@@ -99,14 +89,17 @@ class Written {
   bool keep_ = false;
 };
 
-// Writes one manifest of `entries` (manifest entries as JSON, inherited fields explicit)
-// in the Avro schema and with the file metadata of `model`, and answers its manifest list
-// record (model's, with this manifest's path, counts, sequence numbers and partition
-// summaries).
-Result<Json> WriteManifest(WarehouseFiles& files, Random& random, const metastore::Warehouse& w,
-                           const std::string& location, const Manifest& model,
-                           const avro::Node& partition_node, const std::vector<Json>& entries,
-                           int64_t snapshot_id, int64_t sequence, Written& written);
+// Writes one manifest of `entries` (inherited fields explicit) in the Avro schema and
+// with the file metadata of `model`, and answers its manifest list record: model's, with
+// this manifest's path, counts, sequence numbers and partition summaries, and no first
+// row id (CommitReplace assigns those). An entry that does not fit the schema is
+// kInvalidInput.
+Result<iceberg::ManifestFile> WriteManifest(WarehouseFiles& files, Random& random,
+                                            const metastore::Warehouse& w,
+                                            const std::string& location, const Manifest& model,
+                                            const std::vector<iceberg::ManifestEntry>& entries,
+                                            int64_t snapshot_id, int64_t sequence,
+                                            Written& written);
 
 // The table's current snapshot (one with a manifest list) and its location with one
 // trailing slash; a Skip when the table has none.

@@ -31,7 +31,7 @@ constexpr int64_t kRowMovesKeptMs = 24LL * 3600 * 1000;
 // One partition's small files, rewritten into one.
 struct Bin {
   int spec_id = 0;
-  Json partition;
+  iceberg::PartitionTuple partition;
   std::vector<const LiveFile*> inputs;
   std::vector<const DeleteFile*> deletes;  // the delete files that apply to them
   int64_t bytes = 0;
@@ -191,15 +191,6 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   for (const auto& f : live) result.data_bytes_before += f.size;
   result.data_files_after = result.data_files_before;
   result.data_bytes_after = result.data_bytes_before;
-  // Partition summaries of decimals and uuids are not written yet, and every manifest this
-  // job may rewrite (replaced files, removed delete files) needs them.
-  for (const auto& [spec, node] : in.partition_nodes) {
-    for (const auto& field : node->fields) {
-      if (!Comparable(*field.type)) {
-        return Fail(Skip("a partition field (" + field.name + ") is a decimal or uuid"));
-      }
-    }
-  }
 
   // Candidates grouped by spec and partition: small Parquet files, and every Parquet file
   // an equality delete reaches (rewriting those is what removes the deletes, which some
@@ -445,59 +436,58 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
   result.rows_deleted = rows_deleted;
   std::vector<avro::Value> list_records;
 
-  auto add_manifest = [&](const Manifest& model, int spec,
-                          const std::vector<Json>& entries) -> Result<void> {
-    TM_ASSIGN(Json record,
-              WriteManifest(catalog.files(), random, w, location, model,
-                            *in.partition_nodes.at(spec), entries, snapshot_id, sequence, written));
-    TM_ASSIGN(avro::Value v, avro::FromJson(*list.schema.root, record));
+  auto add_manifest = [&](const Manifest& model,
+                          const std::vector<iceberg::ManifestEntry>& entries) -> Result<void> {
+    TM_ASSIGN(iceberg::ManifestFile record,
+              WriteManifest(catalog.files(), random, w, location, model, entries, snapshot_id,
+                            sequence, written));
+    TM_ASSIGN(avro::Value v, iceberg::ToAvro(*list.schema.root, record));
     list_records.push_back(std::move(v));
     return {};
   };
+  auto added = [&](iceberg::DataFile file, int64_t data_sequence) {
+    iceberg::ManifestEntry e;
+    e.status = iceberg::EntryStatus::kAdded;
+    e.snapshot_id = snapshot_id;
+    e.sequence_number = data_sequence;
+    e.file_sequence_number = sequence;
+    e.file = std::move(file);
+    return e;
+  };
   // One manifest of added data files per spec, first in the list.
-  std::map<int, std::vector<Json>> added_data;
+  std::map<int, std::vector<iceberg::ManifestEntry>> added_data;
   for (const Bin* bin : done) {
-    Json file = FileMetrics(bin->answer.file);
-    file["content"] = 0;
-    file["file_path"] = bin->output;
-    file["file_format"] = "PARQUET";
-    file["partition"] = bin->partition;
-    // Required in format v1 manifests (Iceberg Java's default); a v2 manifest has no such
-    // field and ignores it.
-    file["block_size_in_bytes"] = int64_t{64} << 20;
-    added_data[bin->spec_id].push_back({{"status", kStatusAdded},
-                                        {"snapshot_id", snapshot_id},
-                                        {"sequence_number", start_sequence},
-                                        {"file_sequence_number", sequence},
-                                        {"data_file", std::move(file)}});
+    iceberg::DataFile file = WrittenFile(bin->answer.file);
+    file.content = iceberg::FileContent::kData;
+    file.path = bin->output;
+    file.partition = bin->partition;
+    added_data[bin->spec_id].push_back(added(std::move(file), start_sequence));
   }
   for (const auto& [spec, entries] : added_data) {
-    TM_TRY(add_manifest(manifests[in.data_model.at(spec)], spec, entries));
+    TM_TRY(add_manifest(manifests[in.data_model.at(spec)], entries));
   }
   // Then one of merged position delete files per spec (its model a delete manifest).
-  std::map<int, std::pair<size_t, std::vector<Json>>> added_deletes;  // spec -> (model, entries)
+  // spec -> (model, entries)
+  std::map<int, std::pair<size_t, std::vector<iceberg::ManifestEntry>>> added_deletes;
   for (const DeleteMerge* merge : merged_deletes) {
     if (merge->output.empty()) continue;
-    Json file = FileMetrics(merge->answer.written.file);
-    file["content"] = 1;
-    file["file_path"] = merge->output;
-    file["file_format"] = "PARQUET";
-    file["partition"] = merge->partition;
+    iceberg::DataFile file = WrittenFile(merge->answer.written.file);
+    file.content = iceberg::FileContent::kPositionDeletes;
+    file.path = merge->output;
+    file.partition = merge->partition;
+    file.block_size_in_bytes.reset();
     auto& [model, entries] = added_deletes[merge->spec];
     model = merge->inputs.front()->manifest;
-    entries.push_back({{"status", kStatusAdded},
-                       {"snapshot_id", snapshot_id},
-                       {"sequence_number", merge->sequence},
-                       {"file_sequence_number", sequence},
-                       {"data_file", std::move(file)}});
+    entries.push_back(added(std::move(file), merge->sequence));
   }
-  for (const auto& [spec, added] : added_deletes) {
-    TM_TRY(add_manifest(manifests[added.first], spec, added.second));
+  for (const auto& [spec, deletes_added] : added_deletes) {
+    TM_TRY(add_manifest(manifests[deletes_added.first], deletes_added.second));
   }
   // The manifests that held replaced files, merged per spec and content into one: those
   // entries deleted by this snapshot, the rest existing, older deletions dropped. (One
   // manifest each would leave a manifest per small file in the list.) Others are kept.
-  std::map<std::pair<int, int>, std::vector<Json>> merged;  // (spec, content) -> entries
+  // (spec, content) -> entries
+  std::map<std::pair<int, int>, std::vector<iceberg::ManifestEntry>> merged;
   std::map<std::pair<int, int>, size_t> model_of;
   for (size_t mi = 0; mi < manifests.size(); mi++) {
     const Manifest& m = manifests[mi];
@@ -510,22 +500,20 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     auto& entries = merged[group];
     for (size_t i = 0; i < m.container.records.size(); i++) {
       if (!m.typed.entries[i].Live()) continue;  // an older deletion
-      Json e = EntryJson(m, i);
-      if (replaced.count({mi, i})) {
-        e["status"] = kStatusDeleted;
-        e["snapshot_id"] = snapshot_id;
-      } else {
-        e["status"] = kStatusExisting;
-      }
-      entries.push_back(std::move(e));
+      entries.push_back(Entry(m, i,
+                              replaced.count({mi, i}) ? iceberg::EntryStatus::kDeleted
+                                                      : iceberg::EntryStatus::kExisting,
+                              snapshot_id));
     }
   }
   for (const auto& [group, entries] : merged) {
-    TM_TRY(add_manifest(manifests[model_of.at(group)], group.first, entries));
+    TM_TRY(add_manifest(manifests[model_of.at(group)], entries));
   }
   // Each partition (of each spec) counted once, whatever changed in it.
   std::set<std::string> changed_partitions;
-  for (const Bin* bin : done) changed_partitions.insert(PartitionKey(bin->spec_id, bin->partition));
+  for (const Bin* bin : done) {
+    changed_partitions.insert(iceberg::PartitionKey(bin->spec_id, bin->partition));
+  }
   for (const DeleteFile* d : removed_deletes) changed_partitions.insert(d->key);
   for (const DeleteMerge* merge : merged_deletes) {
     for (const DeleteFile* d : merge->inputs) changed_partitions.insert(d->key);
