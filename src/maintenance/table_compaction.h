@@ -14,9 +14,10 @@
 // is removed in the same snapshot, and one that applies to nothing at all is removed even
 // when no data is rewritten. A partition's position delete files are merged into one when
 // there are `min-delete-files` of them (position_delete_merge.h). Not compacted, and
-// said so in the result: non-Parquet files (their deletes stay). Format v3 tables are compacted with their deletion vectors applied and
-// their row lineage kept: every row keeps its _row_id and _last_updated_sequence_number,
-// written explicitly, and the new manifests get first row ids past the table's.
+// said so in the result: non-Parquet files (their deletes stay). Format v3 tables are compacted
+// with their deletion vectors applied and their row lineage kept: every row keeps its _row_id and
+// _last_updated_sequence_number, written explicitly, and the new manifests get first row ids past
+// the table's.
 #pragma once
 
 #include <cstdint>
