@@ -690,6 +690,60 @@ def test_spark_position_delete_files_are_merged_and_rows_for_rewritten_files_dro
 
 
 @pytest.mark.spark
+def test_a_table_upgraded_to_v3_is_compacted_without_new_position_delete_files(env):
+    """A format v2 table with Parquet position deletes, upgraded to v3. (1) Its files are
+    too large to compact and the deletes name too few rows to rewrite them: in v2 a
+    partition's four delete files would be merged (three suffice here), but format v3
+    takes no new position delete files, so nothing is done. (2) A DELETE after the upgrade
+    (a deletion vector per file now, Spark folding the file's Parquet deletes into it)
+    names a sixth of the rows: those files are rewritten, their deletion vectors go, no
+    delete file is added, every row keeps its
+    _row_id and _last_updated_sequence_number, and the table reads the same."""
+    spark = spark_from_recipe(env["srv"].connection(env["acct"]["api_key"], "spark"))
+    try:
+        ns, table = spark_table(spark, properties={
+            "write.delete.mode": "merge-on-read", "write.delete.granularity": "partition",
+            "tablemere.maintenance.compact.min-delete-files": "3",
+            "tablemere.maintenance.target-file-size-bytes": "100"})
+        spark.sql(f"INSERT INTO {table} SELECT id, IF(id % 2 = 0, 'a', 'b'), CONCAT('v', id) "
+                  "FROM range(400)")
+        for k in range(4):  # 2% of each file: not worth rewriting it
+            spark.sql(f"DELETE FROM {table} WHERE id IN ({k * 10}, {k * 10 + 1})")
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('format-version'='3')")
+        spark.sql(f"INSERT INTO {table} VALUES (1000, 'a', 'new'), (1001, 'b', 'new')")
+        deletes_sql = f"SELECT file_path, file_format FROM {table}.delete_files"
+        before_deletes = {r[0] for r in spark.sql(deletes_sql).collect()}
+        assert len(before_deletes) == 8
+        [r] = run(env, ns, "t")
+        assert r["delete_files_merged"] == 0 and r["delete_files_written"] == 0, r
+        spark.sql(f"REFRESH TABLE {table}")
+        assert {r[0] for r in spark.sql(deletes_sql).collect()} == before_deletes
+
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES "
+                  "('tablemere.maintenance.target-file-size-bytes'='100000000')")
+        spark.sql(f"DELETE FROM {table} WHERE id >= 100 AND id < 170")
+        # Spark folds a file's Parquet deletes into its new deletion vector.
+        assert {r[1] for r in spark.sql(deletes_sql).collect()} == {"PUFFIN"}
+        before_deletes = {r[0] for r in spark.sql(deletes_sql).collect()}
+        lineage_sql = f"SELECT id, part, v, _row_id, _last_updated_sequence_number FROM {table}"
+        lineage = sorted(spark.sql(lineage_sql).collect())
+        assert len(lineage) == 400 - 8 + 2 - 70 and all(x[3] is not None for x in lineage)
+        [r] = run(env, ns, "t")
+        assert r["ran"] and r["bins_failed"] == 0, (r["skipped_because"], r)
+        assert r["delete_files_merged"] == 0 and r["delete_files_written"] == 0, r
+        assert r["files_rewritten"] > 0 and r["delete_files_removed"] > 0, r
+        spark.sql(f"REFRESH TABLE {table}")
+        after_deletes = {r[0] for r in spark.sql(deletes_sql).collect()}
+        assert after_deletes < before_deletes  # fewer, and none new
+        assert sorted(spark.sql(lineage_sql).collect()) == lineage
+        t = env["cat"].load_table(f"{ns}.t")
+        assert t.metadata.format_version == 3
+        assert sorted(t.scan().to_arrow()["id"].to_pylist()) == sorted(x[0] for x in lineage)
+    finally:
+        spark.stop()
+
+
+@pytest.mark.spark
 def test_duckdb_deletes_across_a_spec_change_are_merged_per_partition_and_misfiled_ones_kept(env):
     """A table written before and after a partition spec change; DuckDB's DELETEs name rows
     of both. It writes the deletes of the old, unpartitioned file with the new spec and a

@@ -1,7 +1,6 @@
 #include "maintenance/commit_rebase.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <string_view>

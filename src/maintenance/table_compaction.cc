@@ -297,12 +297,17 @@ Result<CompactResult> Compact(CatalogService& catalog, const Clock& clock, Rando
     for (const LiveFile* f : bin.inputs) rewriting.insert(f->path);
   }
   int64_t allowance = byte_allowance - planned;
-  std::vector<DeleteMerge> merges = PlanDeleteMerges(
-      in, rewriting,
-      {IntProperty(metadata, "write.delete.target-file-size-bytes", 64LL << 20),
-       IntProperty(metadata, "tablemere.maintenance.compact.min-delete-files", min_files), quiet_ms,
-       now_ms},
-      allowance);
+  // Format v3 takes no new position delete files (deletion vectors only, Iceberg Java
+  // refuses to add others): Parquet ones from before an upgrade go with their data files.
+  std::vector<DeleteMerge> merges;
+  if (format < 3) {
+    merges = PlanDeleteMerges(
+        in, rewriting,
+        {IntProperty(metadata, "write.delete.target-file-size-bytes", 64LL << 20),
+         IntProperty(metadata, "tablemere.maintenance.compact.min-delete-files", min_files),
+         quiet_ms, now_ms},
+        allowance);
+  }
   if (bins.empty() && dangling == 0 && merges.empty()) {
     if (over_budget) return Fail(Skip("the hourly byte budget is used up"));
     if (recently_written > 0) {
