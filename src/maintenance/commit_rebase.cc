@@ -45,9 +45,6 @@ std::string TargetOf(const iceberg::DataFile& file) {
   return target.empty() ? target : WarehouseFiles::Canonical(target);
 }
 
-// The largest Puffin file the rebase reads a client's deletion vector from.
-constexpr size_t kMaxPuffinBytes = size_t{64} << 20;
-
 // Moves each count of `summary` (strings, as Iceberg writes them) that `deltas` names. A
 // total the summary lacks stays unknown; a count of what the snapshot itself changed
 // ("added-…", "deleted-…", "removed-…") is written as Iceberg does, only when not zero.
@@ -333,19 +330,7 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
       if (auto moved = move.Moved(p)) v.positions.push_back(*moved);
     }
   };
-  std::map<std::string, std::string> puffins;  // a client's Puffin files, read once
-  auto vector_positions = [&](const iceberg::DataFile& file,
-                              int64_t rows) -> Result<std::vector<int64_t>> {
-    auto read = puffins.find(file.path);
-    if (read == puffins.end()) {
-      TM_ASSIGN(std::string bytes, files.ReadBytes(w, file.path, kMaxPuffinBytes));
-      read = puffins.emplace(file.path, std::move(bytes)).first;
-    }
-    TM_ASSIGN(std::string_view blob,
-              iceberg::PuffinBlob(read->second, file.content_offset.value_or(-1),
-                                  file.content_size.value_or(-1)));
-    return iceberg::DecodeDeletionVector(blob, rows);
-  };
+  DeletionVectors client_vectors(files, w);
   auto added_entry = [&](iceberg::DataFile file) {
     iceberg::ManifestEntry e;
     e.status = iceberg::EntryStatus::kAdded;
@@ -366,7 +351,9 @@ Result<std::optional<Json>> RebaseSnapshot(Context& ctx, const Json& base, const
         // Format v3: its positions join the compacted file's one deletion vector.
         const std::string target = TargetOf(e.file);
         if (target.empty() || !moves.count(target)) return no;
-        TM_ASSIGN(auto positions, vector_positions(e.file, moves.at(target).rows));
+        TM_ASSIGN(auto positions, client_vectors.Positions(
+                                      e.file.path, e.file.content_offset.value_or(-1),
+                                      e.file.content_size.value_or(-1), moves.at(target).rows));
         aim_at_moved(target, positions);
         translated_delta.files--;
         translated_delta.records -= e.file.record_count;

@@ -7,6 +7,7 @@
 #include "catalog/manifest_files.h"
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "iceberg/deletion_vector.h"
 
 namespace tablemere::maintenance::snapshot_writer {
 
@@ -22,6 +23,24 @@ int64_t IntProperty(const Json& metadata, const char* name, int64_t fallback) {
   if (it == props.end() || !it->is_string()) return fallback;
   auto n = ParseInt(it->get<std::string>());
   return n && *n > 0 ? *n : fallback;
+}
+
+// The largest Puffin file read for a deletion vector (they hold one small blob per data
+// file a commit deleted from).
+constexpr size_t kMaxPuffinBytes = size_t{256} << 20;
+
+Result<std::vector<int64_t>> DeletionVectors::Positions(const std::string& path, int64_t offset,
+                                                        int64_t size, int64_t rows) {
+  auto read = read_.find(path);
+  if (read == read_.end()) {
+    TM_ASSIGN(std::string bytes, files_.ReadBytes(w_, path, kMaxPuffinBytes));
+    read = read_.emplace(path, std::move(bytes)).first;
+  }
+  auto blob = iceberg::PuffinBlob(read->second, offset, size);
+  if (!blob) return Fail(ErrorCode::kInvalidInput, path + ": " + blob.error().message);
+  auto positions = iceberg::DecodeDeletionVector(*blob, rows);
+  if (!positions) return Fail(ErrorCode::kInvalidInput, path + ": " + positions.error().message);
+  return positions;
 }
 
 Result<int64_t> AssignFirstRowIds(avro::Container& list, int64_t next) {

@@ -110,6 +110,21 @@ struct Head {
 };
 Result<Head> CurrentHead(const Json& metadata);
 
+// Format v3 deletion vectors read from their Puffin files, each file read once.
+class DeletionVectors {
+ public:
+  DeletionVectors(WarehouseFiles& files, const metastore::Warehouse& w) : files_(files), w_(w) {}
+  // The positions the vector at [offset, offset + size) of Puffin file `path` deletes
+  // from a data file of `rows` rows. Errors: kInvalidInput naming the file.
+  Result<std::vector<int64_t>> Positions(const std::string& path, int64_t offset, int64_t size,
+                                         int64_t rows);
+
+ private:
+  WarehouseFiles& files_;
+  const metastore::Warehouse& w_;
+  std::map<std::string, std::string> read_;  // path -> the file's bytes
+};
+
 // Format v3: gives each data manifest of `list` that has no first row id one, from `next`
 // on, each taking its existing and added rows (as Iceberg Java's list writer does);
 // answers the next unassigned id.

@@ -11,7 +11,6 @@
 #include "common/crypto.h"
 #include "common/files.h"
 #include "common/strings.h"
-#include "iceberg/deletion_vector.h"
 #include "iceberg/table_metadata.h"
 #include "maintenance/compaction_inputs.h"
 #include "maintenance/maintenance_worker.h"
@@ -53,27 +52,6 @@ Result<std::vector<protocol::SchemaField>> CurrentFields(const Json& metadata) {
   return Fail(ErrorCode::kInvalidInput, "the table metadata has no current schema");
 }
 
-// The largest Puffin file a compaction reads to apply a deletion vector (they hold one
-// small blob per data file a commit deleted from).
-constexpr size_t kMaxPuffinBytes = size_t{256} << 20;
-
-// The positions a deletion vector deletes from `f`, its Puffin file read once per bin.
-Result<std::vector<int64_t>> DeletionVectorOf(CatalogService& catalog,
-                                              const metastore::Warehouse& w, const DeleteFile& d,
-                                              const LiveFile& f,
-                                              std::map<std::string, std::string>& puffins) {
-  auto read = puffins.find(d.path);
-  if (read == puffins.end()) {
-    TM_ASSIGN(std::string bytes, catalog.files().ReadBytes(w, d.path, kMaxPuffinBytes));
-    read = puffins.emplace(d.path, std::move(bytes)).first;
-  }
-  auto blob = iceberg::PuffinBlob(read->second, d.content_offset, d.content_size);
-  if (!blob) return Fail(ErrorCode::kInvalidInput, d.path + ": " + blob.error().message);
-  auto positions = iceberg::DecodeDeletionVector(*blob, f.records);
-  if (!positions) return Fail(ErrorCode::kInvalidInput, d.path + ": " + positions.error().message);
-  return positions;
-}
-
 // Runs the worker on one bin in its own scratch directory (removed afterwards). With
 // `row_lineage` (format v3) the output keeps every row's id and last-updated sequence
 // number, written explicitly.
@@ -88,7 +66,7 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
   std::vector<std::string>& positional = plan.position_deletes;
   std::vector<protocol::EqualityDeleteFile>& equality = plan.equality_deletes;
   std::map<const DeleteFile*, size_t> index_in_kind;
-  std::map<std::string, std::string> puffins;
+  DeletionVectors vectors(catalog.files(), w);
   for (size_t i = 0; i < bin.deletes.size(); i++) {
     const DeleteFile& d = *bin.deletes[i];
     if (d.deletion_vector) continue;
@@ -112,7 +90,8 @@ Result<void> RewriteBin(CatalogService& catalog, Random& random, const Compactio
     input.data_path = f.path;
     for (const DeleteFile* d : in.DeletesOf(f)) {
       if (d->deletion_vector) {
-        TM_ASSIGN(auto positions, DeletionVectorOf(catalog, w, *d, f, puffins));
+        TM_ASSIGN(auto positions,
+                  vectors.Positions(d->path, d->content_offset, d->content_size, f.records));
         input.deleted_positions.insert(input.deleted_positions.end(), positions.begin(),
                                        positions.end());
         continue;
