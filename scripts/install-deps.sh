@@ -22,8 +22,10 @@ APT_PACKAGES=(
   clang-format clang-tidy
 )
 # postgresql: the throwaway clusters of the metastore contract suite and of replica mode;
-# haproxy: the balancer in front of the replicas in the replica tests.
-TEST_APT_PACKAGES=(openjdk-17-jre-headless maven curl postgresql haproxy)
+# haproxy: the balancer in front of the replicas in the replica tests;
+# chromium: the real browser the account page's tests drive (through Playwright from PyPI,
+# never its own browser download).
+TEST_APT_PACKAGES=(openjdk-17-jre-headless maven curl postgresql haproxy chromium)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -52,6 +54,17 @@ if [ ! -f .deps/pyarrow/pyarrow/libparquet.so.2600 ] ||
   $PYTHON -m pip install -q --disable-pip-version-check --no-deps --target .deps/pyarrow \
     "pyarrow==$PYARROW_VERSION"
   echo "$PYARROW_VERSION" > .deps/pyarrow/.version
+fi
+
+# The account page (web/): its packages from the npm registry, exactly as the lockfile
+# names them (npm ci), again only when the lockfile changed.
+if ! command -v npm > /dev/null; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+fi
+lock_sum=$(sha256sum web/package-lock.json | cut -d' ' -f1)
+if [ "$(cat web/node_modules/.tablemere-lock 2>/dev/null)" != "$lock_sum" ]; then
+  (cd web && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$lock_sum" > web/node_modules/.tablemere-lock
 fi
 
 [ "${1:-}" = "--build" ] && exit 0

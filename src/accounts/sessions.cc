@@ -220,6 +220,9 @@ Result<SessionGrant> Sessions::SetFirstPassword(const std::string& token,
         Coded(ErrorCode::kUnauthenticated, "invalid_login_token", "This link was already used."));
   }
   TM_TRY(created);
+  // Checked when the form was sent: a path under /app/ on this site.
+  auto payload = nlohmann::json::parse(link.payload_json, nullptr, false);
+  if (payload.is_object()) grant.return_to = payload.value("return_to", "");
   return grant;
 }
 

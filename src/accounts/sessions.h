@@ -39,6 +39,7 @@ struct SessionGrant {
   std::optional<MyOrg> org;  // the person's first organisation
   std::string joined_via;
   bool terms_accepted = false;
+  std::string return_to;  // set-password only: the page the signup form asked to continue to
 };
 
 struct FormSignup {

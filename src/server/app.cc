@@ -36,6 +36,7 @@
 #include "server/backup.h"
 #include "server/cors_defaults.h"
 #include "storage/access.h"
+#include "web/static_site.h"
 
 namespace tablemere::server {
 namespace {
@@ -56,6 +57,23 @@ std::string WorkerPath(const std::string& configured) {
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "tablemere-maint";
   return (self.parent_path() / "tablemere-maint").string();
+}
+
+// The account page's folder: the configured one, or ../web beside this binary (build/web).
+std::string WebDir(const std::string& configured) {
+  if (!configured.empty()) return configured;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "web";
+  return (self.parent_path().parent_path() / "web").string();
+}
+
+// scheme://host[:port] of a URL.
+std::string OriginOf(const std::string& url) {
+  size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  size_t path = url.find('/', scheme + 3);
+  return path == std::string::npos ? url : url.substr(0, path);
 }
 
 bool IsLoopback(const std::string& addr) {
@@ -296,6 +314,14 @@ class AppImpl final : public App {
     s3_api_ = std::make_unique<api::s3::S3Api>(*objects_, *identities_, clock_,
                                                api::s3::S3ApiOptions{"us-east-1", S3Cors(origins)});
     catalog_cors_ = CatalogCors(origins);
+    web_dir_ = WebDir(config.web_dir);
+    if (auto site =
+            web::StaticSite::Open({web_dir_, {OriginOf(urls.catalog), OriginOf(urls.s3)}})) {
+      site_ = std::move(*site);
+    } else {
+      // The API serves without the page; /app/ says how to build it.
+      std::fprintf(stderr, "account page off: %s\n", site.error().message.c_str());
+    }
     tasks_ = std::make_unique<maintenance::TaskRunner>(*meta_, *objects_);
     // Storage metering: one chain of tasks through the queue (any replica runs it), each
     // measuring every warehouse and queueing the next an hour later.
@@ -431,6 +457,9 @@ class AppImpl final : public App {
     switch (listener) {
       case 0:
         if (request.path == "/metrics" && metrics_on_api_) return MetricsPage(request);
+        if (web::StaticSite::Owns(request.path)) {
+          return site_ ? site_->Handle(request) : web::StaticSite::NotBuilt(request, web_dir_);
+        }
         return control_api_->Handle(request);
       case 3:
         if (request.path == "/metrics") return MetricsPage(request);
@@ -475,6 +504,8 @@ class AppImpl final : public App {
   std::unique_ptr<accounts::DeviceFlow> devices_;
   std::unique_ptr<accounts::Sessions> sessions_;
   std::unique_ptr<api::control::ControlApi> control_api_;
+  std::string web_dir_;
+  std::unique_ptr<web::StaticSite> site_;  // null when the page is not built
   std::unique_ptr<api::iceberg::IcebergRestApi> iceberg_api_;
   std::unique_ptr<api::lakekeeper::LakekeeperApi> lakekeeper_api_;
   std::unique_ptr<api::s3::S3Api> s3_api_;

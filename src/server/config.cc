@@ -165,6 +165,10 @@ std::vector<Flag> Flags(Config& c) {
       {"maintenance-worker", "TABLEMERE_MAINTENANCE_WORKER",
        "the maintenance worker program (default: tablemere-maint beside the server)",
        str(c.maintenance_worker)},
+      {"web-dir", "TABLEMERE_WEB_DIR",
+       "the built account page served at /app/ (default: ../web beside the server binary, "
+       "where scripts/build.sh puts it)",
+       str(c.web_dir)},
       {"rebase-timeout-seconds", "TABLEMERE_REBASE_TIMEOUT_SECONDS",
        "how long a commit's rebase over maintenance may run the worker, in all; past it the "
        "commit's conflict stands (default 60, at most 3600; 0: commits whose deletes need "

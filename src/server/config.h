@@ -44,11 +44,12 @@ struct Config {
   int64_t maintenance_quiet_seconds = 600;         // a table's writes settle this long first
   int64_t maintenance_bytes_per_hour = 8LL << 30;  // what compaction may read in an hour
   std::string maintenance_worker;                  // tablemere-maint ("": beside the server)
-  int64_t rebase_timeout_seconds = 60;             // a commit's rebase, all its worker runs
-  int64_t scan_plan_files_per_task = 2000;         // a scan plan's files before a plan task
-  int64_t scan_plan_wait_ms = 10000;               // before a pollable plan is "submitted"
-  std::string ready_file;                          // written with the bound URLs once serving
-  std::string access_log = "-";                    // "-" for stderr, "" to disable, or a file path
+  std::string web_dir;                  // the built account page ("": build/web beside build/bin)
+  int64_t rebase_timeout_seconds = 60;  // a commit's rebase, all its worker runs
+  int64_t scan_plan_files_per_task = 2000;  // a scan plan's files before a plan task
+  int64_t scan_plan_wait_ms = 10000;        // before a pollable plan is "submitted"
+  std::string ready_file;                   // written with the bound URLs once serving
+  std::string access_log = "-";             // "-" for stderr, "" to disable, or a file path
   // Web origins allowed to call the S3 and catalog listeners from a browser, comma-separated;
   // empty: the deployment's own web origin (the public API URL's).
   std::string cors_origins;

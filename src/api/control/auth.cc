@@ -24,23 +24,25 @@ Json SessionJson(const accounts::SessionGrant& g) {
     org["role"] = metastore::Name(g.org->role);
     org["joined_via"] = g.joined_via;
   }
-  return {{"access_token", g.access_token},
-          {"token_type", "Bearer"},
-          {"expires_in", g.expires_in_s},
-          {"refresh_token", g.refresh_token},
-          {"refresh_expires_in", g.refresh_expires_in_s},
-          {"session_id", g.session.id},
-          {"principal_id", g.principal.id.str()},
-          {"principal",
-           {{"principal_id", g.principal.id.str()},
-            {"kind", metastore::Name(g.principal.kind)},
-            {"email", g.principal.email},
-            {"display_name", g.principal.display_name}}},
-          {"organization", org},
-          {"terms", {{"version", accounts::kTermsVersion}, {"accepted", g.terms_accepted}}},
-          {"next", Json::array({"Send Authorization: Bearer <access_token> to the API",
-                                "POST /v1/auth/refresh with the refresh_token before "
-                                "expires_in runs out"})}};
+  Json out = {{"access_token", g.access_token},
+              {"token_type", "Bearer"},
+              {"expires_in", g.expires_in_s},
+              {"refresh_token", g.refresh_token},
+              {"refresh_expires_in", g.refresh_expires_in_s},
+              {"session_id", g.session.id},
+              {"principal_id", g.principal.id.str()},
+              {"principal",
+               {{"principal_id", g.principal.id.str()},
+                {"kind", metastore::Name(g.principal.kind)},
+                {"email", g.principal.email},
+                {"display_name", g.principal.display_name}}},
+              {"organization", org},
+              {"terms", {{"version", accounts::kTermsVersion}, {"accepted", g.terms_accepted}}},
+              {"next", Json::array({"Send Authorization: Bearer <access_token> to the API",
+                                    "POST /v1/auth/refresh with the refresh_token before "
+                                    "expires_in runs out"})}};
+  if (!g.return_to.empty()) out["return_to"] = g.return_to;
+  return out;
 }
 
 Result<std::pair<std::string, std::string>> TokenAndPassword(Request& req) {
