@@ -19,6 +19,7 @@ from requests.adapters import HTTPAdapter
 
 from browser import Browser, GuardedPage
 from conftest import BOOTSTRAP_SECRET, Server, advance_clock
+from ports import reserved_port
 from engines import duckdb_from_recipe, pyiceberg_from_recipe, spark_from_recipe
 from test_cli import LoginProcess, base_env
 from test_login_sessions import PASSWORD, login_token
@@ -573,6 +574,13 @@ def test_a_write_is_refused_and_the_page_stays_usable(gp, srv):
     shot(gp, "sql-refused")
     rows, error = run_sql(gp, srv, "lake (write)", "web.from_duckdb", "SELECT count(*) FROM from_duckdb")
     assert error is None and rows == [["4"]]
+    # A snapshot the table never had: the catalog's planning error, said plainly.
+    gp.expect_failure(400)
+    rows, error = run_sql(gp, srv, "lake (write)", "web.from_duckdb",
+                          "SELECT count(*) FROM from_duckdb", snapshot=9007199254740993)
+    assert rows is None and "no snapshot 9007199254740993" in error, error
+    rows, error = run_sql(gp, srv, "lake (write)", "web.from_duckdb", "SELECT count(*) FROM from_duckdb")
+    assert error is None and rows == [["4"]]
     # A query DuckDB rejects shows its error and the page goes on.
     rows, error = run_sql(gp, srv, "lake (write)", "web.from_duckdb", "SELECT nope FROM from_duckdb")
     assert rows is None and "nope" in error
@@ -606,9 +614,10 @@ def test_a_read_only_holder_queries_but_holds_read(gp, srv):
     assert rows is None and "only reads" in error
 
 
-def test_a_session_that_expires_between_queries_is_renewed(browser, clocked_server):
+def test_a_session_that_expires_during_a_query_is_renewed(browser, clocked_server):
     """On a server whose clock the test moves, with the page's clock moved alike (S3
-    signatures carry the signer's time)."""
+    signatures carry the signer's time): the clocks jump past the catalog token's and the
+    vended session's 900 s after the scan is planned and before its first file is read."""
     from datetime import datetime, timedelta, timezone
 
     srv = clocked_server
@@ -620,21 +629,80 @@ def test_a_session_that_expires_between_queries_is_renewed(browser, clocked_serv
         log_in(g, srv, email)
         rows, error = run_sql(g, srv, "lake (write)", "web.from_duckdb", "SELECT count(*) FROM from_duckdb")
         assert error is None and rows == [["4"]]
-        # Past the catalog token's and the vended session's 900 s.
         g.expect_failure(400, 401)
-        advance_clock(srv, 1800)
-        g.page.clock.set_system_time(datetime.now(timezone.utc) + timedelta(seconds=1800))
+        jumped = []
+
+        def jump_then_send(route):
+            if not jumped:
+                advance_clock(srv, 1800)
+                g.page.clock.set_system_time(datetime.now(timezone.utc) + timedelta(seconds=1800))
+                jumped.append(route.request.url)
+            route.continue_()
+
+        g.page.route(srv.s3 + "/**", jump_then_send)
         before = len(g.responses)
         rows, error = run_sql(g, srv, "lake (write)", "web.from_duckdb", "SELECT sum(id) FROM from_duckdb")
         assert error is None, error
-        assert rows == [["10"]]
-        later = g.responses[before:]
-        assert any(s == 401 and u.startswith(srv.catalog) for s, _, u in later), later
-        # The store refuses the expired session (400 ExpiredToken, as AWS answers), the
-        # page loads the table again for new credentials and reads on.
-        assert any(s == 400 and u.startswith(srv.s3) for s, _, u in later), later
-        assert any(s == 200 and u.startswith(srv.s3) for s, _, u in later), later
+        assert rows == [["10"]] and jumped
+        later = [(s, m, u) for s, m, u in g.responses[before:] if m != "OPTIONS"]
+        # The store refuses the expired session (400 ExpiredToken, as AWS answers); the
+        # page loads the table again (a new catalog token first) and reads on.
+        first_s3 = next(i for i, (_, _, u) in enumerate(later) if u.startswith(srv.s3))
+        assert later[first_s3][0] == 400, later
+        assert any(s == 401 and u.startswith(srv.catalog) for s, _, u in later[first_s3:]), later
+        assert any(s == 200 and u.startswith(srv.s3) for s, _, u in later[first_s3:]), later
         problems = g.check()
     finally:
         g.close()
     assert not problems, problems
+
+
+def test_public_names_twin_origins_and_a_refused_origin(browser):
+    """A deployment known by another name than the address it binds (a gateway's view:
+    --public-*-url), with the page opened under that name, under the loopback twin, and
+    under a name CORS does not allow, which the page reports instead of failing quietly."""
+    ports = [reserved_port() for _ in range(3)]
+    public = {name: f"http://localhost:{port}" for name, port in zip(("api", "catalog", "s3"), ports)}
+    srv = Server(extra_env={"TABLEMERE_BOOTSTRAP_SECRET": BOOTSTRAP_SECRET}, args=[
+        "--api-addr", f"127.0.0.1:{ports[0]}", "--catalog-addr", f"127.0.0.1:{ports[1]}",
+        "--s3-addr", f"127.0.0.1:{ports[2]}", "--public-api-url", public["api"],
+        "--public-catalog-url", public["catalog"], "--public-s3-url", public["s3"]])
+    try:
+        email, session, w, conn = person_with_tables(srv)
+        assert conn["catalog_uri"] == public["catalog"]
+        write_with_duckdb(conn)
+        csp = requests.get(srv.api + "/app/").headers["Content-Security-Policy"]
+        assert f"connect-src 'self' {public['catalog']} {public['s3']};" in csp
+        expected = native(conn, "SELECT count(*), sum(big) FROM lake.web.from_duckdb")
+        for page_origin in (f"http://127.0.0.1:{ports[0]}", public["api"]):
+            g = GuardedPage(browser, [page_origin, public["catalog"], public["s3"]])
+            try:
+                site = type("Site", (), {"api": page_origin})
+                log_in(g, site, email)
+                rows, error = run_sql(g, site, "lake (write)", "web.from_duckdb",
+                                      "SELECT count(*), sum(big) FROM from_duckdb")
+                assert error is None, (page_origin, error)
+                assert rows == expected
+                problems = g.check()
+            finally:
+                g.close()
+            assert not problems, (page_origin, problems)
+        # A name the deployment's CORS does not list: the page says so and stays usable.
+        gateway = f"http://tablemere.test:{ports[0]}"
+        g = GuardedPage(browser, [gateway, public["catalog"], public["s3"]])
+        try:
+            g.expect_console_error("blocked by CORS policy", "net::ERR_FAILED")
+            site = type("Site", (), {"api": gateway})
+            log_in(g, site, email)
+            g.page.goto(gateway + "/app/sql")
+            g.page.select_option("#sql select[name=catalog]", label="lake (write)")
+            g.page.wait_for_selector("#sql-error")
+            assert "CORS" in g.page.inner_text("#sql-error")
+            g.page.click("nav a[data-view='catalogs']")
+            g.page.wait_for_selector("[data-name='lake']")
+            problems = g.check()
+        finally:
+            g.close()
+        assert not problems, problems
+    finally:
+        srv.cleanup()

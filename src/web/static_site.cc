@@ -188,7 +188,6 @@ http::Response StaticSite::Handle(const http::Request& request) const {
   r.headers.Set("Content-Security-Policy", impl_->csp);
   r.headers.Set("X-Content-Type-Options", "nosniff");
   r.headers.Set("Referrer-Policy", "no-referrer");
-  r.headers.Set("Cross-Origin-Opener-Policy", "same-origin");
   r.headers.Set("Cache-Control", f.immutable ? "public, max-age=31536000, immutable" : "no-cache");
   r.headers.Set("ETag", etag);
   r.headers.Set("Vary", "Accept-Encoding");
