@@ -254,15 +254,26 @@ def test_acls_answer_the_owner_and_public_read(op1, bucket):
         ("CanonicalUser", "operator1", "FULL_CONTROL"), ("Group", ALL_USERS, "READ")}
 
 
-def test_anonymous_reads_of_a_public_read_bucket_until_it_turns_private(op1, anon):
+def test_anonymous_reads_of_a_public_read_bucket_until_it_turns_private(op1, op2, anon):
+    """Bucket READ lets AllUsers list; reading an object takes the object's own ACL. AllUsers
+    includes signed users of other accounts (op2)."""
     name = uniq("pub")
     op1.create_bucket(Bucket=name, ACL="public-read")
-    op1.put_object(Bucket=name, Key="data/a.parquet", Body=b"parquet bytes")
+    op1.put_object(Bucket=name, Key="data/a.parquet", Body=b"parquet bytes", ACL="public-read")
+    op1.put_object(Bucket=name, Key="data/private.parquet", Body=b"mine")
     assert ("Group", ALL_USERS, "READ") in grants(op1.get_bucket_acl(Bucket=name))
 
-    assert anon.get_object(Bucket=name, Key="data/a.parquet")["Body"].read() == b"parquet bytes"
-    assert anon.head_object(Bucket=name, Key="data/a.parquet")["ContentLength"] == 13
-    assert [o["Key"] for o in anon.list_objects_v2(Bucket=name)["Contents"]] == ["data/a.parquet"]
+    for reader in (anon, op2):
+        assert reader.get_object(Bucket=name, Key="data/a.parquet")["Body"].read() == b"parquet bytes"
+        assert reader.head_object(Bucket=name, Key="data/a.parquet")["ContentLength"] == 13
+        assert [o["Key"] for o in reader.list_objects_v2(Bucket=name)["Contents"]] == [
+            "data/a.parquet", "data/private.parquet"]
+        # The bucket's READ is no object's: a private object stays the owner's.
+        assert_s3_error("AccessDenied", 403, reader.get_object, Bucket=name,
+                        Key="data/private.parquet")
+        assert_s3_error("AccessDenied", 403, reader.put_object, Bucket=name, Key="x", Body=b"x")
+        # A missing key of a listable bucket is a plain 404.
+        assert_s3_error("NoSuchKey", 404, reader.get_object, Bucket=name, Key="nope")
     # Writes stay refused whatever the ACL.
     assert_s3_error("AccessDenied", 403, anon.put_object, Bucket=name, Key="x", Body=b"x")
     assert_s3_error("AccessDenied", 403, anon.delete_object, Bucket=name, Key="data/a.parquet")
@@ -270,8 +281,12 @@ def test_anonymous_reads_of_a_public_read_bucket_until_it_turns_private(op1, ano
     assert_s3_error("AccessDenied", 403, anon.list_buckets)
 
     op1.put_bucket_acl(Bucket=name, ACL="private")
-    assert_s3_error("AccessDenied", 403, anon.get_object, Bucket=name, Key="data/a.parquet")
     assert_s3_error("AccessDenied", 403, anon.list_objects_v2, Bucket=name)
+    assert_s3_error("AccessDenied", 403, op2.list_objects_v2, Bucket=name)
+    # The public object stays public on its own ACL.
+    assert anon.get_object(Bucket=name, Key="data/a.parquet")["Body"].read() == b"parquet bytes"
+    op1.put_object_acl(Bucket=name, Key="data/a.parquet", ACL="private")
+    assert_s3_error("AccessDenied", 403, anon.get_object, Bucket=name, Key="data/a.parquet")
     assert op1.get_object(Bucket=name, Key="data/a.parquet")["Body"].read() == b"parquet bytes"
 
 
@@ -284,6 +299,19 @@ def test_a_public_object_in_a_private_bucket(op1, anon, server, bucket):
     # A copy's ACL is its own: private unless asked.
     op1.copy_object(Bucket=bucket, Key="shared-copy", CopySource={"Bucket": bucket, "Key": "shared"})
     assert_s3_error("AccessDenied", 403, anon.get_object, Bucket=bucket, Key="shared-copy")
+
+
+def test_an_anonymous_request_for_a_missing_bucket_is_no_such_bucket(anon):
+    assert_s3_error("NoSuchBucket", 404, anon.list_objects_v2, Bucket=uniq("gone"))
+    assert_s3_error("NoSuchBucket", 404, anon.get_object, Bucket=uniq("gone"), Key="k")
+
+
+def test_a_value_that_is_no_canned_acl_is_an_invalid_argument(op1, bucket):
+    assert_s3_error("InvalidArgument", 400, op1.put_object, Bucket=bucket, Key="n", Body=b"x",
+                    ACL="public-ready")
+    assert_s3_error("InvalidArgument", 400, op1.create_bucket, Bucket=uniq("nb"),
+                    ACL="public-ready")
+    assert_missing(op1, bucket, "n")
 
 
 def test_acls_not_offered_are_refused_not_ignored(op1, op2, bucket):

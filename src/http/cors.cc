@@ -77,8 +77,13 @@ void AddCorsHeaders(const CorsRule& rule, const std::string& origin, Response& r
   const bool any = std::find(rule.origins.begin(), rule.origins.end(), "*") != rule.origins.end();
   response.headers.Set("Access-Control-Allow-Origin", any ? "*" : origin);
   if (!any) response.headers.Set("Access-Control-Allow-Credentials", "true");
+  // As S3 answers a simple request that matched a rule: the rule's methods and max age too.
+  response.headers.Set("Access-Control-Allow-Methods", Join(rule.methods, ", "));
   if (!rule.expose_headers.empty()) {
     response.headers.Set("Access-Control-Expose-Headers", Join(rule.expose_headers, ", "));
+  }
+  if (rule.max_age_seconds >= 0) {
+    response.headers.Set("Access-Control-Max-Age", std::to_string(rule.max_age_seconds));
   }
   response.headers.Set("Vary", "Origin");
 }

@@ -45,7 +45,12 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
         TM_TRY(store_.HeadBucket(bucket));
         return Fail(AccessDenied());
       }
-      if (owner != id.access_key) return Fail(AccessDenied());
+      if (owner != id.access_key) {
+        // Another user's bucket: what it grants AllUsers, signed users included.
+        TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access));
+        if (public_allows) return {};
+        return Fail(AccessDenied());
+      }
       return {};
     }
     case Kind::kWarehouse: {
@@ -53,7 +58,11 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
       if (access == Access::kBucketAdmin) {
         return Fail(AccessDenied("Warehouse credentials cannot create or delete buckets."));
       }
-      if (storage::WarehouseOfBucket(bucket) != id.warehouse_id) return Fail(AccessDenied());
+      if (storage::WarehouseOfBucket(bucket) != id.warehouse_id) {
+        TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access));
+        if (public_allows) return {};
+        return Fail(AccessDenied());
+      }
       TM_TRY(RefuseOverQuota(bucket, access));
       if (writes && id.read_only) {
         return Fail(
@@ -96,30 +105,43 @@ Result<void> S3Service::RefuseOverQuota(const std::string& bucket, Access access
       "freed (deletes are allowed)."));
 }
 
-// Anonymous clients read what is public-read and nothing else: a public bucket's listing
-// and objects, and public objects; writes are refused whatever the ACL says. Operator
-// users' buckets are public by their ACL; a warehouse's table bucket when it is published.
+// Anonymous clients read what is public-read and nothing else: a public bucket's listing,
+// public objects, a published warehouse's table bucket; writes are refused whatever the
+// ACL says. A bucket that does not exist is NoSuchBucket, as S3 answers anyone.
 Result<void> S3Service::AuthorizeAnonymous(const std::string& bucket, const std::string& key,
                                            Access access) {
-  const Error denied = AccessDenied(
-      "Anonymous access is allowed only to public-read buckets "
-      "and objects; sign the request.");
-  if (access != Access::kRead && access != Access::kList && access != Access::kBucketRead) {
-    return Fail(denied);
-  }
+  TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access));
+  if (public_allows) return {};
+  return Fail(
+      AccessDenied("Anonymous access is allowed only to public-read buckets "
+                   "and objects; sign the request."));
+}
+
+Result<bool> S3Service::PublicAllows(const std::string& bucket, const std::string& key,
+                                     Access access) {
+  if (bucket.empty() || access == Access::kListBuckets) return false;  // a service request
   TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
   if (owner.empty()) {
+    if (storage::WarehouseOfBucket(bucket).empty()) {
+      TM_TRY(store_.HeadBucket(bucket));  // NoSuchBucket when there is none
+      return false;
+    }
+    if (access != Access::kRead && access != Access::kList && access != Access::kBucketRead) {
+      return false;
+    }
     TM_ASSIGN(auto state, identities_.WarehouseBucket(bucket));
-    if (state.published) return {};
-    return Fail(denied);
+    return state.published;
+  }
+  if (access != Access::kRead && access != Access::kList && access != Access::kBucketRead) {
+    return false;
   }
   TM_ASSIGN(auto info, store_.HeadBucket(bucket));
-  if (info.acl == kPublicRead) return {};
   if (access == Access::kRead) {
+    // An object answers for itself; a missing one is NoSuchKey to whoever may list.
     auto object = store_.Head(bucket, key);
-    if (object && object->acl == kPublicRead) return {};
+    if (object) return object->acl == kPublicRead;
   }
-  return Fail(denied);
+  return info.acl == kPublicRead;
 }
 
 Result<std::string> S3Service::CannedAclForWrite(const storage::S3Identity& id,
@@ -130,6 +152,14 @@ Result<std::string> S3Service::CannedAclForWrite(const storage::S3Identity& id,
   // bucket-owner-full-control is what tools send to hand objects to the bucket owner:
   // true of every object here, so it is private.
   if (acl == "private" || acl == "bucket-owner-full-control") return std::string();
+  static constexpr std::string_view kCanned[] = {"public-read-write", "authenticated-read",
+                                                 "aws-exec-read", "bucket-owner-read",
+                                                 "log-delivery-write"};
+  if (acl != kPublicRead &&
+      std::find(std::begin(kCanned), std::end(kCanned), acl) == std::end(kCanned)) {
+    // Not a canned ACL at all: the request is wrong, not the server short of a feature.
+    return Fail(InvalidArgument("'" + acl + "' is not a canned ACL (x-amz-acl)"));
+  }
   if (acl != kPublicRead) {
     return Fail(
         S3Error(ErrorCode::kNotImplemented, "NotImplemented",
@@ -158,14 +188,23 @@ Result<std::string> S3Service::OwnerIdOf(const std::string& bucket) {
 Result<std::vector<objectstore::BucketInfo>> S3Service::ListBuckets(const storage::S3Identity& id) {
   TM_TRY(Authorize(id, "", "", Access::kListBuckets));
   TM_ASSIGN(auto buckets, store_.ListBuckets());
-  std::erase_if(buckets, [&](const objectstore::BucketInfo& b) {
-    return !Authorize(id, b.name, "", Access::kBucketRead);
-  });
-  return buckets;
+  // The caller's own buckets, as S3 lists them: not those others open to AllUsers.
+  std::vector<objectstore::BucketInfo> owned;
+  for (auto& b : buckets) {
+    bool mine = false;
+    if (id.kind == Kind::kOperator) {
+      TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(b.name));
+      mine = owner == id.access_key;
+    } else if (id.kind == Kind::kWarehouse) {
+      mine = storage::WarehouseOfBucket(b.name) == id.warehouse_id;
+    }
+    if (mine) owned.push_back(std::move(b));
+  }
+  return owned;
 }
 
 Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::string& bucket,
-                                     const std::string& acl) {
+                                     const std::string& acl, bool us_east_1) {
   if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
   if (!ValidBucketName(bucket)) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
@@ -182,6 +221,12 @@ Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::s
       if (owner != id.access_key) {
         return Fail(S3Error(ErrorCode::kAlreadyExists, "BucketAlreadyExists",
                             "The requested bucket name is not available."));
+      }
+      if (us_east_1) {
+        objectstore::AttributeChange change;
+        change.acl = acl;
+        TM_TRY(store_.SetBucketAttributes(bucket, change));
+        return {};
       }
     }
     return Fail(created.error());

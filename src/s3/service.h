@@ -68,8 +68,10 @@ class S3Service {
 
   // ---- buckets
   Result<std::vector<objectstore::BucketInfo>> ListBuckets(const storage::S3Identity& id);
+  // `us_east_1`: the service's region is us-east-1, where an owner creating a bucket they
+  // already own succeeds and resets its ACL (every other region answers 409).
   Result<void> CreateBucket(const storage::S3Identity& id, const std::string& bucket,
-                            const std::string& acl);
+                            const std::string& acl, bool us_east_1);
   Result<void> DeleteBucket(const storage::S3Identity& id, const std::string& bucket);
 
   // ---- listing (authorised for `options.prefix`, held to a session's scope)
@@ -104,6 +106,9 @@ class S3Service {
  private:
   Result<void> RefuseOverQuota(const std::string& bucket, Access access);
   Result<void> AuthorizeAnonymous(const std::string& bucket, const std::string& key, Access access);
+  // What AllUsers may do, signed or not: list a public-read bucket (the bucket's ACL), read
+  // an object whose own ACL is public-read, read a published warehouse's table bucket.
+  Result<bool> PublicAllows(const std::string& bucket, const std::string& key, Access access);
   Result<void> CheckWarehouseLayout(const storage::S3Identity& id, const std::string& bucket,
                                     const std::string& key);
   std::optional<CompletedUpload> RepeatedComplete(const std::string& bucket, const std::string& key,

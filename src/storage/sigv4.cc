@@ -285,8 +285,11 @@ Result<std::optional<ParsedAuth>> ParseSigV4Query(const std::vector<QueryParam>&
   if (auth.amz_date.compare(0, 8, auth.date) != 0) {
     return QueryMalformed("Invalid credential date. Date is not the same as X-Amz-Date.");
   }
-  std::optional<int64_t> seconds = ParseInt(expires->value);
+  // A negative number is a number out of range (403), not a malformed one.
+  const bool negative = expires->value.size() > 1 && expires->value[0] == '-';
+  std::optional<int64_t> seconds = ParseInt(negative ? expires->value.substr(1) : expires->value);
   if (!seconds) return QueryMalformed("X-Amz-Expires should be a number");
+  if (negative) return ExpiresOutOfRange();
   if (*seconds < 1 || *seconds > kMaxPresignSeconds) return ExpiresOutOfRange();
   auth.expires_seconds = *seconds;
   if (!ParseSignedHeaders(signed_headers->value, auth.signed_headers)) {

@@ -67,6 +67,10 @@ Result<void> CheckCopySourceConditions(const Ctx& ctx, const objectstore::Object
 // Tags given on an upload (x-amz-tagging), validated; nullopt when none were given.
 Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
     const http::Headers& headers);
+// Refuses a write whose x-amz-* headers ask for semantics not offered (object lock,
+// server-side encryption, other storage classes, unknown settings): never accepted and
+// dropped (write_headers.cc).
+Result<void> RefuseUnofferedHeaders(const http::Headers& headers);
 // x-amz-grant-* headers ask for ACL grants, which are not offered (501).
 Result<void> CheckNoGrants(const http::Headers& headers);
 // The answer to a stored upload (PutObject, UploadPart): its ETag and the checksum it was

@@ -63,7 +63,7 @@ Result<http::Response> Adapter::CreateBucket(Ctx& ctx) {
             service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
   // Drain and ignore a CreateBucketConfiguration body (LocationConstraint).
   TM_TRY(http::ReadAll(*ctx.req.body, kMaxXmlBody));
-  TM_TRY(service_.CreateBucket(ctx.identity, ctx.bucket, acl));
+  TM_TRY(service_.CreateBucket(ctx.identity, ctx.bucket, acl, options_.region == "us-east-1"));
   http::Response r;
   r.headers.Set("Location", "/" + ctx.bucket);
   return r;

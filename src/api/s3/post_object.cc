@@ -118,6 +118,7 @@ Result<http::Response> Adapter::PostObject(Ctx& ctx) {
   TM_ASSIGN(std::string acl, service_.CannedAclForWrite(identity, ctx.bucket, acl_field));
   http::Headers as_headers;
   for (const auto& [name, value] : fields) as_headers.Add(name, value);
+  TM_TRY(RefuseUnofferedHeaders(as_headers));
   if (!part.content_type.empty() && !fields.count("content-type")) {
     as_headers.Add("Content-Type", part.content_type);
   }

@@ -237,6 +237,10 @@ Result<http::Response> Adapter::Dispatch(Ctx& ctx) {
     if (owner_id != Trim(*expected)) return Fail(AccessDenied());
   }
 
+  if (ctx.req.method == "PUT" || ctx.req.method == "POST" || ctx.req.method == "DELETE") {
+    TM_TRY(RefuseUnofferedHeaders(ctx.req.headers));
+  }
+
   // ---- route
   const Target target = ctx.bucket.empty() ? Target::kService
                         : ctx.has_key      ? Target::kObject
