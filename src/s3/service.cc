@@ -348,11 +348,10 @@ Result<objectstore::UploadInfo> S3Service::Upload(const std::string& bucket, con
   return upload;
 }
 
-Result<CompletedUpload> S3Service::Complete(const storage::S3Identity& id,
-                                            const std::string& bucket, const std::string& key,
-                                            const std::string& upload_id,
-                                            const std::vector<RequestedPart>& parts,
-                                            const Conditions& conditions) {
+Result<CompletedUpload> S3Service::Complete(
+    const storage::S3Identity& id, const std::string& bucket, const std::string& key,
+    const std::string& upload_id, const std::vector<RequestedPart>& parts,
+    const Conditions& conditions, const std::optional<NamedChecksum>& whole_object_checksum) {
   TM_TRY(CheckWritable(id, bucket, key));
   auto found = Upload(bucket, key, upload_id);
   if (!found) {
@@ -449,6 +448,45 @@ Result<CompletedUpload> S3Service::Complete(const storage::S3Identity& id,
     } else {
       final_info.checksums.clear();
     }
+  } else {
+    // No algorithm named at creation, yet every part carried a checksum of one algorithm:
+    // kept per part, so GetObjectAttributes lists them (no whole-object checksum is made).
+    std::optional<std::string> shared;
+    for (const auto* p : chosen) {
+      std::optional<std::string> mine;
+      for (const auto& [name, value] : p->checksums) {
+        if (storage::ParseChecksumAlgorithm(name)) mine = name;
+      }
+      if (!mine || (shared && *shared != *mine)) {
+        shared.reset();
+        break;
+      }
+      shared = mine;
+    }
+    if (shared) {
+      final_info.checksums["algorithm"] = *shared;
+      for (const auto* p : chosen) final_info.part_checksums.push_back(p->checksums.at(*shared));
+    }
+  }
+  if (whole_object_checksum) {
+    // The client's checksum of the whole object must be the one the parts make.
+    const auto& [name, value] = *whole_object_checksum;
+    if (out.checksum_algorithm != name) {
+      // Refused, not dropped: nothing here can check it.
+      return Fail(InvalidRequest("The upload was not created with the " + name +
+                                 " checksum algorithm, so its whole-object " + name +
+                                 " cannot be checked; name it in CreateMultipartUpload "
+                                 "(x-amz-checksum-algorithm) or complete without it."));
+    }
+    const std::string& expected = out.checksum_value;
+    std::string given = Trim(value);
+    auto bare = [](const std::string& v) { return v.substr(0, v.find('-')); };
+    if (given != expected && given != bare(expected)) {
+      return Fail(S3Error(ErrorCode::kInvalidInput, "BadDigest",
+                          "The " + name +
+                              " you specified for the whole object did not match "
+                              "what the parts make."));
+    }
   }
   TM_ASSIGN(out.object, store_.CompleteUpload(bucket, upload.upload_id, numbers, final_info,
                                               PublishConditions(conditions)));
@@ -471,6 +509,16 @@ std::optional<CompletedUpload> S3Service::RepeatedComplete(
     return std::nullopt;
   }
   CompletedUpload out;
+  // The same answer as the first complete gave, checksum included.
+  if (auto a = head->checksums.find("algorithm"); a != head->checksums.end()) {
+    if (auto v = head->checksums.find(a->second); v != head->checksums.end()) {
+      out.checksum_algorithm = a->second;
+      out.checksum_value = v->second;
+      if (auto t = head->checksums.find("type"); t != head->checksums.end()) {
+        out.checksum_type = t->second;
+      }
+    }
+  }
   out.object = std::move(*head);
   return out;
 }

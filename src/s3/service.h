@@ -31,6 +31,9 @@ struct RequestedPart {
   std::map<std::string, std::string> checksums;  // algorithm name ("CRC32") → base64
 };
 
+// A checksum named by its algorithm ("CRC32", base64 value), as a request header gives it.
+using NamedChecksum = std::pair<std::string, std::string>;
+
 struct CompletedUpload {
   objectstore::ObjectInfo object;
   std::string checksum_algorithm;  // "" when the object has no whole-object checksum
@@ -98,10 +101,11 @@ class S3Service {
   // checksums matching, every part but the last at least 5 MiB), under `conditions`. A
   // complete repeated after it succeeded (SDKs retry one that timed out) answers the
   // object these parts made.
-  Result<CompletedUpload> Complete(const storage::S3Identity& id, const std::string& bucket,
-                                   const std::string& key, const std::string& upload_id,
-                                   const std::vector<RequestedPart>& parts,
-                                   const Conditions& conditions);
+  Result<CompletedUpload> Complete(
+      const storage::S3Identity& id, const std::string& bucket, const std::string& key,
+      const std::string& upload_id, const std::vector<RequestedPart>& parts,
+      const Conditions& conditions,
+      const std::optional<NamedChecksum>& whole_object_checksum = std::nullopt);
 
  private:
   Result<void> RefuseOverQuota(const std::string& bucket, Access access);

@@ -248,9 +248,20 @@ Result<http::Response> Adapter::CompleteUpload(Ctx& ctx) {
     }
     parts.push_back(std::move(part));
   }
+  // x-amz-checksum-<alg> here is the client's checksum of the whole object.
+  std::optional<tablemere::s3::NamedChecksum> whole;
+  for (const auto& [name, value] : ctx.req.headers.entries()) {
+    const std::string lower = ToLower(name);
+    if (!lower.starts_with("x-amz-checksum-") || lower == "x-amz-checksum-type" ||
+        lower == "x-amz-checksum-algorithm") {
+      continue;
+    }
+    auto alg = storage::ParseChecksumAlgorithm(lower.substr(15));
+    if (alg) whole = tablemere::s3::NamedChecksum{storage::ChecksumAlgorithmName(*alg), value};
+  }
   // If-None-Match: * / If-Match make a complete conditional, as they do a PutObject.
   TM_ASSIGN(auto done, service_.Complete(ctx.identity, ctx.bucket, ctx.key, ctx.Q("uploadId"),
-                                         parts, ConditionsFrom(ctx.req.headers)));
+                                         parts, ConditionsFrom(ctx.req.headers), whole));
   XmlWriter x;
   x.Open("CompleteMultipartUploadResult", true)
       .Element("Location", "/" + ctx.bucket + "/" + ctx.key)

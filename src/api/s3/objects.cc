@@ -161,9 +161,22 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
                                        std::to_string(offset + length - 1) + "/" +
                                        std::to_string(info.size));
   }
+  const bool checksum_mode =
+      EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-checksum-mode", ""), "ENABLED");
+  // A part's own checksum, kept at completion, describes exactly the bytes of that part.
+  if (part && checksum_mode && *part <= info.part_checksums.size() &&
+      !info.part_checksums[*part - 1].empty()) {
+    auto a = info.checksums.find("algorithm");
+    auto parsed =
+        a == info.checksums.end() ? std::nullopt : storage::ParseChecksumAlgorithm(a->second);
+    if (parsed) {
+      r.headers.Set(storage::ChecksumHeaderName(*parsed), info.part_checksums[*part - 1]);
+      auto t = info.checksums.find("type");
+      r.headers.Set("x-amz-checksum-type", t == info.checksums.end() ? "COMPOSITE" : t->second);
+    }
+  }
   // Whole-object checksums are sent only on request.
-  if (whole_object &&
-      EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-checksum-mode", ""), "ENABLED")) {
+  if (whole_object && checksum_mode) {
     for (const auto& [alg, value] : info.checksums) {
       auto parsed = storage::ParseChecksumAlgorithm(alg);
       if (parsed) r.headers.Set(storage::ChecksumHeaderName(*parsed), value);
