@@ -315,14 +315,14 @@ def test_a_value_that_is_no_canned_acl_is_an_invalid_argument(op1, bucket):
 
 
 def test_acls_not_offered_are_refused_not_ignored(op1, op2, bucket):
-    for acl in ("authenticated-read", "public-read-write"):
+    for acl in ("aws-exec-read", "bucket-owner-read"):
         code, status, _ = s3_error(op1.put_object, Bucket=bucket, Key="n", Body=b"x", ACL=acl)
         assert (code, status) == ("NotImplemented", 501)
     assert_missing(op1, bucket, "n")
     code, status, _ = s3_error(op1.put_object, Bucket=bucket, Key="n", Body=b"x",
                                GrantRead='uri="http://acs.amazonaws.com/groups/global/AllUsers"')
     assert (code, status) == ("NotImplemented", 501)
-    code, status, _ = s3_error(op1.create_bucket, Bucket=uniq("nb"), ACL="authenticated-read")
+    code, status, _ = s3_error(op1.create_bucket, Bucket=uniq("nb"), ACL="log-delivery-write")
     assert (code, status) == ("NotImplemented", 501)
     # Another operator cannot make this bucket public.
     assert_s3_error("AccessDenied", 403, op2.put_bucket_acl, Bucket=bucket, ACL="public-read")
@@ -408,3 +408,43 @@ def test_subresources_not_offered_are_501_naming_them(op1, bucket):
     op1.put_object(Bucket=bucket, Key="held", Body=b"x")
     code, status, msg = s3_error(op1.get_object_retention, Bucket=bucket, Key="held")
     assert (code, status) == ("NotImplemented", 501) and "'retention'" in msg
+
+
+AUTHENTICATED_USERS = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
+
+
+def test_authenticated_read_opens_to_signed_users_only(op1, op2, anon):
+    name = uniq("auth")
+    op1.create_bucket(Bucket=name, ACL="authenticated-read")
+    op1.put_object(Bucket=name, Key="o", Body=b"signed eyes only", ACL="authenticated-read")
+    op1.put_object(Bucket=name, Key="private", Body=b"p")
+    assert ("Group", AUTHENTICATED_USERS, "READ") in grants(op1.get_bucket_acl(Bucket=name))
+    assert ("Group", AUTHENTICATED_USERS, "READ") in grants(
+        op1.get_object_acl(Bucket=name, Key="o"))
+    assert op2.get_object(Bucket=name, Key="o")["Body"].read() == b"signed eyes only"
+    assert [o["Key"] for o in op2.list_objects_v2(Bucket=name)["Contents"]] == ["o", "private"]
+    assert_s3_error("AccessDenied", 403, op2.get_object, Bucket=name, Key="private")
+    assert_s3_error("AccessDenied", 403, op2.put_object, Bucket=name, Key="x", Body=b"x")
+    assert_s3_error("AccessDenied", 403, anon.get_object, Bucket=name, Key="o")
+    assert_s3_error("AccessDenied", 403, anon.list_objects_v2, Bucket=name)
+
+
+def test_public_read_write_lets_anyone_write_and_delete_objects(op1, op2, anon):
+    name = uniq("prw")
+    op1.create_bucket(Bucket=name, ACL="public-read-write")
+    assert {("Group", ALL_USERS, "READ"), ("Group", ALL_USERS, "WRITE")} <= grants(
+        op1.get_bucket_acl(Bucket=name))
+    anon.put_object(Bucket=name, Key="dropbox/anon.txt", Body=b"from anyone")
+    op2.put_object(Bucket=name, Key="dropbox/op2.txt", Body=b"from op2")
+    assert [o["Key"] for o in anon.list_objects_v2(Bucket=name)["Contents"]] == [
+        "dropbox/anon.txt", "dropbox/op2.txt"]
+    # Objects are the bucket owner's and private unless their own ACL says otherwise.
+    assert op1.get_object(Bucket=name, Key="dropbox/anon.txt")["Body"].read() == b"from anyone"
+    assert_s3_error("AccessDenied", 403, anon.get_object, Bucket=name, Key="dropbox/op2.txt")
+    anon.delete_object(Bucket=name, Key="dropbox/op2.txt")
+    assert_missing(op1, name, "dropbox/op2.txt")
+    # The bucket's ACL and the bucket itself stay the owner's.
+    assert_s3_error("AccessDenied", 403, anon.put_bucket_acl, Bucket=name, ACL="private")
+    assert_s3_error("AccessDenied", 403, op2.delete_bucket, Bucket=name)
+    op1.put_bucket_acl(Bucket=name, ACL="private")
+    assert_s3_error("AccessDenied", 403, anon.put_object, Bucket=name, Key="late", Body=b"x")

@@ -33,7 +33,8 @@ bool ValidBucketName(const std::string& name) {
 
 Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::string& bucket,
                                   const std::string& key, Access access) {
-  bool writes = access == Access::kWrite || access == Access::kDelete;
+  bool writes =
+      access == Access::kWrite || access == Access::kWriteAttributes || access == Access::kDelete;
   switch (id.kind) {
     case Kind::kAnonymous:
       return AuthorizeAnonymous(bucket, key, access);
@@ -47,7 +48,7 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
       }
       if (owner != id.access_key) {
         // Another user's bucket: what it grants AllUsers, signed users included.
-        TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access));
+        TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access, true));
         if (public_allows) return {};
         return Fail(AccessDenied());
       }
@@ -59,7 +60,7 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
         return Fail(AccessDenied("Warehouse credentials cannot create or delete buckets."));
       }
       if (storage::WarehouseOfBucket(bucket) != id.warehouse_id) {
-        TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access));
+        TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access, true));
         if (public_allows) return {};
         return Fail(AccessDenied());
       }
@@ -97,7 +98,7 @@ Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::stri
 // A warehouse over its organisation's storage quota is read-only until space is freed:
 // writes are refused, reads and deletes are not.
 Result<void> S3Service::RefuseOverQuota(const std::string& bucket, Access access) {
-  if (access != Access::kWrite) return {};
+  if (access != Access::kWrite && access != Access::kWriteAttributes) return {};
   TM_ASSIGN(auto state, identities_.WarehouseBucket(bucket));
   if (!state.read_only) return {};
   return Fail(AccessDenied(
@@ -105,43 +106,50 @@ Result<void> S3Service::RefuseOverQuota(const std::string& bucket, Access access
       "freed (deletes are allowed)."));
 }
 
-// Anonymous clients read what is public-read and nothing else: a public bucket's listing,
-// public objects, a published warehouse's table bucket; writes are refused whatever the
-// ACL says. A bucket that does not exist is NoSuchBucket, as S3 answers anyone.
+// Anonymous clients do what AllUsers may: read and list by the public ACLs, read a
+// published warehouse's table bucket, write objects into a public-read-write bucket. A
+// bucket that does not exist is NoSuchBucket, as S3 answers anyone.
 Result<void> S3Service::AuthorizeAnonymous(const std::string& bucket, const std::string& key,
                                            Access access) {
-  TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access));
+  TM_ASSIGN(bool public_allows, PublicAllows(bucket, key, access, false));
   if (public_allows) return {};
   return Fail(
-      AccessDenied("Anonymous access is allowed only to public-read buckets "
+      AccessDenied("Anonymous access is allowed only to public buckets "
                    "and objects; sign the request."));
 }
 
 Result<bool> S3Service::PublicAllows(const std::string& bucket, const std::string& key,
-                                     Access access) {
+                                     Access access, bool signed_caller) {
   if (bucket.empty() || access == Access::kListBuckets) return false;  // a service request
+  const bool reads =
+      access == Access::kRead || access == Access::kList || access == Access::kBucketRead;
+  const bool writes = access == Access::kWrite || access == Access::kDelete;
   TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
   if (owner.empty()) {
     if (storage::WarehouseOfBucket(bucket).empty()) {
       TM_TRY(store_.HeadBucket(bucket));  // NoSuchBucket when there is none
       return false;
     }
-    if (access != Access::kRead && access != Access::kList && access != Access::kBucketRead) {
-      return false;
-    }
+    if (!reads) return false;
     TM_ASSIGN(auto state, identities_.WarehouseBucket(bucket));
     return state.published;
   }
-  if (access != Access::kRead && access != Access::kList && access != Access::kBucketRead) {
-    return false;
-  }
+  if (!reads && !writes) return false;
+  // READ for AllUsers in public-read and public-read-write; for signed callers in
+  // authenticated-read too.
+  auto grants_read = [&](const std::string& acl) {
+    return acl == kPublicRead || acl == kPublicReadWrite ||
+           (signed_caller && acl == kAuthenticatedRead);
+  };
   TM_ASSIGN(auto info, store_.HeadBucket(bucket));
+  // The bucket's WRITE covers writing and deleting its objects, not the bucket itself.
+  if (writes) return !key.empty() && info.acl == kPublicReadWrite;
   if (access == Access::kRead) {
     // An object answers for itself; a missing one is NoSuchKey to whoever may list.
     auto object = store_.Head(bucket, key);
-    if (object) return object->acl == kPublicRead;
+    if (object) return grants_read(object->acl);
   }
-  return info.acl == kPublicRead;
+  return grants_read(info.acl);
 }
 
 Result<std::string> S3Service::CannedAclForWrite(const storage::S3Identity& id,
@@ -160,19 +168,20 @@ Result<std::string> S3Service::CannedAclForWrite(const storage::S3Identity& id,
     // Not a canned ACL at all: the request is wrong, not the server short of a feature.
     return Fail(InvalidArgument("'" + acl + "' is not a canned ACL (x-amz-acl)"));
   }
-  if (acl != kPublicRead) {
-    return Fail(
-        S3Error(ErrorCode::kNotImplemented, "NotImplemented",
-                "The canned ACL '" + acl + "' is not offered; use private or public-read."));
+  if (acl != kPublicRead && acl != kPublicReadWrite && acl != kAuthenticatedRead) {
+    return Fail(S3Error(ErrorCode::kNotImplemented, "NotImplemented",
+                        "The canned ACL '" + acl +
+                            "' is not offered; use private, public-read, public-read-write or "
+                            "authenticated-read."));
   }
   if (id.kind != Kind::kOperator) {
     return Fail(
-        AccessDenied("Only operator users' buckets and objects can be public-read; "
+        AccessDenied("Only operator users' buckets and objects can have public ACLs; "
                      "warehouse data is shared through grants."));
   }
   TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
   if (!owner.empty() && owner != id.access_key) return Fail(AccessDenied());
-  return std::string(kPublicRead);
+  return acl;
 }
 
 Result<std::string> S3Service::OwnerIdOf(const std::string& bucket) {

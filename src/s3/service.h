@@ -22,7 +22,17 @@ inline constexpr uint64_t kMaxObjectSize = 5ull * 1024 * 1024 * 1024;
 inline constexpr uint64_t kMinPartSize = 5ull * 1024 * 1024;
 inline constexpr int kMaxPartNumber = 10000;
 
-enum class Access { kListBuckets, kBucketRead, kList, kRead, kWrite, kDelete, kBucketAdmin };
+// kWriteAttributes: an object's ACL and tags, which a bucket's public WRITE does not give.
+enum class Access {
+  kListBuckets,
+  kBucketRead,
+  kList,
+  kRead,
+  kWrite,
+  kWriteAttributes,
+  kDelete,
+  kBucketAdmin
+};
 
 // One <Part> of a CompleteMultipartUpload request.
 struct RequestedPart {
@@ -48,6 +58,8 @@ bool ValidBucketName(const std::string& name);
 
 // The canned ACLs this server offers: private (stored as "") and public-read.
 inline constexpr char kPublicRead[] = "public-read";
+inline constexpr char kPublicReadWrite[] = "public-read-write";
+inline constexpr char kAuthenticatedRead[] = "authenticated-read";
 
 class S3Service {
  public:
@@ -110,9 +122,12 @@ class S3Service {
  private:
   Result<void> RefuseOverQuota(const std::string& bucket, Access access);
   Result<void> AuthorizeAnonymous(const std::string& bucket, const std::string& key, Access access);
-  // What AllUsers may do, signed or not: list a public-read bucket (the bucket's ACL), read
-  // an object whose own ACL is public-read, read a published warehouse's table bucket.
-  Result<bool> PublicAllows(const std::string& bucket, const std::string& key, Access access);
+  // What a caller who is not the owner may do by the canned ACLs (AllUsers, and
+  // AuthenticatedUsers when `signed_caller`): list a bucket by the bucket's ACL, read an
+  // object by its own ACL, write and delete objects in a public-read-write bucket, read a
+  // published warehouse's table bucket.
+  Result<bool> PublicAllows(const std::string& bucket, const std::string& key, Access access,
+                            bool signed_caller);
   Result<void> CheckWarehouseLayout(const storage::S3Identity& id, const std::string& bucket,
                                     const std::string& key);
   std::optional<CompletedUpload> RepeatedComplete(const std::string& bucket, const std::string& key,

@@ -1,6 +1,7 @@
-// ACLs: ?acl on buckets and objects. This server offers canned ACLs only — private and
-// public-read — and answers the truth about them (the owner has FULL_CONTROL; AllUsers
-// READ when public-read). Grants (x-amz-grant-*, an AccessControlPolicy body) are 501.
+// ACLs: ?acl on buckets and objects. This server offers canned ACLs only — private,
+// public-read, public-read-write, authenticated-read — and answers the truth about them
+// (the owner has FULL_CONTROL; AllUsers READ, and WRITE for public-read-write;
+// AuthenticatedUsers READ). Grants (x-amz-grant-*, an AccessControlPolicy body) are 501.
 #include "api/s3/adapter.h"
 #include "common/strings.h"
 #include "s3/errors.h"
@@ -9,6 +10,7 @@ namespace tablemere::api::s3 {
 namespace {
 
 constexpr char kAllUsers[] = "http://acs.amazonaws.com/groups/global/AllUsers";
+constexpr char kAuthenticatedUsers[] = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers";
 
 http::Response RenderAcl(const std::string& owner_id, const std::string& acl) {
   XmlWriter x;
@@ -27,12 +29,17 @@ http::Response RenderAcl(const std::string& owner_id, const std::string& acl) {
           XmlEscape(owner_id) + "</ID><DisplayName>" + XmlEscape(owner_id) +
           "</DisplayName></Grantee>",
       "FULL_CONTROL");
-  if (acl == tablemere::s3::kPublicRead) {
+  auto group = [&](const char* uri, const std::string& permission) {
     grant(std::string("<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
                       "xsi:type=\"Group\"><URI>") +
-              kAllUsers + "</URI></Grantee>",
-          "READ");
+              uri + "</URI></Grantee>",
+          permission);
+  };
+  if (acl == tablemere::s3::kPublicRead || acl == tablemere::s3::kPublicReadWrite) {
+    group(kAllUsers, "READ");
   }
+  if (acl == tablemere::s3::kPublicReadWrite) group(kAllUsers, "WRITE");
+  if (acl == tablemere::s3::kAuthenticatedRead) group(kAuthenticatedUsers, "READ");
   x.Close("AccessControlList").Close("AccessControlPolicy");
   return Xml(200, x.Take());
 }
@@ -42,7 +49,8 @@ Result<void> RefuseGrants(const http::Headers& headers) {
     if (ToLower(k).starts_with("x-amz-grant-")) {
       return Fail(tablemere::s3::S3Error(
           ErrorCode::kNotImplemented, "NotImplemented",
-          "ACL grants are not offered; use a canned ACL (x-amz-acl: private or public-read)."));
+          "ACL grants are not offered; use a canned ACL (x-amz-acl: private, public-read, "
+          "public-read-write or authenticated-read)."));
     }
   }
   return {};
@@ -55,9 +63,10 @@ Result<std::optional<std::string>> CannedAclOfPut(Ctx& ctx) {
   TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
   auto header = ctx.req.headers.Get("x-amz-acl");
   if (!Trim(body).empty()) {
-    return Fail(tablemere::s3::S3Error(
-        ErrorCode::kNotImplemented, "NotImplemented",
-        "ACL grants are not offered; use a canned ACL (x-amz-acl: private or public-read)."));
+    return Fail(
+        tablemere::s3::S3Error(ErrorCode::kNotImplemented, "NotImplemented",
+                               "ACL grants are not offered; use a canned ACL (x-amz-acl: private, "
+                               "public-read, public-read-write or authenticated-read)."));
   }
   if (!header) {
     return Fail(tablemere::s3::S3Error(ErrorCode::kInvalidInput, "MissingSecurityHeader",
@@ -95,7 +104,7 @@ Result<http::Response> Adapter::GetObjectAcl(Ctx& ctx) {
 }
 
 Result<http::Response> Adapter::PutObjectAcl(Ctx& ctx) {
-  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWrite));
+  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   TM_ASSIGN(auto header, CannedAclOfPut(ctx));
   TM_ASSIGN(std::string acl, service_.CannedAclForWrite(ctx.identity, ctx.bucket, header));
   objectstore::AttributeChange change;

@@ -68,7 +68,7 @@ Result<http::Response> Adapter::GetObjectTagging(Ctx& ctx) {
 }
 
 Result<http::Response> Adapter::PutObjectTagging(Ctx& ctx) {
-  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWrite));
+  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   TM_ASSIGN(auto tags, ReadTagging(ctx, TagTarget::kObject));
   objectstore::AttributeChange change;
   change.tags = std::move(tags);
@@ -77,7 +77,7 @@ Result<http::Response> Adapter::PutObjectTagging(Ctx& ctx) {
 }
 
 Result<http::Response> Adapter::DeleteObjectTagging(Ctx& ctx) {
-  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWrite));
+  TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   objectstore::AttributeChange change;
   change.tags.emplace();
   TM_TRY(store_.SetObjectAttributes(ctx.bucket, ctx.key, change));
