@@ -146,8 +146,9 @@ def test_buckets_the_local_index_kept_are_imported_into_the_metastore_on_upgrade
         s3.head_bucket(Bucket="kept-b")
         assert s3.get_bucket_tagging(Bucket="kept-b")["TagSet"] == [
             {"Key": "team", "Value": "data"}]
-        # Public-read as before: an unsigned read of the object succeeds.
-        assert requests.get(f"{server.s3}/kept-b/k", timeout=10).content == b"v"
+        # Public-read as before: an unsigned listing of the bucket succeeds.
+        listing = requests.get(f"{server.s3}/kept-b?list-type=2", timeout=10)
+        assert listing.status_code == 200 and "<Key>k</Key>" in listing.text, listing.text
         assert s3.get_object(Bucket="kept-b", Key="k")["Body"].read() == b"v"
     finally:
         server.cleanup()

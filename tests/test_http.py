@@ -222,10 +222,10 @@ def test_pipelined_requests_and_a_partial_next_head_after_keep_alive():
 
 
 def test_an_answer_before_the_body_reaches_a_client_still_sending_it(server):
-    """A request refused before its body is read (here: unsigned, so 403 at once) whose
-    client keeps sending a body larger than the socket buffers: the server answers,
-    discards the rest and then closes, so the client reads the answer instead of a
-    connection reset."""
+    """A request refused before its body is read (here: unsigned, to a bucket that does not
+    exist, so 404 NoSuchBucket at once) whose client keeps sending a body larger than the
+    socket buffers: the server answers, discards the rest and then closes, so the client
+    reads the answer instead of a connection reset."""
     host, port = server.s3[len("http://"):].split(":")
     body = b"b" * (48 * 1024 * 1024)
     with socket.create_connection((host, int(port)), timeout=30) as s:
@@ -237,5 +237,5 @@ def test_an_answer_before_the_body_reaches_a_client_still_sending_it(server):
             chunk = s.recv(65536)
             assert chunk, answer
             answer += chunk
-    assert answer.startswith(b"HTTP/1.1 403 "), answer[:200]
+    assert answer.startswith(b"HTTP/1.1 404 "), answer[:200]
     assert b"Connection: close" in answer
