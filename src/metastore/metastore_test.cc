@@ -550,6 +550,21 @@ TEST_P(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
   EXPECT_EQ(changed->tags, (std::map<std::string, std::string>{{"env", "prod"}, {"k", "v"}}));
   EXPECT_EQ(b.UpdateBucket("nope", acl).error().code, ErrorCode::kNotFound);
 
+  // The location is kept from creation; the PublicAccessBlock is set, kept by other
+  // changes, and removed by "".
+  S3Bucket placed{"placed", 8, "", "", {}};
+  placed.location = "eu-west-1";
+  ASSERT_TRUE(b.AddBucket(placed).has_value());
+  S3BucketChange block;
+  block.public_access_block = "1010";
+  ASSERT_TRUE(b.UpdateBucket("placed", block).has_value());
+  ASSERT_TRUE(b.UpdateBucket("placed", acl).has_value());
+  EXPECT_EQ(b.FindBucket("placed")->location, "eu-west-1");
+  EXPECT_EQ(b.FindBucket("placed")->public_access_block, "1010");
+  block.public_access_block = "";
+  EXPECT_EQ(b.UpdateBucket("placed", block)->public_access_block, "");
+  EXPECT_TRUE(b.RemoveBucket("placed").value_or(false));
+
   auto all = b.AllBuckets();
   ASSERT_TRUE(all.has_value());
   ASSERT_EQ(all->size(), 2u);

@@ -11,8 +11,11 @@ class SqlBuckets final : public BucketStore {
 
   Result<void> AddBucket(const S3Bucket& bucket) override {
     return s_.Write([&](sql::Connection& db) -> Result<void> {
-      TM_TRY(RunUnique(db, "INSERT INTO s3_buckets(name, created_ms, acl, cors) VALUES(?, ?, ?, ?)",
-                       {bucket.name, bucket.created_ms, bucket.acl, bucket.cors},
+      TM_TRY(RunUnique(db,
+                       "INSERT INTO s3_buckets(name, created_ms, acl, cors, location, "
+                       "public_access_block) VALUES(?, ?, ?, ?, ?, ?)",
+                       {bucket.name, bucket.created_ms, bucket.acl, bucket.cors, bucket.location,
+                        bucket.public_access_block},
                        Error{ErrorCode::kAlreadyExists, "bucket " + bucket.name + " exists", {}}));
       return WriteTags(db, bucket.name, bucket.tags);
     });
@@ -56,6 +59,10 @@ class SqlBuckets final : public BucketStore {
         TM_TRY(Run(db, "UPDATE s3_buckets SET acl = ? WHERE name = ?", {*change.acl, name}));
       if (change.cors) {
         TM_TRY(Run(db, "UPDATE s3_buckets SET cors = ? WHERE name = ?", {*change.cors, name}));
+      }
+      if (change.public_access_block) {
+        TM_TRY(Run(db, "UPDATE s3_buckets SET public_access_block = ? WHERE name = ?",
+                   {*change.public_access_block, name}));
       }
       TM_ASSIGN(S3Bucket found, Find(db, name));
       if (change.tags) {
@@ -101,11 +108,18 @@ class SqlBuckets final : public BucketStore {
 
  private:
   // The columns Row reads, in its order.
-  static constexpr char kColumns[] = "created_ms, acl, cors, bytes, objects, reconciled_ms";
+  static constexpr char kColumns[] =
+      "created_ms, acl, cors, bytes, objects, reconciled_ms, location, public_access_block";
   static S3Bucket Row(std::string name, sql::Statement& st, int at) {
-    return S3Bucket{
-        std::move(name), st.Int(at), st.Text(at + 1),
-        st.Text(at + 2), {},         BucketUsage{st.Int(at + 3), st.Int(at + 4), st.Int(at + 5)}};
+    S3Bucket b;
+    b.name = std::move(name);
+    b.created_ms = st.Int(at);
+    b.acl = st.Text(at + 1);
+    b.cors = st.Text(at + 2);
+    b.usage = BucketUsage{st.Int(at + 3), st.Int(at + 4), st.Int(at + 5)};
+    b.location = st.Text(at + 6);
+    b.public_access_block = st.Text(at + 7);
+    return b;
   }
 
   static Result<S3Bucket> Find(sql::Connection& db, const std::string& name) {

@@ -283,6 +283,11 @@ CREATE TABLE scan_plans (id TEXT PRIMARY KEY, warehouse_id TEXT NOT NULL,
   created_ms INTEGER NOT NULL, expires_ms INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX scan_plans_expiry ON scan_plans (expires_ms);
 )sql",
+    // 30: a bucket's location constraint and PublicAccessBlock configuration
+    R"sql(
+ALTER TABLE s3_buckets ADD COLUMN location TEXT NOT NULL DEFAULT '';
+ALTER TABLE s3_buckets ADD COLUMN public_access_block TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // Every store bound to one scope.

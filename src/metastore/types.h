@@ -319,7 +319,11 @@ struct S3Bucket {
   std::string acl;   // canned ACL; "" is private
   std::string cors;  // the CORS configuration as S3 XML; "" when none
   std::map<std::string, std::string> tags;
-  BucketUsage usage;  // read-only here: changed by AddUsage and ReconcileUsage
+  BucketUsage usage;     // read-only here: changed by AddUsage and ReconcileUsage
+  std::string location;  // the LocationConstraint it was created with; "" is the server's region
+  // The PublicAccessBlock switches, encoded as objectstore::EncodePublicAccessBlock does;
+  // "" when the bucket has none.
+  std::string public_access_block;
 };
 
 // A change to a bucket's usage counters.
@@ -335,6 +339,7 @@ struct S3BucketChange {
   std::optional<std::string> acl;
   std::optional<std::string> cors;
   std::optional<std::map<std::string, std::string>> tags;
+  std::optional<std::string> public_access_block;  // "" removes it
 };
 
 }  // namespace tablemere::metastore

@@ -64,4 +64,19 @@ std::optional<StoreFailure> FailureOf(const Error& error) {
   return std::nullopt;
 }
 
+std::string EncodePublicAccessBlock(const std::optional<PublicAccessBlock>& block) {
+  if (!block) return "";
+  std::string out;
+  for (bool on : {block->block_public_acls, block->ignore_public_acls, block->block_public_policy,
+                  block->restrict_public_buckets}) {
+    out += on ? '1' : '0';
+  }
+  return out;
+}
+
+std::optional<PublicAccessBlock> DecodePublicAccessBlock(const std::string& text) {
+  if (text.size() != 4) return std::nullopt;
+  return PublicAccessBlock{text[0] == '1', text[1] == '1', text[2] == '1', text[3] == '1'};
+}
+
 }  // namespace tablemere::objectstore

@@ -46,12 +46,27 @@ struct ObjectInfo {
   std::optional<Replaced> replaced;
 };
 
+// A bucket's PublicAccessBlock configuration: S3's four switches. Bucket policies are not
+// offered, so the two about policies are kept and reported but have nothing to act on.
+struct PublicAccessBlock {
+  bool block_public_acls = false;        // refuse setting a public canned ACL
+  bool ignore_public_acls = false;       // treat public canned ACLs as private
+  bool block_public_policy = false;      // (policies)
+  bool restrict_public_buckets = false;  // (policies)
+  bool operator==(const PublicAccessBlock&) const = default;
+};
+// Its encoding in the metastore: four '0'/'1' in the order above; "" for none.
+std::string EncodePublicAccessBlock(const std::optional<PublicAccessBlock>& block);
+std::optional<PublicAccessBlock> DecodePublicAccessBlock(const std::string& text);
+
 struct BucketInfo {
   std::string name;
   int64_t created_ms = 0;
   std::map<std::string, std::string> tags;
-  std::string acl;   // canned ACL; "" is private
-  std::string cors;  // the bucket's CORS configuration as S3 XML; "" when none
+  std::string acl;       // canned ACL; "" is private
+  std::string cors;      // the bucket's CORS configuration as S3 XML; "" when none
+  std::string location;  // the LocationConstraint it was created with; "" is the server's region
+  std::optional<PublicAccessBlock> public_access_block;
 };
 
 // A change to an object's or bucket's attributes; each set field replaces the old value.
@@ -59,6 +74,8 @@ struct AttributeChange {
   std::optional<std::map<std::string, std::string>> tags;
   std::optional<std::string> acl;
   std::optional<std::string> cors;  // buckets only
+  // Buckets only: set to a configuration, or to none (nullopt inside) to remove it.
+  std::optional<std::optional<PublicAccessBlock>> public_access_block;
 };
 
 // A readable object body (or range of it).

@@ -29,7 +29,13 @@ class CountingWriter final : public ObjectWriter {
 };
 
 BucketInfo InfoOf(const metastore::S3Bucket& b) {
-  return BucketInfo{b.name, b.created_ms, b.tags, b.acl, b.cors};
+  return BucketInfo{b.name,
+                    b.created_ms,
+                    b.tags,
+                    b.acl,
+                    b.cors,
+                    b.location,
+                    DecodePublicAccessBlock(b.public_access_block)};
 }
 
 // The metastore's kNotFound for a bucket is the store's kNoSuchBucket; other failures
@@ -145,9 +151,11 @@ Result<void> RegisteredStore::Registered(const std::string& bucket) {
 
 // ---- buckets
 
-Result<void> RegisteredStore::CreateBucket(const std::string& bucket) {
+Result<void> RegisteredStore::CreateBucket(const std::string& bucket, const std::string& location) {
   TM_TRY(backend_->OpenBucket(bucket));
-  auto added = buckets_.AddBucket(metastore::S3Bucket{bucket, clock_.NowMillis(), "", "", {}});
+  metastore::S3Bucket registered{bucket, clock_.NowMillis(), "", "", {}};
+  registered.location = location;
+  auto added = buckets_.AddBucket(registered);
   if (!added && added.error().code == ErrorCode::kAlreadyExists) {
     return Fail(StoreError(StoreFailure::kBucketExists, ErrorCode::kAlreadyExists,
                            "Your previous request to create the named bucket succeeded and you "
@@ -172,8 +180,11 @@ Result<BucketInfo> RegisteredStore::HeadBucket(const std::string& bucket) {
 
 Result<BucketInfo> RegisteredStore::SetBucketAttributes(const std::string& bucket,
                                                         const AttributeChange& change) {
-  auto updated = buckets_.UpdateBucket(
-      bucket, metastore::S3BucketChange{change.acl, change.cors, change.tags});
+  metastore::S3BucketChange registered{change.acl, change.cors, change.tags};
+  if (change.public_access_block) {
+    registered.public_access_block = EncodePublicAccessBlock(*change.public_access_block);
+  }
+  auto updated = buckets_.UpdateBucket(bucket, registered);
   if (!updated) return Fail(BucketError(updated.error()));
   return InfoOf(*updated);
 }

@@ -50,8 +50,8 @@ class RegisteredStore final : public ObjectStore {
   // ---- buckets
   // Opens the bucket's room in the backend, then registers it: kBucketExists when it is
   // registered already. A crash in between leaves an empty opened room, which the next
-  // create of that name reuses.
-  Result<void> CreateBucket(const std::string& bucket);
+  // create of that name reuses. `location`: the LocationConstraint it was created with.
+  Result<void> CreateBucket(const std::string& bucket, const std::string& location = "");
   // Closes the bucket's room (kBucketNotEmpty while an object remains), then unregisters
   // it; kNoSuchBucket when it is not registered. A crash in between leaves a registered
   // bucket without room, which a retried delete removes.

@@ -142,6 +142,8 @@ Result<bool> S3Service::PublicAllows(const std::string& bucket, const std::strin
            (signed_caller && acl == kAuthenticatedRead);
   };
   TM_ASSIGN(auto info, store_.HeadBucket(bucket));
+  // IgnorePublicAcls: every public ACL of the bucket and its objects counts as private.
+  if (info.public_access_block && info.public_access_block->ignore_public_acls) return false;
   // The bucket's WRITE covers writing and deleting its objects, not the bucket itself.
   if (writes) return !key.empty() && info.acl == kPublicReadWrite;
   if (access == Access::kRead) {
@@ -174,13 +176,28 @@ Result<std::string> S3Service::CannedAclForWrite(const storage::S3Identity& id,
                             "' is not offered; use private, public-read, public-read-write or "
                             "authenticated-read."));
   }
-  if (id.kind != Kind::kOperator) {
+  TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
+  if (owner.empty() && id.kind != Kind::kOperator) {
     return Fail(
         AccessDenied("Only operator users' buckets and objects can have public ACLs; "
                      "warehouse data is shared through grants."));
   }
-  TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));
-  if (!owner.empty() && owner != id.access_key) return Fail(AccessDenied());
+  // A bucket not created yet has neither an ACL nor a PublicAccessBlock.
+  auto info = store_.HeadBucket(bucket);
+  if (!owner.empty() && (id.kind != Kind::kOperator || owner != id.access_key)) {
+    // Another's bucket, which the caller may write only when it is public-read-write (the
+    // write was authorised before): there the uploader picks its object's canned ACL, as
+    // on S3. Nobody else's ACL is theirs to set.
+    const bool public_write =
+        info && info->acl == kPublicReadWrite &&
+        !(info->public_access_block && info->public_access_block->ignore_public_acls);
+    if (!public_write) return Fail(AccessDenied());
+  }
+  if (info && info->public_access_block && info->public_access_block->block_public_acls) {
+    return Fail(
+        AccessDenied("The bucket's PublicAccessBlock has BlockPublicAcls on: public ACLs are "
+                     "refused (remove the block or choose a private ACL)."));
+  }
   return acl;
 }
 
@@ -213,7 +230,8 @@ Result<std::vector<objectstore::BucketInfo>> S3Service::ListBuckets(const storag
 }
 
 Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::string& bucket,
-                                     const std::string& acl, bool us_east_1) {
+                                     const std::string& acl, const std::string& location,
+                                     bool us_east_1) {
   if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
   if (!ValidBucketName(bucket)) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
@@ -223,7 +241,7 @@ Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::s
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
                         "Bucket names starting with w- or b- are reserved for warehouses."));
   }
-  auto created = store_.CreateBucket(bucket);
+  auto created = store_.CreateBucket(bucket, location);
   if (!created) {
     if (objectstore::FailureOf(created.error()) == objectstore::StoreFailure::kBucketExists) {
       TM_ASSIGN(std::string owner, identities_.OperatorBucketOwner(bucket));

@@ -76,17 +76,21 @@ class S3Service {
 
   // ---- ACLs
   // The canned ACL an x-amz-acl header asks for on a write or a PUT ?acl: "" (private)
-  // or public-read, which only operator users' buckets and objects may be; other canned
-  // ACLs are 501 (not offered), never silently ignored.
+  // or a public one (public-read, public-read-write, authenticated-read), which only
+  // operator users' buckets and objects may be, and not while the bucket's
+  // PublicAccessBlock has BlockPublicAcls on; other canned ACLs are 501 (not offered),
+  // never silently ignored.
   Result<std::string> CannedAclForWrite(const storage::S3Identity& id, const std::string& bucket,
                                         const std::optional<std::string>& header);
 
   // ---- buckets
   Result<std::vector<objectstore::BucketInfo>> ListBuckets(const storage::S3Identity& id);
-  // `us_east_1`: the service's region is us-east-1, where an owner creating a bucket they
-  // already own succeeds and resets its ACL (every other region answers 409).
+  // `location`: the LocationConstraint asked for ("" for the server's region), kept and
+  // echoed by GetBucketLocation. `us_east_1`: the service's region is us-east-1, where an
+  // owner creating a bucket they already own succeeds and resets its ACL (every other
+  // region answers 409).
   Result<void> CreateBucket(const storage::S3Identity& id, const std::string& bucket,
-                            const std::string& acl, bool us_east_1);
+                            const std::string& acl, const std::string& location, bool us_east_1);
   Result<void> DeleteBucket(const storage::S3Identity& id, const std::string& bucket);
 
   // ---- listing (authorised for `options.prefix`, held to a session's scope)

@@ -64,6 +64,9 @@ std::map<std::string, std::string> StoredHeaders(const http::Headers& headers);
 Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx);
 // x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
 Result<void> CheckCopySourceConditions(const Ctx& ctx, const objectstore::ObjectInfo& src_info);
+// An object's tags as a Tagging XML document gives them (a POST form's tagging field),
+// validated.
+Result<std::map<std::string, std::string>> TaggingFromXml(const std::string& xml);
 // Tags given on an upload (x-amz-tagging), validated; nullopt when none were given.
 Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
     const http::Headers& headers);
@@ -90,6 +93,8 @@ class Adapter {
         options_(std::move(options)) {}
 
   http::Response Handle(http::Request& req);
+  // The region a bucket reports: its LocationConstraint, else the server's.
+  std::string RegionOf(const objectstore::BucketInfo& bucket) const;
 
   // ---- buckets.cc
   Result<http::Response> ListBuckets(Ctx& ctx);
@@ -124,6 +129,11 @@ class Adapter {
   Result<http::Response> PutObjectAcl(Ctx& ctx);
   // ---- post_object.cc
   Result<http::Response> PostObject(Ctx& ctx);
+  Result<storage::S3Identity> FormSigner(std::map<std::string, std::string>& fields);
+  // ---- public_access_block.cc
+  Result<http::Response> GetPublicAccessBlock(Ctx& ctx);
+  Result<http::Response> PutPublicAccessBlock(Ctx& ctx);
+  Result<http::Response> DeletePublicAccessBlock(Ctx& ctx);
   // ---- cors.cc
   Result<http::Response> GetBucketCors(Ctx& ctx);
   Result<http::Response> PutBucketCors(Ctx& ctx);

@@ -1,11 +1,45 @@
 // Bucket operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket, and the
 // read-only bucket questions tools ask (location, versioning).
+#include <pugixml.hpp>
+
+#include <algorithm>
+#include <cctype>
+
 #include "api/s3/adapter.h"
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "s3/errors.h"
 
 namespace tablemere::api::s3 {
+
+namespace {
+
+// The LocationConstraint of a CreateBucketConfiguration body; "" when none is named. A
+// self-hosted server has one place: the constraint is kept as the bucket's label and
+// echoed (GetBucketLocation, HeadBucket, ListBuckets), as S3 echoes the region.
+Result<std::string> LocationConstraintOf(const std::string& body) {
+  if (Trim(body).empty()) return std::string();
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size())) return Fail(tablemere::s3::MalformedXml());
+  pugi::xml_node root = doc.child("CreateBucketConfiguration");
+  if (!root) return Fail(tablemere::s3::MalformedXml());
+  const std::string location = Trim(root.child_value("LocationConstraint"));
+  const bool valid =
+      location.size() <= 64 && std::all_of(location.begin(), location.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+      });
+  if (!valid) {
+    return Fail(tablemere::s3::S3Error(ErrorCode::kInvalidInput, "InvalidLocationConstraint",
+                                       "The specified location-constraint is not valid"));
+  }
+  return location;
+}
+
+}  // namespace
+
+std::string Adapter::RegionOf(const objectstore::BucketInfo& bucket) const {
+  return bucket.location.empty() ? options_.region : bucket.location;
+}
 
 // Paginated as current SDKs ask (max-buckets, continuation-token, prefix); the token is
 // the last bucket name of the previous page, base64url, as opaque to clients as S3's.
@@ -45,7 +79,7 @@ Result<http::Response> Adapter::ListBuckets(Ctx& ctx) {
     x.Open("Bucket")
         .Element("Name", b.name)
         .Element("CreationDate", FormatIso8601(b.created_ms))
-        .Element("BucketRegion", options_.region)
+        .Element("BucketRegion", RegionOf(b))
         .Close("Bucket");
     last = b.name;
     shown++;
@@ -61,9 +95,10 @@ Result<http::Response> Adapter::CreateBucket(Ctx& ctx) {
   TM_TRY(CheckNoGrants(ctx.req.headers));
   TM_ASSIGN(std::string acl,
             service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
-  // Drain and ignore a CreateBucketConfiguration body (LocationConstraint).
-  TM_TRY(http::ReadAll(*ctx.req.body, kMaxXmlBody));
-  TM_TRY(service_.CreateBucket(ctx.identity, ctx.bucket, acl, options_.region == "us-east-1"));
+  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
+  TM_ASSIGN(std::string location, LocationConstraintOf(body));
+  TM_TRY(service_.CreateBucket(ctx.identity, ctx.bucket, acl, location,
+                               options_.region == "us-east-1"));
   http::Response r;
   r.headers.Set("Location", "/" + ctx.bucket);
   return r;
@@ -78,18 +113,21 @@ Result<http::Response> Adapter::DeleteBucket(Ctx& ctx) {
 
 Result<http::Response> Adapter::HeadBucket(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, "", Access::kBucketRead));
-  TM_TRY(store_.HeadBucket(ctx.bucket));
+  TM_ASSIGN(auto info, store_.HeadBucket(ctx.bucket));
   http::Response r;
-  r.headers.Set("x-amz-bucket-region", options_.region);
+  r.headers.Set("x-amz-bucket-region", RegionOf(info));
   return r;
 }
 
 Result<http::Response> Adapter::GetBucketLocation(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, "", Access::kBucketRead));
-  TM_TRY(store_.HeadBucket(ctx.bucket));
+  TM_ASSIGN(auto info, store_.HeadBucket(ctx.bucket));
   XmlWriter x;
   // us-east-1 is reported as an empty constraint, as S3 does.
-  x.Open("LocationConstraint", true).Close("LocationConstraint");
+  const std::string region = RegionOf(info);
+  x.Open("LocationConstraint", true);
+  if (region != "us-east-1") x.Raw(XmlEscape(region));
+  x.Close("LocationConstraint");
   return Xml(200, x.Take());
 }
 

@@ -13,6 +13,8 @@ int StatusFor(const Error& e, std::string* code) {
       {"NoSuchUpload", 404},
       {"NoSuchTagSet", 404},
       {"NoSuchCORSConfiguration", 404},
+      {"NoSuchPublicAccessBlockConfiguration", 404},
+      {"InvalidLocationConstraint", 400},
       {"MalformedPOSTRequest", 400},
       {"InvalidPolicyDocument", 400},
       {"InvalidTag", 400},

@@ -47,6 +47,7 @@ bool Attributes(const Ctx& c) { return c.Has("attributes"); }
 bool Tagging(const Ctx& c) { return c.Has("tagging"); }
 bool Acl(const Ctx& c) { return c.Has("acl"); }
 bool Cors(const Ctx& c) { return c.Has("cors"); }
+bool PublicAccessBlock(const Ctx& c) { return c.Has("publicAccessBlock"); }
 bool FormUpload(const Ctx& c) {
   return c.query.empty() &&
          ToLower(c.req.headers.GetOr("Content-Type", "")).starts_with("multipart/form-data");
@@ -108,6 +109,9 @@ constexpr Route kRoutes[] = {
     {"GET", Target::kBucket, Cors, &Adapter::GetBucketCors},
     {"PUT", Target::kBucket, Cors, &Adapter::PutBucketCors},
     {"DELETE", Target::kBucket, Cors, &Adapter::DeleteBucketCors},
+    {"GET", Target::kBucket, PublicAccessBlock, &Adapter::GetPublicAccessBlock},
+    {"PUT", Target::kBucket, PublicAccessBlock, &Adapter::PutPublicAccessBlock},
+    {"DELETE", Target::kBucket, PublicAccessBlock, &Adapter::DeletePublicAccessBlock},
     {"GET", Target::kBucket, Acl, &Adapter::GetBucketAcl},
     {"PUT", Target::kBucket, Acl, &Adapter::PutBucketAcl},
     {"GET", Target::kBucket, Tagging, &Adapter::GetBucketTagging},

@@ -52,6 +52,11 @@ http::Response NoContent() {
 
 }  // namespace
 
+Result<std::map<std::string, std::string>> TaggingFromXml(const std::string& xml) {
+  TM_ASSIGN(auto tags, ParseTaggingXml(xml));
+  return tablemere::s3::ValidateTags(tags, TagTarget::kObject);
+}
+
 Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
     const http::Headers& headers) {
   auto header = headers.Get("x-amz-tagging");
