@@ -365,6 +365,32 @@ class BucketStore {
   // so writes counted while the listing ran are kept); kNotFound when unknown.
   virtual Result<void> ReconcileUsage(const std::string& name, int64_t bytes, int64_t objects,
                                       int64_t at_ms) = 0;
+
+  // ---- the noncurrent versions and delete markers of objects in buckets with
+  // versioning (RemoveBucket drops a bucket's with it). Writers of one key are serialised
+  // by the caller (a key lock), so numbering by the key's newest is exact.
+  // Records `version` as the newest of its key (or, when the key already has that version
+  // id, replaces it in place) and returns it with its seq.
+  virtual Result<ObjectVersion> AddVersion(const ObjectVersion& version) = 0;
+  // nullopt when the key has no such recorded version.
+  virtual Result<std::optional<ObjectVersion>> FindVersion(const std::string& bucket,
+                                                           const std::string& key,
+                                                           const std::string& version_id) = 0;
+  // The key's newest recorded version; nullopt when none.
+  virtual Result<std::optional<ObjectVersion>> NewestVersion(const std::string& bucket,
+                                                             const std::string& key) = 0;
+  // False when there was no such version.
+  virtual Result<bool> RemoveVersion(const std::string& bucket, const std::string& key,
+                                     const std::string& version_id) = 0;
+  // Up to `limit` versions of keys starting with `prefix`, by key (bytewise) and newest
+  // first within a key, starting after (`after_key`, `after_seq`): keys after after_key,
+  // and versions of after_key older than after_seq (none when after_seq is 0).
+  virtual Result<std::vector<ObjectVersion>> ListVersions(const std::string& bucket,
+                                                          const std::string& prefix,
+                                                          const std::string& after_key,
+                                                          int64_t after_seq, int limit) = 0;
+  // How many versions and markers the bucket has recorded.
+  virtual Result<int64_t> CountVersions(const std::string& bucket) = 0;
 };
 
 // Leased locks on names (object keys), shared by every server over this metastore: what
@@ -378,6 +404,9 @@ class KeyLockStore {
                                int64_t lease_ms) = 0;
   // Releases `key` if `holder` still holds it.
   virtual Result<void> Unlock(const std::string& key, const std::string& holder) = 0;
+  // Releases every lock whose holder starts with `holder_prefix` (a restarted server's
+  // own, left behind by its killed predecessor); answers how many.
+  virtual Result<int64_t> ReleaseHeldBy(const std::string& holder_prefix) = 0;
 };
 
 // Named values every server over this metastore must hold alike (the sealed signing

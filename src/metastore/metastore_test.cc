@@ -581,6 +581,64 @@ TEST_P(MetastoreTest, BucketsAreRegisteredOnceAndChangedByAttribute) {
   EXPECT_TRUE(b.FindBucket("logs")->tags.empty());
 }
 
+TEST_P(MetastoreTest, ObjectVersionsAreNumberedListedAndGoWithTheirBucket) {
+  auto& b = store_->buckets();
+  ASSERT_TRUE(b.AddBucket(S3Bucket{"vers", 5, "", "", {}}).has_value());
+  S3BucketChange on;
+  on.versioning = "Enabled";
+  EXPECT_EQ(b.UpdateBucket("vers", on)->versioning, "Enabled");
+  auto add = [&](const std::string& key, const std::string& id, bool marker = false) {
+    ObjectVersion v;
+    v.bucket = "vers";
+    v.key = key;
+    v.version_id = id;
+    v.delete_marker = marker;
+    v.size = marker ? 0 : 3;
+    v.etag = marker ? "" : "e-" + id;
+    v.modified_ms = 10;
+    return b.AddVersion(v).value().seq;
+  };
+  EXPECT_EQ(add("a/1", "v1"), 1);
+  EXPECT_EQ(add("a/1", "v2"), 2);
+  EXPECT_EQ(add("a/1", "m3", true), 3);
+  EXPECT_EQ(add("a/2", "null"), 1);
+  EXPECT_EQ(add("b", "v9"), 1);
+  // Adding a version the key has replaces it where it stands.
+  EXPECT_EQ(add("a/1", "v1"), 1);
+
+  EXPECT_EQ(b.NewestVersion("vers", "a/1").value()->version_id, "m3");
+  EXPECT_TRUE(b.NewestVersion("vers", "a/1").value()->delete_marker);
+  EXPECT_FALSE(b.NewestVersion("vers", "zzz").value().has_value());
+  EXPECT_EQ(b.FindVersion("vers", "a/1", "v2").value()->etag, "e-v2");
+  EXPECT_FALSE(b.FindVersion("vers", "a/2", "v2").value().has_value());
+
+  auto ids = [&](const std::string& prefix, const std::string& after_key, int64_t after_seq,
+                 int limit) {
+    std::vector<std::string> out;
+    auto listed = b.ListVersions("vers", prefix, after_key, after_seq, limit);
+    for (const auto& v : listed.value()) out.push_back(v.key + "@" + v.version_id);
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ids("", "", 0, 10), (V{"a/1@m3", "a/1@v2", "a/1@v1", "a/2@null", "b@v9"}));
+  EXPECT_EQ(ids("a/", "", 0, 2), (V{"a/1@m3", "a/1@v2"}));
+  EXPECT_EQ(ids("a/", "a/1", 2, 10), (V{"a/1@v1", "a/2@null"}));
+  EXPECT_EQ(ids("", "a/1", 0, 10), (V{"a/2@null", "b@v9"}));
+  EXPECT_EQ(ids("b", "", 0, 10), (V{"b@v9"}));
+
+  EXPECT_TRUE(b.RemoveVersion("vers", "a/1", "v2").value_or(false));
+  EXPECT_FALSE(b.RemoveVersion("vers", "a/1", "v2").value_or(true));
+  EXPECT_EQ(b.CountVersions("vers").value(), 4);
+  // The next version of a key still numbers after its newest.
+  EXPECT_EQ(add("a/1", "v4"), 4);
+
+  ASSERT_TRUE(b.RemoveBucket("vers").value_or(false));
+  EXPECT_EQ(b.CountVersions("vers").value(), 0);
+  ASSERT_TRUE(b.AddBucket(S3Bucket{"vers", 6, "", "", {}}).has_value());
+  EXPECT_EQ(b.FindBucket("vers")->versioning, "");
+  EXPECT_FALSE(b.NewestVersion("vers", "a/1").value().has_value());
+}
+
 TEST_P(MetastoreTest, KeyLocksAreHeldUntilReleasedOrTheLeaseRunsOut) {
   auto& locks = store_->key_locks();
   EXPECT_TRUE(locks.TryLock("b/k", "one", 1000, 500).value_or(false));
@@ -591,6 +649,14 @@ TEST_P(MetastoreTest, KeyLocksAreHeldUntilReleasedOrTheLeaseRunsOut) {
   EXPECT_TRUE(locks.TryLock("b/k", "two", 1500, 500).value_or(false));  // one's lease ran out
   ASSERT_TRUE(locks.Unlock("b/k", "two").has_value());
   EXPECT_TRUE(locks.TryLock("b/k", "three", 1600, 500).value_or(false));
+
+  // A restarted server frees what its killed predecessor held, and only that.
+  EXPECT_TRUE(locks.TryLock("b/x", "host/s1#a", 1600, 500).value_or(false));
+  EXPECT_TRUE(locks.TryLock("b/y", "host/s1#b", 1600, 500).value_or(false));
+  EXPECT_TRUE(locks.TryLock("b/z", "host/s10#c", 1600, 500).value_or(false));
+  EXPECT_EQ(locks.ReleaseHeldBy("host/s1#").value_or(-1), 2);
+  EXPECT_TRUE(locks.TryLock("b/x", "other", 1700, 500).value_or(false));
+  EXPECT_FALSE(locks.TryLock("b/z", "other", 1700, 500).value_or(true));
 }
 
 TEST(MetastoreTypesTest, ClosedSetsRoundTripAndRefuseOthers) {

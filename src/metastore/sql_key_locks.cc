@@ -28,6 +28,15 @@ class SqlKeyLocks final : public KeyLockStore {
     });
   }
 
+  Result<int64_t> ReleaseHeldBy(const std::string& holder_prefix) override {
+    return s_.Write([&](sql::Connection& db) -> Result<int64_t> {
+      // Holder names are ASCII, so characters and bytes count alike.
+      TM_TRY(Run(db, "DELETE FROM key_locks WHERE substr(holder, 1, ?) = ?",
+                 {static_cast<int64_t>(holder_prefix.size()), holder_prefix}));
+      return static_cast<int64_t>(db.Changes());
+    });
+  }
+
  private:
   Scope s_;
 };

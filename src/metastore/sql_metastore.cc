@@ -288,6 +288,16 @@ CREATE INDEX scan_plans_expiry ON scan_plans (expires_ms);
 ALTER TABLE s3_buckets ADD COLUMN location TEXT NOT NULL DEFAULT '';
 ALTER TABLE s3_buckets ADD COLUMN public_access_block TEXT NOT NULL DEFAULT '';
 )sql",
+    // 31: S3 versioning: a bucket's state, and the versions of its objects that are not
+    // current (the current one is the object itself) and delete markers
+    R"sql(
+ALTER TABLE s3_buckets ADD COLUMN versioning TEXT NOT NULL DEFAULT '';
+CREATE TABLE s3_object_versions (bucket TEXT NOT NULL, key TEXT NOT NULL,
+  version_id TEXT NOT NULL, seq INTEGER NOT NULL, delete_marker INTEGER NOT NULL,
+  size INTEGER NOT NULL, etag TEXT NOT NULL, modified_ms INTEGER NOT NULL,
+  PRIMARY KEY (bucket, key, version_id)) WITHOUT ROWID;
+CREATE UNIQUE INDEX s3_object_versions_order ON s3_object_versions (bucket, key, seq);
+)sql",
 };
 
 // Every store bound to one scope.

@@ -324,6 +324,21 @@ struct S3Bucket {
   // The PublicAccessBlock switches, encoded as objectstore::EncodePublicAccessBlock does;
   // "" when the bucket has none.
   std::string public_access_block;
+  std::string versioning;  // "" (never enabled), "Enabled" or "Suspended"
+};
+
+// A version of an S3 object that is not its current one (the current version is the
+// object under its own key in the object store), or a delete marker (current when it
+// is the newest and no object is under the key).
+struct ObjectVersion {
+  std::string bucket;
+  std::string key;
+  std::string version_id;  // "null" for the null version
+  int64_t seq = 0;         // newer versions of a key have larger numbers (set by AddVersion)
+  bool delete_marker = false;
+  uint64_t size = 0;
+  std::string etag;  // unquoted
+  int64_t modified_ms = 0;
 };
 
 // A change to a bucket's usage counters.
@@ -340,6 +355,7 @@ struct S3BucketChange {
   std::optional<std::string> cors;
   std::optional<std::map<std::string, std::string>> tags;
   std::optional<std::string> public_access_block;  // "" removes it
+  std::optional<std::string> versioning;
 };
 
 }  // namespace tablemere::metastore

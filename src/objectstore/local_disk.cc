@@ -86,18 +86,19 @@ std::map<std::string, std::string> JsonToMap(const std::string& s) {
 }
 
 // An object's or bucket's attributes in one JSON column: {"tags": {…}, "acl": "…",
-// "cors": "…"}; '' (rows written before attributes existed) reads as none.
+// "cors": "…", "version": "…"}; '' (rows written before attributes existed) reads as none.
 std::string AttrsToJson(const std::map<std::string, std::string>& tags, const std::string& acl,
-                        const std::string& cors) {
+                        const std::string& cors, const std::string& version = "") {
   Json j = Json::object();
   if (!tags.empty()) j["tags"] = tags;
   if (!acl.empty()) j["acl"] = acl;
   if (!cors.empty()) j["cors"] = cors;
+  if (!version.empty()) j["version"] = version;
   return j.empty() ? std::string() : j.dump();
 }
 struct Attrs {
   std::map<std::string, std::string> tags;
-  std::string acl, cors;
+  std::string acl, cors, version;
 };
 Attrs JsonToAttrs(const std::string& s) {
   Attrs a;
@@ -111,6 +112,9 @@ Attrs JsonToAttrs(const std::string& s) {
   }
   if (auto v = j.find("acl"); v != j.end() && v->is_string()) a.acl = v->get<std::string>();
   if (auto v = j.find("cors"); v != j.end() && v->is_string()) a.cors = v->get<std::string>();
+  if (auto v = j.find("version"); v != j.end() && v->is_string()) {
+    a.version = v->get<std::string>();
+  }
   return a;
 }
 
@@ -661,7 +665,7 @@ class LocalDiskStore final : public ObjectStore {
       if (change.tags) info.tags = *change.tags;
       if (change.acl) info.acl = *change.acl;
       TM_ASSIGN(auto* st, db.Prepare("UPDATE objects SET attrs = ? WHERE bucket = ? AND key = ?"));
-      return st->Bind({AttrsToJson(info.tags, info.acl, ""), bucket, key}).Run();
+      return st->Bind({AttrsToJson(info.tags, info.acl, "", info.version_id), bucket, key}).Run();
     }));
     return info;
   }
@@ -1156,6 +1160,7 @@ class LocalDiskStore final : public ObjectStore {
     TM_TRY(parts);
     info.tags = std::move(attrs.tags);
     info.acl = std::move(attrs.acl);
+    info.version_id = std::move(attrs.version);
     return info;
   }
 
@@ -1217,7 +1222,7 @@ class LocalDiskStore final : public ObjectStore {
         ->Bind({bucket, key, blob, static_cast<int64_t>(info.size), info.etag,
                 info.last_modified_ms ? info.last_modified_ms : clock_.NowMillis(),
                 MapToJson(info.headers), MapToJson(info.checksums), EncodeParts(info),
-                AttrsToJson(info.tags, info.acl, "")})
+                AttrsToJson(info.tags, info.acl, "", info.version_id)})
         .Run();
   }
 

@@ -42,6 +42,10 @@ struct ObjectInfo {
   // The object's tags (key → value) and canned ACL ("" is private).
   std::map<std::string, std::string> tags;
   std::string acl;
+  // The S3 version id the object was written as in a bucket with versioning ("null" in a
+  // suspended one); "" for an object written while its bucket never had versioning. Kept
+  // by the store with the object, as its tags are.
+  std::string version_id;
   // Set only in the answer of a Commit whose writer ReportsReplaced(); never stored.
   std::optional<Replaced> replaced;
 };
@@ -67,6 +71,7 @@ struct BucketInfo {
   std::string cors;      // the bucket's CORS configuration as S3 XML; "" when none
   std::string location;  // the LocationConstraint it was created with; "" is the server's region
   std::optional<PublicAccessBlock> public_access_block;
+  std::string versioning;  // "" (never enabled), "Enabled" or "Suspended"
 };
 
 // A change to an object's or bucket's attributes; each set field replaces the old value.
@@ -76,6 +81,7 @@ struct AttributeChange {
   std::optional<std::string> cors;  // buckets only
   // Buckets only: set to a configuration, or to none (nullopt inside) to remove it.
   std::optional<std::optional<PublicAccessBlock>> public_access_block;
+  std::optional<std::string> versioning;  // buckets only
 };
 
 // A readable object body (or range of it).

@@ -29,13 +29,15 @@ class CountingWriter final : public ObjectWriter {
 };
 
 BucketInfo InfoOf(const metastore::S3Bucket& b) {
-  return BucketInfo{b.name,
-                    b.created_ms,
-                    b.tags,
-                    b.acl,
-                    b.cors,
-                    b.location,
-                    DecodePublicAccessBlock(b.public_access_block)};
+  BucketInfo info{b.name,
+                  b.created_ms,
+                  b.tags,
+                  b.acl,
+                  b.cors,
+                  b.location,
+                  DecodePublicAccessBlock(b.public_access_block)};
+  info.versioning = b.versioning;
+  return info;
 }
 
 // The metastore's kNotFound for a bucket is the store's kNoSuchBucket; other failures
@@ -45,8 +47,14 @@ Error BucketError(const Error& e) { return e.code == ErrorCode::kNotFound ? NoSu
 }  // namespace
 
 RegisteredStore::RegisteredStore(std::unique_ptr<ObjectStore> backend,
-                                 metastore::BucketStore& buckets, const Clock& clock)
-    : backend_(std::move(backend)), buckets_(buckets), clock_(clock) {}
+                                 metastore::BucketStore& buckets, const Clock& clock,
+                                 SharedKeyLocks* key_locks)
+    : backend_(std::move(backend)), buckets_(buckets), clock_(clock), locker_(key_locks, random_) {}
+
+Result<KeyGuard> RegisteredStore::HoldKey(const std::string& bucket, const std::string& key) {
+  // Named apart from the S3 backend's own key locks, which a write under this hold takes.
+  return locker_.Lock("version:" + bucket + "/" + key);
+}
 
 RegisteredStore::~RegisteredStore() {
   {
@@ -181,6 +189,7 @@ Result<BucketInfo> RegisteredStore::HeadBucket(const std::string& bucket) {
 Result<BucketInfo> RegisteredStore::SetBucketAttributes(const std::string& bucket,
                                                         const AttributeChange& change) {
   metastore::S3BucketChange registered{change.acl, change.cors, change.tags};
+  registered.versioning = change.versioning;
   if (change.public_access_block) {
     registered.public_access_block = EncodePublicAccessBlock(*change.public_access_block);
   }

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "metastore/metastore.h"
+#include "objectstore/key_guard.h"
 #include "objectstore/object_store.h"
 
 namespace tablemere::objectstore {
@@ -23,8 +24,9 @@ namespace tablemere::objectstore {
 // not registered), then goes to the backend.
 class RegisteredStore final : public ObjectStore {
  public:
+  // `key_locks` (may be null: one server) hold a key across servers (HoldKey).
   RegisteredStore(std::unique_ptr<ObjectStore> backend, metastore::BucketStore& buckets,
-                  const Clock& clock);
+                  const Clock& clock, SharedKeyLocks* key_locks = nullptr);
   // Writes the usage counted but not yet flushed.
   ~RegisteredStore() override;
   RegisteredStore(const RegisteredStore&) = delete;
@@ -100,6 +102,13 @@ class RegisteredStore final : public ObjectStore {
 
   ObjectStore& backend() { return *backend_; }
 
+  // ---- S3 versioning: the metastore's records of noncurrent versions and delete markers
+  // (BucketStore's *Version calls), and a hold on a key that serialises the writers of a
+  // versioned key, in this server and across servers.
+  metastore::BucketStore& versions() { return buckets_; }
+  const Clock& clock() const { return clock_; }
+  Result<KeyGuard> HoldKey(const std::string& bucket, const std::string& key);
+
  private:
   Result<void> Registered(const std::string& bucket);
   // The size of `key` before a write replaces or removes it: nullopt when absent; an
@@ -116,6 +125,8 @@ class RegisteredStore final : public ObjectStore {
   std::unique_ptr<ObjectStore> backend_;
   metastore::BucketStore& buckets_;
   const Clock& clock_;
+  SystemRandom random_;
+  KeyLocker locker_;
 
   std::mutex usage_mu_;
   std::map<std::string, metastore::UsageDelta> pending_;  // by bucket; guarded by usage_mu_

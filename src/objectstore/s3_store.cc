@@ -114,8 +114,10 @@ struct Extras {
   std::vector<std::string> part_checksums;
   std::map<std::string, std::string> tags;
   std::string acl;
+  std::string version_id;
   bool Empty() const {
-    return checksums.empty() && part_sizes.empty() && tags.empty() && acl.empty();
+    return checksums.empty() && part_sizes.empty() && tags.empty() && acl.empty() &&
+           version_id.empty();
   }
 };
 
@@ -126,6 +128,7 @@ Json ExtrasJson(const Extras& e) {
   if (!e.part_checksums.empty()) j["q"] = e.part_checksums;
   if (!e.tags.empty()) j["t"] = e.tags;
   if (!e.acl.empty()) j["a"] = e.acl;
+  if (!e.version_id.empty()) j["v"] = e.version_id;
   return j;
 }
 
@@ -138,6 +141,7 @@ Extras ExtrasOf(const Json& j) {
     if (j.contains("q")) e.part_checksums = j["q"].get<std::vector<std::string>>();
     if (j.contains("t")) e.tags = j["t"].get<std::map<std::string, std::string>>();
     if (j.contains("a")) e.acl = j["a"].get<std::string>();
+    if (j.contains("v")) e.version_id = j["v"].get<std::string>();
   } catch (const Json::exception&) {
     return Extras{};  // written by us; a damaged entry reads as none rather than failing reads
   }
@@ -145,7 +149,8 @@ Extras ExtrasOf(const Json& j) {
 }
 
 Extras ExtrasFromInfo(const ObjectInfo& info) {
-  return Extras{info.checksums, info.part_sizes, info.part_checksums, info.tags, info.acl};
+  return Extras{info.checksums, info.part_sizes, info.part_checksums,
+                info.tags,      info.acl,        info.version_id};
 }
 
 void ApplyExtras(const Extras& e, ObjectInfo& info) {
@@ -154,6 +159,7 @@ void ApplyExtras(const Extras& e, ObjectInfo& info) {
   info.part_checksums = e.part_checksums;
   info.tags = e.tags;
   info.acl = e.acl;
+  info.version_id = e.version_id;
 }
 
 // The request headers that store `info`'s HTTP headers on the backend.
@@ -181,7 +187,8 @@ class S3Store final : public ObjectStore {
                          config.connect_timeout_ms, config.request_timeout_ms, config.stall_seconds,
                          config.retries}),
         clock_(clock),
-        random_(random) {}
+        random_(random),
+        locker_(config.shared_locks, random) {}
 
   // Checks the backend bucket can be listed, written, read and deleted, and whether it
   // honours conditional writes.
@@ -610,44 +617,7 @@ class S3Store final : public ObjectStore {
   // ---- per-key locks: writes to one key are serialised within this server (a stripe
   // mutex) and, on a store that ignores conditions, across servers too (the shared
   // lock), so a HEAD and the write after it see no other write between them ----
-  class KeyGuard {
-   public:
-    KeyGuard() = default;
-    KeyGuard(std::unique_lock<std::mutex> local, SharedKeyLocks* shared, std::string key,
-             std::string holder)
-        : local_(std::move(local)),
-          shared_(shared),
-          key_(std::move(key)),
-          holder_(std::move(holder)) {}
-    KeyGuard(KeyGuard&& o) noexcept { *this = std::move(o); }
-    KeyGuard& operator=(KeyGuard&& o) noexcept {
-      Release();
-      local_ = std::move(o.local_);
-      shared_ = std::exchange(o.shared_, nullptr);
-      key_ = std::move(o.key_);
-      holder_ = std::move(o.holder_);
-      return *this;
-    }
-    ~KeyGuard() { Release(); }
-
-   private:
-    void Release() {
-      if (shared_) shared_->Unlock(key_, holder_);
-      shared_ = nullptr;
-      if (local_.owns_lock()) local_.unlock();
-    }
-    std::unique_lock<std::mutex> local_;
-    SharedKeyLocks* shared_ = nullptr;
-    std::string key_, holder_;
-  };
-
-  Result<KeyGuard> LockKey(const std::string& key) {
-    std::unique_lock local(stripes_[std::hash<std::string>{}(key) % stripes_.size()]);
-    if (conditional_ || !config_.shared_locks) return KeyGuard(std::move(local), nullptr, "", "");
-    const std::string holder = crypto::HexEncode(random_.Bytes(12));
-    TM_TRY(config_.shared_locks->Lock(key, holder));
-    return KeyGuard(std::move(local), config_.shared_locks, key, holder);
-  }
+  Result<KeyGuard> LockKey(const std::string& key) { return locker_.Lock(key, !conditional_); }
 
   static void AddConditions(const PutConditions& c,
                             std::vector<std::pair<std::string, std::string>>& h) {
@@ -1047,7 +1017,7 @@ class S3Store final : public ObjectStore {
   Random& random_;
   bool conditional_ = true;
   bool path_keys_only_ = false;
-  std::array<std::mutex, 64> stripes_;
+  KeyLocker locker_;
 };
 
 }  // namespace

@@ -8,21 +8,10 @@
 #include <string>
 
 #include "common/clock.h"
+#include "objectstore/key_guard.h"
 #include "objectstore/object_store.h"
 
 namespace tablemere::objectstore {
-
-// Locks on names shared by every server in front of the same store (the metastore's
-// KeyLockStore in production): with them, writes the server checks itself (a store that
-// ignores If-None-Match / If-Match) are exact across replicas, not only within one.
-class SharedKeyLocks {
- public:
-  virtual ~SharedKeyLocks() = default;
-  // Holds `key` for `holder`, waiting while another server holds it; kUnavailable when
-  // it could not be had in time (or the lock store failed).
-  virtual Result<void> Lock(const std::string& key, const std::string& holder) = 0;
-  virtual void Unlock(const std::string& key, const std::string& holder) = 0;
-};
 
 struct S3StoreConfig {
   std::string endpoint;  // "http://127.0.0.1:8333" (path-style requests)

@@ -7,10 +7,20 @@
 namespace tablemere::objectstore {
 
 MetastoreKeyLocks::MetastoreKeyLocks(metastore::KeyLockStore& locks, const Clock& clock,
-                                     int64_t lease_ms, int64_t wait_ms)
-    : locks_(locks), clock_(clock), lease_ms_(lease_ms), wait_ms_(wait_ms) {}
+                                     std::string server, int64_t lease_ms, int64_t wait_ms)
+    : locks_(locks),
+      server_(std::move(server)),
+      clock_(clock),
+      lease_ms_(lease_ms),
+      wait_ms_(wait_ms) {}
 
-Result<void> MetastoreKeyLocks::Lock(const std::string& key, const std::string& holder) {
+Result<int64_t> MetastoreKeyLocks::ReleaseLeftBehind() {
+  if (server_.empty()) return int64_t{0};
+  return locks_.ReleaseHeldBy(server_ + "#");
+}
+
+Result<void> MetastoreKeyLocks::Lock(const std::string& key, const std::string& bare_holder) {
+  const std::string holder = server_.empty() ? bare_holder : server_ + "#" + bare_holder;
   // Waited out in real time: the server's clock (which a test may move) only dates leases.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_);
   auto pause = std::chrono::milliseconds(1);
@@ -36,7 +46,7 @@ Result<void> MetastoreKeyLocks::Lock(const std::string& key, const std::string& 
 
 void MetastoreKeyLocks::Unlock(const std::string& key, const std::string& holder) {
   // A lock left behind by a failed release runs out with its lease.
-  (void)locks_.Unlock(key, holder);
+  (void)locks_.Unlock(key, server_.empty() ? holder : server_ + "#" + holder);
 }
 
 }  // namespace tablemere::objectstore

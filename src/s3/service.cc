@@ -33,6 +33,11 @@ bool ValidBucketName(const std::string& name) {
 
 Result<void> S3Service::Authorize(const storage::S3Identity& id, const std::string& bucket,
                                   const std::string& key, Access access) {
+  if (key.starts_with(kVersionsPrefix) && !storage::IsTableBucket(bucket)) {
+    return Fail(InvalidArgument(std::string("Keys under ") + kVersionsPrefix +
+                                " hold a bucket's noncurrent versions; ask for a version with "
+                                "versionId instead."));
+  }
   bool writes =
       access == Access::kWrite || access == Access::kWriteAttributes || access == Access::kDelete;
   switch (id.kind) {
@@ -269,6 +274,13 @@ Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::s
 Result<void> S3Service::DeleteBucket(const storage::S3Identity& id, const std::string& bucket) {
   if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
   TM_TRY(Authorize(id, bucket, "", Access::kDelete));
+  // Delete markers are versions too: a bucket that still has any is not empty.
+  TM_ASSIGN(int64_t versions, store_.versions().CountVersions(bucket));
+  if (versions > 0) {
+    return Fail(S3Error(ErrorCode::kConflict, "BucketNotEmpty",
+                        "The bucket you tried to delete is not empty: it still has versions or "
+                        "delete markers (list them with ListObjectVersions)."));
+  }
   TM_TRY(store_.DeleteBucket(bucket));
   return identities_.RecordOperatorBucket(bucket, id.access_key, false);
 }
@@ -284,7 +296,8 @@ Result<objectstore::ListResult> S3Service::List(const storage::S3Identity& id,
                                                 objectstore::ListOptions opts) {
   TM_TRY(Authorize(id, bucket, opts.prefix, Access::kList));
   if (id.kind != Kind::kSession || opts.prefix.starts_with(id.prefix)) {
-    return store_.List(bucket, opts);
+    if (storage::IsTableBucket(bucket)) return store_.List(bucket, opts);
+    return ListWithoutKeptVersions(bucket, std::move(opts));
   }
   // Here opts.prefix + "/" == id.prefix.
   if (opts.delimiter == "/") {
@@ -307,6 +320,41 @@ Result<objectstore::ListResult> S3Service::List(const storage::S3Identity& id,
   // requested prefix.
   opts.prefix = id.prefix;
   return store_.List(bucket, opts);
+}
+
+// Noncurrent versions are objects of the bucket under kVersionsPrefix (versioning.cc);
+// a listing leaves them out, and when it meets them it goes on past all of them, so a
+// page is not spent on them.
+Result<objectstore::ListResult> S3Service::ListWithoutKeptVersions(const std::string& bucket,
+                                                                   objectstore::ListOptions opts) {
+  auto kept = [](const std::string& key) { return key.starts_with(kVersionsPrefix); };
+  TM_ASSIGN(auto page, store_.List(bucket, opts));
+  if (std::none_of(page.objects.begin(), page.objects.end(),
+                   [&](const auto& o) { return kept(o.key); }) &&
+      std::none_of(page.common_prefixes.begin(), page.common_prefixes.end(), kept)) {
+    return page;
+  }
+  objectstore::ListResult out;
+  while (true) {
+    for (auto& o : page.objects) {
+      if (!kept(o.key)) out.objects.push_back(std::move(o));
+    }
+    for (auto& cp : page.common_prefixes) {
+      if (!kept(cp)) out.common_prefixes.push_back(std::move(cp));
+    }
+    out.truncated = page.truncated;
+    out.next_marker = page.next_marker;
+    const int shown = static_cast<int>(out.objects.size() + out.common_prefixes.size());
+    if (!page.truncated || shown >= opts.max_keys) break;
+    // Past every kept version (they sort together), from where this page ended.
+    const std::string past_kept = std::string(kVersionsPrefix) + "\xF4\x8F\xBF\xBF";
+    opts.start_after = std::max(page.next_marker, past_kept);
+    opts.continuation.clear();
+    opts.max_keys -= shown;
+    TM_ASSIGN(page, store_.List(bucket, opts));
+    opts.max_keys += shown;
+  }
+  return out;
 }
 
 Result<std::vector<objectstore::UploadInfo>> S3Service::ListUploads(const storage::S3Identity& id,
@@ -515,8 +563,12 @@ Result<CompletedUpload> S3Service::Complete(
                               "what the parts make."));
     }
   }
-  TM_ASSIGN(out.object, store_.CompleteUpload(bucket, upload.upload_id, numbers, final_info,
-                                              PublishConditions(conditions)));
+  TM_ASSIGN(out.object, PublishWrite(bucket, key, [&](const std::string& version_id) {
+              final_info.version_id = version_id;
+              return store_.CompleteUpload(bucket, upload.upload_id, numbers, final_info,
+                                           PublishConditions(conditions));
+            }));
+  out.object.version_id = final_info.version_id;
   return out;
 }
 

@@ -4,11 +4,13 @@
 // table buckets' key layout, write preconditions and the multipart rules. No HTTP here.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "common/result.h"
 #include "objectstore/registered_store.h"
 #include "s3/conditions.h"
@@ -61,6 +63,50 @@ inline constexpr char kPublicRead[] = "public-read";
 inline constexpr char kPublicReadWrite[] = "public-read-write";
 inline constexpr char kAuthenticatedRead[] = "authenticated-read";
 
+// ---- versioning (versioning.cc). The current version of a key is the object under the
+// key itself (so reads, listings and engines' paths are those of any object); every other
+// version is kept under a reserved prefix of the same bucket, with a record in the
+// metastore (BucketStore's versions), and a delete marker is a record alone.
+inline constexpr char kVersionsPrefix[] = ".tablemere-versions/";
+inline constexpr char kVersioningEnabled[] = "Enabled";
+inline constexpr char kVersioningSuspended[] = "Suspended";
+
+// Where a read of one version finds its bytes.
+struct VersionedRead {
+  std::string stored_key;  // the key itself for the current version
+  std::string version_id;  // "" when none was asked for
+  // A noncurrent version's own ETag and time (its kept copy's differ).
+  std::optional<std::string> etag;
+  std::optional<int64_t> modified_ms;
+};
+
+// What a DELETE did: the version it removed or the delete marker it made.
+struct DeleteOutcome {
+  std::string version_id;  // "" in a bucket that never had versioning
+  bool delete_marker = false;
+};
+
+// One entry of ListObjectVersions.
+struct VersionEntry {
+  std::string key;
+  std::string version_id;
+  bool latest = false;
+  bool delete_marker = false;
+  uint64_t size = 0;
+  std::string etag;
+  int64_t modified_ms = 0;
+};
+struct VersionListing {
+  std::string prefix, delimiter, key_marker, version_id_marker;
+  int max_keys = 1000;
+};
+struct VersionPage {
+  std::vector<VersionEntry> versions;  // by key, newest first within a key
+  std::vector<std::string> common_prefixes;
+  bool truncated = false;
+  std::string next_key_marker, next_version_id_marker;
+};
+
 class S3Service {
  public:
   S3Service(objectstore::RegisteredStore& store, storage::IdentityResolver& identities)
@@ -109,6 +155,41 @@ class S3Service {
   Result<void> CheckWriteConditions(const std::string& bucket, const std::string& key,
                                     const Conditions& conditions);
 
+  // ---- versioning (versioning.cc)
+  // The bucket's versioning: "" (never enabled), "Enabled" or "Suspended".
+  Result<std::string> VersioningOf(const std::string& bucket);
+  // PutBucketVersioning: `status` Enabled or Suspended, on an operator user's or a
+  // warehouse's blob bucket (table buckets keep Iceberg's own immutability).
+  Result<void> SetVersioning(const storage::S3Identity& id, const std::string& bucket,
+                             const std::string& status);
+  // Where version `version_id` of `key` is read (the key itself when none is named):
+  // NoSuchVersion when the bucket has no such version, MethodNotAllowed (with the
+  // marker's headers) for a delete marker, InvalidArgument for an id other than "null"
+  // in a bucket that never had versioning.
+  Result<VersionedRead> ReadVersion(const std::string& bucket, const std::string& key,
+                                    const std::optional<std::string>& version_id);
+  // After a read of the current object found none: the delete marker that is the key's
+  // newest version, if there is one (its version id), for the 404's headers.
+  Result<std::optional<std::string>> CurrentDeleteMarker(const std::string& bucket,
+                                                         const std::string& key);
+  // Publishes a write of `key` (a put, copy, POST or completed upload) through `write`,
+  // which is given the version id the new object is to carry ("" in a bucket that never
+  // had versioning) and stores it. In a bucket with versioning the key is held against
+  // other writers, the current object is kept as a noncurrent version first (unless it
+  // is the null version a suspended bucket replaces), and a null version the write
+  // replaces is removed after it. Answers the stored object.
+  Result<objectstore::ObjectInfo> PublishWrite(
+      const std::string& bucket, const std::string& key,
+      const std::function<Result<objectstore::ObjectInfo>(const std::string& version_id)>& write);
+  // DELETE of the current object (`version_id` nullopt: in a bucket with versioning it
+  // becomes a delete marker) or of one version (the one before it becomes current when
+  // it was current). Authorised by the caller.
+  Result<DeleteOutcome> DeleteObject(const std::string& bucket, const std::string& key,
+                                     const std::optional<std::string>& version_id);
+  // ListObjectVersions, authorised for the prefix.
+  Result<VersionPage> ListVersions(const storage::S3Identity& id, const std::string& bucket,
+                                   const VersionListing& listing);
+
   // ---- multipart
   // The upload `upload_id` of `key` (NoSuchUpload when it is another key's).
   Result<objectstore::UploadInfo> Upload(const std::string& bucket, const std::string& key,
@@ -125,6 +206,8 @@ class S3Service {
 
  private:
   Result<void> RefuseOverQuota(const std::string& bucket, Access access);
+  Result<objectstore::ListResult> ListWithoutKeptVersions(const std::string& bucket,
+                                                          objectstore::ListOptions opts);
   Result<void> AuthorizeAnonymous(const std::string& bucket, const std::string& key, Access access);
   // What a caller who is not the owner may do by the canned ACLs (AllUsers, and
   // AuthenticatedUsers when `signed_caller`): list a bucket by the bucket's ACL, read an
@@ -137,8 +220,21 @@ class S3Service {
   std::optional<CompletedUpload> RepeatedComplete(const std::string& bucket, const std::string& key,
                                                   const std::vector<RequestedPart>& parts);
 
+  // ---- versioning (versioning.cc)
+  std::string NewVersionId();
+  // Keeps the current object `current` of `key` as noncurrent version `version_id`.
+  Result<void> KeepAsNoncurrent(const std::string& bucket, const std::string& key,
+                                const objectstore::ObjectInfo& current,
+                                const std::string& version_id);
+  // Removes the noncurrent null version of `key`, if there is one.
+  Result<void> DropNoncurrentNull(const std::string& bucket, const std::string& key);
+  // When `key` has no current object and its newest version is not a delete marker,
+  // makes that version current again.
+  Result<void> RestoreNewest(const std::string& bucket, const std::string& key);
+
   objectstore::RegisteredStore& store_;
   storage::IdentityResolver& identities_;
+  SystemRandom random_;
 };
 
 }  // namespace tablemere::s3

@@ -165,10 +165,14 @@ class AppImpl final : public App {
                                 ? KeyRing::LoadOrCreate(config.data_dir + "/master.key")
                                 : KeyRing::Load(config.master_key_file));
     keys_ = std::make_unique<KeyRing>(std::move(keys));
-    key_locks_ = std::make_unique<objectstore::MetastoreKeyLocks>(meta_->key_locks(), clock_);
+    TM_ASSIGN(const std::string lock_owner, ServerName(config.data_dir, random_));
+    key_locks_ =
+        std::make_unique<objectstore::MetastoreKeyLocks>(meta_->key_locks(), clock_, lock_owner);
+    // This process holds the data directory: what a killed predecessor held is free.
+    TM_TRY(key_locks_->ReleaseLeftBehind());
     TM_ASSIGN(auto backend, OpenObjectStore(config, clock_, random_, key_locks_.get()));
     objects_ = std::make_unique<objectstore::RegisteredStore>(std::move(backend), meta_->buckets(),
-                                                              clock_);
+                                                              clock_, key_locks_.get());
     // Buckets were registered in the object store before the metastore kept them.
     TM_TRY(objects_->ImportLegacyBuckets());
     // Usage counted as objects change reaches the metastore once a second, in one write.

@@ -98,7 +98,8 @@ Result<http::Response> Adapter::PutBucketAcl(Ctx& ctx) {
 
 Result<http::Response> Adapter::GetObjectAcl(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kRead));
-  TM_ASSIGN(auto info, store_.Head(ctx.bucket, ctx.key));
+  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
+  TM_ASSIGN(auto info, store_.Head(ctx.bucket, where.stored_key));
   TM_ASSIGN(std::string owner, service_.OwnerIdOf(ctx.bucket));
   return RenderAcl(owner, info.acl);
 }
@@ -107,9 +108,10 @@ Result<http::Response> Adapter::PutObjectAcl(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   TM_ASSIGN(auto header, CannedAclOfPut(ctx));
   TM_ASSIGN(std::string acl, service_.CannedAclForWrite(ctx.identity, ctx.bucket, header));
+  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   objectstore::AttributeChange change;
   change.acl = acl;
-  TM_TRY(store_.SetObjectAttributes(ctx.bucket, ctx.key, change));
+  TM_TRY(store_.SetObjectAttributes(ctx.bucket, where.stored_key, change));
   return http::Response{};
 }
 

@@ -60,8 +60,16 @@ tablemere::s3::Conditions ConditionsFrom(const http::Headers& headers,
                                          const std::string& prefix = "");
 // Headers given on PUT / CreateMultipartUpload that are stored with the object.
 std::map<std::string, std::string> StoredHeaders(const http::Headers& headers);
-// "x-amz-copy-source: [/]bucket/key[?versionId=…]" → (bucket, key).
-Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx);
+// "x-amz-copy-source: [/]bucket/key[?versionId=…]".
+struct CopySource {
+  std::string bucket, key;
+  std::optional<std::string> version_id;
+};
+Result<CopySource> CopySourceOf(const Ctx& ctx);
+// The ?versionId a request names, if any.
+std::optional<std::string> VersionIdOf(const Ctx& ctx);
+// Sets x-amz-version-id when `version_id` is one ("" in buckets that never had versioning).
+void SetVersionHeader(http::Response& r, const std::string& version_id);
 // x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
 Result<void> CheckCopySourceConditions(const Ctx& ctx, const objectstore::ObjectInfo& src_info);
 // An object's tags as a Tagging XML document gives them (a POST form's tagging field),
@@ -103,6 +111,7 @@ class Adapter {
   Result<http::Response> HeadBucket(Ctx& ctx);
   Result<http::Response> GetBucketLocation(Ctx& ctx);
   Result<http::Response> GetBucketVersioning(Ctx& ctx);
+  Result<http::Response> PutBucketVersioning(Ctx& ctx);
   // ---- listing.cc
   Result<http::Response> ListObjects(Ctx& ctx);
   Result<http::Response> ListVersions(Ctx& ctx);
@@ -122,6 +131,7 @@ class Adapter {
   Result<http::Response> GetBucketTagging(Ctx& ctx);
   Result<http::Response> PutBucketTagging(Ctx& ctx);
   Result<http::Response> DeleteBucketTagging(Ctx& ctx);
+  Result<http::Response> ChangeObjectTags(Ctx& ctx, std::map<std::string, std::string> tags);
   // ---- acl.cc
   Result<http::Response> GetBucketAcl(Ctx& ctx);
   Result<http::Response> PutBucketAcl(Ctx& ctx);
@@ -156,6 +166,7 @@ class Adapter {
   void AddCors(const Ctx& ctx, http::Response& response);
   Result<void> Authenticate(Ctx& ctx);
   Result<http::Response> ReadObject(Ctx& ctx, bool head);
+  Error WithDeleteMarker(const Ctx& ctx, Error error);
   // Streams the request body into `writer`, decoding aws-chunked framing and verifying
   // the payload hash, Content-MD5 and any flexible checksum (body.cc). On failure the
   // writer is aborted and nothing becomes visible.

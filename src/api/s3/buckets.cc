@@ -133,10 +133,29 @@ Result<http::Response> Adapter::GetBucketLocation(Ctx& ctx) {
 
 Result<http::Response> Adapter::GetBucketVersioning(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, "", Access::kBucketRead));
-  TM_TRY(store_.HeadBucket(ctx.bucket));
+  TM_ASSIGN(std::string state, service_.VersioningOf(ctx.bucket));
   XmlWriter x;
-  x.Open("VersioningConfiguration", true).Close("VersioningConfiguration");
+  x.Open("VersioningConfiguration", true);
+  // A bucket that never had versioning answers an empty configuration, as S3 does.
+  if (!state.empty()) x.Element("Status", state);
+  x.Close("VersioningConfiguration");
   return Xml(200, x.Take());
+}
+
+Result<http::Response> Adapter::PutBucketVersioning(Ctx& ctx) {
+  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
+  if (auto md5 = ctx.req.headers.Get("Content-MD5")) TM_TRY(CheckContentMd5Form(*md5));
+  pugi::xml_document doc;
+  if (!doc.load_buffer(body.data(), body.size())) return Fail(tablemere::s3::MalformedXml());
+  pugi::xml_node root = doc.child("VersioningConfiguration");
+  if (!root) return Fail(tablemere::s3::MalformedXml());
+  if (Trim(root.child_value("MfaDelete")) == "Enabled") {
+    return Fail(tablemere::s3::S3Error(ErrorCode::kNotImplemented, "NotImplemented",
+                                       "MFA delete is not offered; send the configuration with "
+                                       "MfaDelete Disabled or without it."));
+  }
+  TM_TRY(service_.SetVersioning(ctx.identity, ctx.bucket, Trim(root.child_value("Status"))));
+  return http::Response{};
 }
 
 }  // namespace tablemere::api::s3

@@ -14,6 +14,8 @@ int StatusFor(const Error& e, std::string* code) {
       {"NoSuchTagSet", 404},
       {"NoSuchCORSConfiguration", 404},
       {"NoSuchPublicAccessBlockConfiguration", 404},
+      {"NoSuchVersion", 404},
+      {"MethodNotAllowed", 405},
       {"InvalidLocationConstraint", 400},
       {"MalformedPOSTRequest", 400},
       {"InvalidPolicyDocument", 400},

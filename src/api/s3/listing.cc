@@ -116,39 +116,49 @@ Result<http::Response> Adapter::ListObjects(Ctx& ctx) {
 
 Result<http::Response> Adapter::ListVersions(Ctx& ctx) {
   TM_ASSIGN(ListParams p, ParseListParams(ctx));
-  objectstore::ListOptions opts;
-  opts.prefix = p.prefix;
-  opts.delimiter = p.delimiter;
-  opts.max_keys = p.max_keys;
-  opts.continuation = ctx.Q("key-marker");
-  TM_ASSIGN(auto list, service_.List(ctx.identity, ctx.bucket, opts));
+  tablemere::s3::VersionListing q;
+  q.prefix = p.prefix;
+  q.delimiter = p.delimiter;
+  q.max_keys = p.max_keys;
+  q.key_marker = ctx.Q("key-marker");
+  q.version_id_marker = ctx.Q("version-id-marker");
+  if (!q.version_id_marker.empty() && q.key_marker.empty()) {
+    return Fail(tablemere::s3::InvalidArgument(
+        "A version-id marker cannot be specified without a key marker."));
+  }
+  TM_ASSIGN(auto page, service_.ListVersions(ctx.identity, ctx.bucket, q));
   XmlWriter x;
   x.Open("ListVersionsResult", true)
       .Element("Name", ctx.bucket)
       .Element("Prefix", Enc(p, p.prefix))
-      .Element("KeyMarker", Enc(p, ctx.Q("key-marker")))
-      .Element("VersionIdMarker", ctx.Q("version-id-marker"))
+      .Element("KeyMarker", Enc(p, q.key_marker))
+      .Element("VersionIdMarker", q.version_id_marker)
       .Element("MaxKeys", std::to_string(p.max_keys));
   if (!p.delimiter.empty()) x.Element("Delimiter", Enc(p, p.delimiter));
   if (p.url_encode) x.Element("EncodingType", "url");
-  x.Element("IsTruncated", list.truncated ? "true" : "false");
-  if (list.truncated) {
-    x.Element("NextKeyMarker", Enc(p, list.next_marker)).Element("NextVersionIdMarker", "null");
+  x.Element("IsTruncated", page.truncated ? "true" : "false");
+  if (page.truncated) {
+    x.Element("NextKeyMarker", Enc(p, page.next_key_marker));
+    if (!page.next_version_id_marker.empty()) {
+      x.Element("NextVersionIdMarker", page.next_version_id_marker);
+    }
   }
   TM_ASSIGN(std::string owner_id, service_.OwnerIdOf(ctx.bucket));
-  for (const auto& o : list.objects) {
-    x.Open("Version")
-        .Element("Key", Enc(p, o.key))
-        .Element("VersionId", "null")
-        .Element("IsLatest", "true")
-        .Element("LastModified", FormatIso8601(o.last_modified_ms))
-        .Element("ETag", Quote(o.etag))
-        .Element("Size", std::to_string(o.size))
-        .Element("StorageClass", "STANDARD");
+  for (const auto& v : page.versions) {
+    x.Open(v.delete_marker ? "DeleteMarker" : "Version")
+        .Element("Key", Enc(p, v.key))
+        .Element("VersionId", v.version_id)
+        .Element("IsLatest", v.latest ? "true" : "false")
+        .Element("LastModified", FormatIso8601(v.modified_ms));
+    if (!v.delete_marker) {
+      x.Element("ETag", Quote(v.etag))
+          .Element("Size", std::to_string(v.size))
+          .Element("StorageClass", "STANDARD");
+    }
     WriteOwner(x, owner_id);
-    x.Close("Version");
+    x.Close(v.delete_marker ? "DeleteMarker" : "Version");
   }
-  for (const auto& cp : list.common_prefixes) {
+  for (const auto& cp : page.common_prefixes) {
     x.Open("CommonPrefixes").Element("Prefix", Enc(p, cp)).Close("CommonPrefixes");
   }
   x.Close("ListVersionsResult");

@@ -84,13 +84,18 @@ Result<http::Response> Adapter::CreateUpload(Ctx& ctx) {
 // A part copied from (a byte range of) an existing object; boto3's managed copy()
 // and `aws s3 cp s3://… s3://…` use it for large objects.
 Result<http::Response> Adapter::UploadPartCopy(Ctx& ctx) {
-  TM_ASSIGN(auto source, CopySourceOf(ctx));
-  const auto& [src_bucket, src_key] = source;
-  TM_TRY(service_.Authorize(ctx.identity, src_bucket, src_key, Access::kRead));
+  TM_ASSIGN(CopySource source, CopySourceOf(ctx));
+  const std::string& src_bucket = source.bucket;
+  TM_TRY(service_.Authorize(ctx.identity, src_bucket, source.key, Access::kRead));
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWrite));
   TM_ASSIGN(int number, PartNumber(ctx));
   TM_ASSIGN(auto upload, service_.Upload(ctx.bucket, ctx.key, ctx.Q("uploadId")));
+  TM_ASSIGN(auto from, service_.ReadVersion(src_bucket, source.key, source.version_id));
+  const std::string& src_key = from.stored_key;
   TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, src_key));
+  const std::string src_etag = src_info.etag;  // the stored copy's, which the read checks
+  if (from.etag) src_info.etag = *from.etag;
+  if (from.modified_ms) src_info.last_modified_ms = *from.modified_ms;
   TM_TRY(CheckCopySourceConditions(ctx, src_info));
   uint64_t offset = 0;
   uint64_t length = src_info.size;
@@ -118,7 +123,7 @@ Result<http::Response> Adapter::UploadPartCopy(Ctx& ctx) {
   }
   ObjectInfo opened;
   TM_ASSIGN(auto reader, store_.Get(src_bucket, src_key, offset, length, &opened));
-  if (opened.etag != src_info.etag) {
+  if (opened.etag != src_etag) {
     return Fail(S3Error(ErrorCode::kConflict, "PreconditionFailed",
                         "The source object changed during the copy; retry."));
   }
@@ -273,7 +278,9 @@ Result<http::Response> Adapter::CompleteUpload(Ctx& ctx) {
         .Element("ChecksumType", done.checksum_type);
   }
   x.Close("CompleteMultipartUploadResult");
-  return Xml(200, x.Take());
+  http::Response r = Xml(200, x.Take());
+  SetVersionHeader(r, done.object.version_id);
+  return r;
 }
 
 Result<http::Response> Adapter::AbortUpload(Ctx& ctx) {

@@ -95,6 +95,20 @@ Result<std::optional<http::Response>> ReadConditions(const Ctx& ctx, const Objec
 
 }  // namespace
 
+// A current read that found no object, where a delete marker is the key's newest
+// version, says so (x-amz-delete-marker and the marker's version id), as S3 does.
+Error Adapter::WithDeleteMarker(const Ctx& ctx, Error error) {
+  if (ctx.Has("versionId") ||
+      objectstore::FailureOf(error) != objectstore::StoreFailure::kNoSuchKey) {
+    return error;
+  }
+  auto marker = service_.CurrentDeleteMarker(ctx.bucket, ctx.key);
+  if (marker && *marker) {
+    error.With("header:x-amz-delete-marker", "true").With("header:x-amz-version-id", **marker);
+  }
+  return error;
+}
+
 Result<http::Response> Adapter::GetObject(Ctx& ctx) { return ReadObject(ctx, false); }
 Result<http::Response> Adapter::HeadObject(Ctx& ctx) { return ReadObject(ctx, true); }
 
@@ -113,15 +127,25 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
     }
     part = static_cast<size_t>(*n);
   }
+  // The version asked for: the object under the key unless a versionId names another.
+  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   // A plain GET opens the object once (its metadata comes with the bytes): on a remote
   // backend a HEAD first would double the round trips of every small read.
   std::unique_ptr<objectstore::ObjectReader> opened;
-  ObjectInfo info;
+  ObjectInfo stored;
   if (!head && !part && !ctx.req.headers.Has("Range")) {
-    TM_ASSIGN(opened, store_.Get(ctx.bucket, ctx.key, 0, std::nullopt, &info));
+    auto found = store_.Get(ctx.bucket, where.stored_key, 0, std::nullopt, &stored);
+    if (!found) return Fail(WithDeleteMarker(ctx, std::move(found).error()));
+    opened = std::move(*found);
   } else {
-    TM_ASSIGN(info, store_.Head(ctx.bucket, ctx.key));
+    auto found = store_.Head(ctx.bucket, where.stored_key);
+    if (!found) return Fail(WithDeleteMarker(ctx, std::move(found).error()));
+    stored = std::move(*found);
   }
+  // A noncurrent version answers with its own ETag and time, not its kept copy's.
+  ObjectInfo info = stored;
+  if (where.etag) info.etag = *where.etag;
+  if (where.modified_ms) info.last_modified_ms = *where.modified_ms;
   TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
   if (not_modified) return std::move(*not_modified);
   uint64_t offset = 0;
@@ -155,6 +179,7 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
   // bytes it received against them.
   const bool whole_object = !ranged && !part;
   ObjectHeaders(ctx, info, r);
+  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
   if (ranged) {
     r.status = 206;
     r.headers.Set("Content-Range", "bytes " + std::to_string(offset) + "-" +
@@ -195,8 +220,8 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
     return r;
   }
   ObjectInfo again;
-  TM_ASSIGN(auto reader, store_.Get(ctx.bucket, ctx.key, offset, length, &again));
-  if (again.etag != info.etag) {
+  TM_ASSIGN(auto reader, store_.Get(ctx.bucket, where.stored_key, offset, length, &again));
+  if (again.etag != stored.etag) {
     // Overwritten between HEAD and open: serve the new version consistently.
     return ReadObject(ctx, head);
   }
@@ -230,15 +255,39 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
     info.checksums["type"] = "FULL_OBJECT";
     info.checksums["algorithm"] = storage::ChecksumAlgorithmName(*body.algorithm);
   }
-  TM_ASSIGN(ObjectInfo stored, writer->Commit(std::move(info)));
-  return UploadAnswer(stored.etag, body, true);
+  std::string version_id;
+  TM_ASSIGN(ObjectInfo stored,
+            service_.PublishWrite(ctx.bucket, ctx.key, [&](const std::string& id) {
+              info.version_id = version_id = id;
+              return writer->Commit(std::move(info));
+            }));
+  http::Response r = UploadAnswer(stored.etag, body, true);
+  SetVersionHeader(r, version_id);
+  return r;
 }
 
-// "x-amz-copy-source: [/]bucket/key[?versionId=…]" → (bucket, key).
-Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx) {
+std::optional<std::string> VersionIdOf(const Ctx& ctx) {
+  if (!ctx.Has("versionId")) return std::nullopt;
+  return ctx.Q("versionId");
+}
+
+void SetVersionHeader(http::Response& r, const std::string& version_id) {
+  if (!version_id.empty()) r.headers.Set("x-amz-version-id", version_id);
+}
+
+Result<CopySource> CopySourceOf(const Ctx& ctx) {
   std::string source = *ctx.req.headers.Get("x-amz-copy-source");
+  std::optional<std::string> version_id;
   size_t q = source.find('?');
-  if (q != std::string::npos) source = source.substr(0, q);
+  if (q != std::string::npos) {
+    auto query = ParseQuery(source.substr(q + 1));
+    if (query) {
+      for (const auto& [name, value] : *query) {
+        if (name == "versionId") version_id = value;
+      }
+    }
+    source = source.substr(0, q);
+  }
   auto decoded = UrlDecode(source);
   if (!decoded)
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidArgument", "Invalid copy source"));
@@ -250,7 +299,7 @@ Result<std::pair<std::string, std::string>> CopySourceOf(const Ctx& ctx) {
         S3Error(ErrorCode::kInvalidInput, "InvalidArgument",
                 "Copy Source must mention the source bucket and key: sourcebucket/sourcekey"));
   }
-  return std::pair{src.substr(0, slash), src.substr(slash + 1)};
+  return CopySource{src.substr(0, slash), src.substr(slash + 1), std::move(version_id)};
 }
 
 // x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
@@ -264,11 +313,14 @@ Result<void> CheckCopySourceConditions(const Ctx& ctx, const ObjectInfo& src_inf
 }
 
 Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
-  TM_ASSIGN(auto source, CopySourceOf(ctx));
-  const auto& [src_bucket, src_key] = source;
-  TM_TRY(service_.Authorize(ctx.identity, src_bucket, src_key, Access::kRead));
+  TM_ASSIGN(CopySource source, CopySourceOf(ctx));
+  const std::string& src_bucket = source.bucket;
+  TM_TRY(service_.Authorize(ctx.identity, src_bucket, source.key, Access::kRead));
   TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
-  TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, src_key));
+  TM_ASSIGN(auto from, service_.ReadVersion(src_bucket, source.key, source.version_id));
+  TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, from.stored_key));
+  if (from.etag) src_info.etag = *from.etag;
+  if (from.modified_ms) src_info.last_modified_ms = *from.modified_ms;
   TM_TRY(CheckCopySourceConditions(ctx, src_info));
   TM_ASSIGN(std::string acl,
             service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
@@ -287,19 +339,30 @@ Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
     meta.tags = tags.value_or(std::map<std::string, std::string>{});
   }
   meta.acl = std::move(acl);
-  if (!replace_meta && !replace_tags && src_bucket == ctx.bucket && src_key == ctx.key) {
+  // Copying an older version onto its own key is how one restores it.
+  if (!replace_meta && !replace_tags && src_bucket == ctx.bucket && source.key == ctx.key &&
+      from.stored_key == ctx.key) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidRequest",
                         "This copy request is illegal because it is trying to copy an object to "
                         "itself without changing the object's metadata."));
   }
+  std::string version_id;
   TM_ASSIGN(ObjectInfo copied,
-            store_.Copy(src_bucket, src_key, ctx.bucket, ctx.key, std::move(meta)));
+            service_.PublishWrite(ctx.bucket, ctx.key, [&](const std::string& id) {
+              meta.version_id = version_id = id;
+              return store_.Copy(src_bucket, from.stored_key, ctx.bucket, ctx.key, meta);
+            }));
   XmlWriter x;
   x.Open("CopyObjectResult", true)
       .Element("LastModified", FormatIso8601(copied.last_modified_ms))
       .Element("ETag", Quote(copied.etag))
       .Close("CopyObjectResult");
-  return Xml(200, x.Take());
+  http::Response r = Xml(200, x.Take());
+  SetVersionHeader(r, version_id);
+  const std::string& source_version =
+      from.version_id.empty() ? src_info.version_id : from.version_id;
+  if (!source_version.empty()) r.headers.Set("x-amz-copy-source-version-id", source_version);
+  return r;
 }
 
 // GetObjectAttributes: what SDKs and the AWS CLI ask to verify a (multipart) upload.
@@ -334,7 +397,10 @@ Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
     }
     marker = *n;
   }
-  TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, ctx.key));
+  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
+  TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, where.stored_key));
+  if (where.etag) info.etag = *where.etag;
+  if (where.modified_ms) info.last_modified_ms = *where.modified_ms;
   TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
   if (not_modified) return std::move(*not_modified);
   std::string algorithm;
@@ -383,14 +449,17 @@ Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
   x.Close("GetObjectAttributesResponse");
   http::Response r = Xml(200, x.Take());
   r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
+  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
   return r;
 }
 
 Result<http::Response> Adapter::DeleteObject(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kDelete));
-  TM_TRY(store_.Delete(ctx.bucket, ctx.key));
+  TM_ASSIGN(auto done, service_.DeleteObject(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   http::Response r;
   r.status = 204;
+  SetVersionHeader(r, done.version_id);
+  if (done.delete_marker) r.headers.Set("x-amz-delete-marker", "true");
   return r;
 }
 
@@ -418,6 +487,8 @@ Result<http::Response> Adapter::DeleteObjects(Ctx& ctx) {
   for (pugi::xml_node obj : root.children("Object")) {
     if (++count > 1000) return Fail(MalformedXml());
     std::string key = obj.child_value("Key");
+    std::optional<std::string> version_id;
+    if (obj.child("VersionId")) version_id = obj.child_value("VersionId");
     if (key.empty()) {
       x.Open("Error")
           .Element("Key", key)
@@ -427,18 +498,25 @@ Result<http::Response> Adapter::DeleteObjects(Ctx& ctx) {
       continue;
     }
     auto allowed = service_.Authorize(ctx.identity, ctx.bucket, key, Access::kDelete);
-    Result<void> result =
-        allowed ? store_.Delete(ctx.bucket, key) : Result<void>(std::unexpected(allowed.error()));
+    auto result = allowed ? service_.DeleteObject(ctx.bucket, key, version_id)
+                          : Result<tablemere::s3::DeleteOutcome>(std::unexpected(allowed.error()));
     if (result) {
-      if (!quiet) x.Open("Deleted").Element("Key", key).Close("Deleted");
+      if (!quiet) {
+        x.Open("Deleted").Element("Key", key);
+        // S3 names the version asked for, and the delete marker a plain delete made.
+        if (version_id) x.Element("VersionId", *version_id);
+        if (result->delete_marker) {
+          x.Element("DeleteMarker", "true");
+          if (!version_id) x.Element("DeleteMarkerVersionId", result->version_id);
+        }
+        x.Close("Deleted");
+      }
     } else {
       std::string code;
       StatusFor(result.error(), &code);
-      x.Open("Error")
-          .Element("Key", key)
-          .Element("Code", code)
-          .Element("Message", result.error().message)
-          .Close("Error");
+      x.Open("Error").Element("Key", key);
+      if (version_id) x.Element("VersionId", *version_id);
+      x.Element("Code", code).Element("Message", result.error().message).Close("Error");
     }
   }
   x.Close("DeleteResult");

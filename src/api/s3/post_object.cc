@@ -261,7 +261,12 @@ Result<http::Response> Adapter::PostObject(Ctx& ctx) {
   info.headers = StoredHeaders(as_headers);
   info.acl = acl;
   if (tags) info.tags = std::move(*tags);
-  TM_ASSIGN(objectstore::ObjectInfo stored, writer->Commit(std::move(info)));
+  std::string version_id;
+  TM_ASSIGN(objectstore::ObjectInfo stored,
+            service_.PublishWrite(ctx.bucket, object_key, [&](const std::string& id) {
+              info.version_id = version_id = id;
+              return writer->Commit(std::move(info));
+            }));
 
   // ---- the answer the form asked for
   const std::string etag = Quote(stored.etag);
@@ -272,6 +277,7 @@ Result<http::Response> Adapter::PostObject(Ctx& ctx) {
                                   "bucket=" + UrlEncode(ctx.bucket, true) + "&key=" +
                                   UrlEncode(object_key, true) + "&etag=" + UrlEncode(etag, true));
     r.headers.Set("ETag", etag);
+    SetVersionHeader(r, version_id);
     return r;
   }
   std::string status = Field(fields, "success_action_status");
@@ -290,6 +296,7 @@ Result<http::Response> Adapter::PostObject(Ctx& ctx) {
   }
   r.headers.Set("ETag", etag);
   r.headers.Set("Location", "/" + ctx.bucket + "/" + object_key);
+  SetVersionHeader(r, version_id);
   return r;
 }
 

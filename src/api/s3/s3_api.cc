@@ -102,6 +102,7 @@ constexpr Route kRoutes[] = {
     {"HEAD", Target::kBucket, Always, &Adapter::HeadBucket},
     {"GET", Target::kBucket, Location, &Adapter::GetBucketLocation},
     {"GET", Target::kBucket, Versioning, &Adapter::GetBucketVersioning},
+    {"PUT", Target::kBucket, Versioning, &Adapter::PutBucketVersioning},
     {"GET", Target::kBucket, Uploads, &Adapter::ListUploads},
     {"GET", Target::kBucket, Versions, &Adapter::ListVersions},
     {"POST", Target::kBucket, FormUpload, &Adapter::PostObject},
@@ -178,6 +179,10 @@ http::Response Adapter::Handle(http::Request& req) {
     std::string code;
     resp.status = StatusFor(e, &code);
     if (resp.status == 503) resp.headers.Set("Retry-After", "1");
+    // Headers an error carries (a delete marker's, the methods a 405 allows).
+    for (const auto& [name, value] : e.detail) {
+      if (name.starts_with("header:")) resp.headers.Set(name.substr(7), value);
+    }
     if (req.method != "HEAD") {  // HEAD errors carry no body
       XmlWriter x;
       x.Open("Error").Element("Code", code).Element("Message", e.message);

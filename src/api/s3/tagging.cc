@@ -68,25 +68,36 @@ Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
 
 Result<http::Response> Adapter::GetObjectTagging(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kRead));
-  TM_ASSIGN(auto info, store_.Head(ctx.bucket, ctx.key));
-  return RenderTagging(info.tags);
+  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
+  TM_ASSIGN(auto info, store_.Head(ctx.bucket, where.stored_key));
+  http::Response r = RenderTagging(info.tags);
+  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  return r;
+}
+
+// Tags of the version a request names (the current object unless versionId names another).
+Result<http::Response> Adapter::ChangeObjectTags(Ctx& ctx,
+                                                 std::map<std::string, std::string> tags) {
+  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
+  objectstore::AttributeChange change;
+  change.tags = std::move(tags);
+  TM_ASSIGN(auto info, store_.SetObjectAttributes(ctx.bucket, where.stored_key, change));
+  http::Response r;
+  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  return r;
 }
 
 Result<http::Response> Adapter::PutObjectTagging(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   TM_ASSIGN(auto tags, ReadTagging(ctx, TagTarget::kObject));
-  objectstore::AttributeChange change;
-  change.tags = std::move(tags);
-  TM_TRY(store_.SetObjectAttributes(ctx.bucket, ctx.key, change));
-  return http::Response{};
+  return ChangeObjectTags(ctx, std::move(tags));
 }
 
 Result<http::Response> Adapter::DeleteObjectTagging(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
-  objectstore::AttributeChange change;
-  change.tags.emplace();
-  TM_TRY(store_.SetObjectAttributes(ctx.bucket, ctx.key, change));
-  return NoContent();
+  TM_ASSIGN(auto r, ChangeObjectTags(ctx, {}));
+  r.status = 204;
+  return r;
 }
 
 Result<http::Response> Adapter::GetBucketTagging(Ctx& ctx) {
