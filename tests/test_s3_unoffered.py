@@ -38,17 +38,6 @@ def with_header(server, name, value, operation="PutObject"):
     return s3
 
 
-def test_a_bucket_with_object_lock_is_refused_and_not_created(op1):
-    name = uniq("lock")
-    msg = assert_s3_error("NotImplemented", 501, op1.create_bucket, Bucket=name,
-                          ObjectLockEnabledForBucket=True)
-    assert "object lock" in msg
-    assert_s3_error("404", 404, op1.head_bucket, Bucket=name)
-    # Saying "false" asks for nothing.
-    op1.create_bucket(Bucket=name, ObjectLockEnabledForBucket=False)
-    op1.head_bucket(Bucket=name)
-
-
 @pytest.mark.parametrize("lock", [
     {"ObjectLockMode": "GOVERNANCE"},
     {"ObjectLockMode": "COMPLIANCE",

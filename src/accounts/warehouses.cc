@@ -153,6 +153,17 @@ Result<DeletedWarehouse> WarehouseService::DeleteWarehouse(const Caller& caller,
                     .With("field", "confirm")
                     .With("confirm_with", w.name));
   }
+  // ---- object lock: a blob bucket whose versions are under retention or a legal hold
+  // keeps the warehouse, operator or not, until the lock ends.
+  if (auto unlocked = objectstore::CheckNothingLocked(objects_, storage::BlobBucketName(w.id));
+      !unlocked) {
+    if (unlocked.error().code != ErrorCode::kConflict) return Fail(unlocked.error());
+    return Fail(Coded(ErrorCode::kConflict, "objects_locked",
+                      unlocked.error().message +
+                          " Delete the catalog after the retention ends (or, for GOVERNANCE "
+                          "retention, remove it with x-amz-bypass-governance-retention).")
+                    .With("locked_until", unlocked.error().Detail("locked_until")));
+  }
   // ---- apply: the records and the buckets' deletion tasks in one transaction
   DeletedWarehouse out{.warehouse = w, .storage_step = "ok", .storage_complete = true};
   auto removed =

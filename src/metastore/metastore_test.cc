@@ -632,6 +632,11 @@ TEST_P(MetastoreTest, ObjectVersionsAreNumberedListedAndGoWithTheirBucket) {
   // The next version of a key still numbers after its newest.
   EXPECT_EQ(add("a/1", "v4"), 4);
 
+  S3BucketChange lock;
+  lock.object_lock = "Enabled|GOVERNANCE|1|0";
+  EXPECT_EQ(b.UpdateBucket("vers", lock)->object_lock, "Enabled|GOVERNANCE|1|0");
+  EXPECT_EQ(b.FindBucket("vers")->versioning, "Enabled");
+
   ASSERT_TRUE(b.RemoveBucket("vers").value_or(false));
   EXPECT_EQ(b.CountVersions("vers").value(), 0);
   ASSERT_TRUE(b.AddBucket(S3Bucket{"vers", 6, "", "", {}}).has_value());

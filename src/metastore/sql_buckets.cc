@@ -68,6 +68,10 @@ class SqlBuckets final : public BucketStore {
         TM_TRY(Run(db, "UPDATE s3_buckets SET versioning = ? WHERE name = ?",
                    {*change.versioning, name}));
       }
+      if (change.object_lock) {
+        TM_TRY(Run(db, "UPDATE s3_buckets SET object_lock = ? WHERE name = ?",
+                   {*change.object_lock, name}));
+      }
       TM_ASSIGN(S3Bucket found, Find(db, name));
       if (change.tags) {
         TM_TRY(Run(db, "DELETE FROM s3_bucket_tags WHERE bucket = ?", {name}));
@@ -204,7 +208,7 @@ class SqlBuckets final : public BucketStore {
   // The columns Row reads, in its order.
   static constexpr char kColumns[] =
       "created_ms, acl, cors, bytes, objects, reconciled_ms, location, public_access_block, "
-      "versioning";
+      "versioning, object_lock";
   static S3Bucket Row(std::string name, sql::Statement& st, int at) {
     S3Bucket b;
     b.name = std::move(name);
@@ -215,6 +219,7 @@ class SqlBuckets final : public BucketStore {
     b.location = st.Text(at + 6);
     b.public_access_block = st.Text(at + 7);
     b.versioning = st.Text(at + 8);
+    b.object_lock = st.Text(at + 9);
     return b;
   }
 

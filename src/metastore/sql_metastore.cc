@@ -298,6 +298,10 @@ CREATE TABLE s3_object_versions (bucket TEXT NOT NULL, key TEXT NOT NULL,
   PRIMARY KEY (bucket, key, version_id)) WITHOUT ROWID;
 CREATE UNIQUE INDEX s3_object_versions_order ON s3_object_versions (bucket, key, seq);
 )sql",
+    // 32: a bucket's object lock configuration
+    R"sql(
+ALTER TABLE s3_buckets ADD COLUMN object_lock TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // Every store bound to one scope.

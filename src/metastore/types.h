@@ -325,6 +325,8 @@ struct S3Bucket {
   // "" when the bucket has none.
   std::string public_access_block;
   std::string versioning;  // "" (never enabled), "Enabled" or "Suspended"
+  // The object lock configuration, encoded as objectstore::EncodeObjectLock does; "" none.
+  std::string object_lock;
 };
 
 // A version of an S3 object that is not its current one (the current version is the
@@ -356,6 +358,7 @@ struct S3BucketChange {
   std::optional<std::map<std::string, std::string>> tags;
   std::optional<std::string> public_access_block;  // "" removes it
   std::optional<std::string> versioning;
+  std::optional<std::string> object_lock;
 };
 
 }  // namespace tablemere::metastore

@@ -86,19 +86,36 @@ std::map<std::string, std::string> JsonToMap(const std::string& s) {
 }
 
 // An object's or bucket's attributes in one JSON column: {"tags": {…}, "acl": "…",
-// "cors": "…", "version": "…"}; '' (rows written before attributes existed) reads as none.
+// "cors": "…", "version": "…", "lock": [mode, until], "hold": "…"}; '' (rows written
+// before attributes existed) reads as none.
 std::string AttrsToJson(const std::map<std::string, std::string>& tags, const std::string& acl,
-                        const std::string& cors, const std::string& version = "") {
+                        const std::string& cors, const ObjectInfo* object = nullptr) {
   Json j = Json::object();
   if (!tags.empty()) j["tags"] = tags;
   if (!acl.empty()) j["acl"] = acl;
   if (!cors.empty()) j["cors"] = cors;
-  if (!version.empty()) j["version"] = version;
+  if (object && !object->version_id.empty()) j["version"] = object->version_id;
+  if (object && !object->lock_mode.empty()) {
+    j["lock"] = Json::array({object->lock_mode, object->lock_until_ms});
+  }
+  if (object && !object->legal_hold.empty()) j["hold"] = object->legal_hold;
   return j.empty() ? std::string() : j.dump();
+}
+std::string AttrsToJson(const ObjectInfo& object) {
+  return AttrsToJson(object.tags, object.acl, "", &object);
 }
 struct Attrs {
   std::map<std::string, std::string> tags;
-  std::string acl, cors, version;
+  std::string acl, cors, version, lock_mode, legal_hold;
+  int64_t lock_until_ms = 0;
+  void ApplyTo(ObjectInfo& info) && {
+    info.tags = std::move(tags);
+    info.acl = std::move(acl);
+    info.version_id = std::move(version);
+    info.lock_mode = std::move(lock_mode);
+    info.lock_until_ms = lock_until_ms;
+    info.legal_hold = std::move(legal_hold);
+  }
 };
 Attrs JsonToAttrs(const std::string& s) {
   Attrs a;
@@ -115,6 +132,12 @@ Attrs JsonToAttrs(const std::string& s) {
   if (auto v = j.find("version"); v != j.end() && v->is_string()) {
     a.version = v->get<std::string>();
   }
+  if (auto v = j.find("lock"); v != j.end() && v->is_array() && v->size() == 2 &&
+                               (*v)[0].is_string() && (*v)[1].is_number_integer()) {
+    a.lock_mode = (*v)[0].get<std::string>();
+    a.lock_until_ms = (*v)[1].get<int64_t>();
+  }
+  if (auto v = j.find("hold"); v != j.end() && v->is_string()) a.legal_hold = v->get<std::string>();
   return a;
 }
 
@@ -662,10 +685,9 @@ class LocalDiskStore final : public ObjectStore {
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       std::string blob;
       TM_ASSIGN(info, FindObject(db, bucket, key, &blob));
-      if (change.tags) info.tags = *change.tags;
-      if (change.acl) info.acl = *change.acl;
+      ApplyObjectChange(change, info);
       TM_ASSIGN(auto* st, db.Prepare("UPDATE objects SET attrs = ? WHERE bucket = ? AND key = ?"));
-      return st->Bind({AttrsToJson(info.tags, info.acl, "", info.version_id), bucket, key}).Run();
+      return st->Bind({AttrsToJson(info), bucket, key}).Run();
     }));
     return info;
   }
@@ -855,7 +877,7 @@ class LocalDiskStore final : public ObjectStore {
       return st
           ->Bind({upload.upload_id, bucket, key, upload.initiated_ms,
                   MapToJson(upload.pending.headers), MapToJson(upload.pending.checksums),
-                  AttrsToJson(upload.pending.tags, upload.pending.acl, "")})
+                  AttrsToJson(upload.pending)})
           .Run();
     }));
     return upload;
@@ -1158,9 +1180,7 @@ class LocalDiskStore final : public ObjectStore {
     Attrs attrs = JsonToAttrs(st->Text(7));
     st->Bind({});
     TM_TRY(parts);
-    info.tags = std::move(attrs.tags);
-    info.acl = std::move(attrs.acl);
-    info.version_id = std::move(attrs.version);
+    std::move(attrs).ApplyTo(info);
     return info;
   }
 
@@ -1179,9 +1199,7 @@ class LocalDiskStore final : public ObjectStore {
     u.initiated_ms = st->Int(1);
     u.pending.headers = JsonToMap(st->Text(2));
     u.pending.checksums = JsonToMap(st->Text(3));
-    Attrs attrs = JsonToAttrs(st->Text(4));
-    u.pending.tags = std::move(attrs.tags);
-    u.pending.acl = std::move(attrs.acl);
+    JsonToAttrs(st->Text(4)).ApplyTo(u.pending);
     st->Bind({});
     return u;
   }
@@ -1222,7 +1240,7 @@ class LocalDiskStore final : public ObjectStore {
         ->Bind({bucket, key, blob, static_cast<int64_t>(info.size), info.etag,
                 info.last_modified_ms ? info.last_modified_ms : clock_.NowMillis(),
                 MapToJson(info.headers), MapToJson(info.checksums), EncodeParts(info),
-                AttrsToJson(info.tags, info.acl, "", info.version_id)})
+                AttrsToJson(info)})
         .Run();
   }
 

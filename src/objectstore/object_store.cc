@@ -1,6 +1,7 @@
 #include "objectstore/object_store.h"
 
 #include <array>
+#include <cstdlib>
 
 namespace tablemere::objectstore {
 namespace {
@@ -77,6 +78,41 @@ std::string EncodePublicAccessBlock(const std::optional<PublicAccessBlock>& bloc
 std::optional<PublicAccessBlock> DecodePublicAccessBlock(const std::string& text) {
   if (text.size() != 4) return std::nullopt;
   return PublicAccessBlock{text[0] == '1', text[1] == '1', text[2] == '1', text[3] == '1'};
+}
+
+void ApplyObjectChange(const AttributeChange& change, ObjectInfo& info) {
+  if (change.tags) info.tags = *change.tags;
+  if (change.acl) info.acl = *change.acl;
+  if (change.retention) {
+    info.lock_mode = change.retention->first;
+    info.lock_until_ms = change.retention->second;
+  }
+  if (change.legal_hold) info.legal_hold = *change.legal_hold;
+}
+
+bool LockedAt(const ObjectInfo& info, int64_t now_ms) {
+  return info.legal_hold == "ON" || (!info.lock_mode.empty() && info.lock_until_ms > now_ms);
+}
+
+std::string EncodeObjectLock(const std::optional<ObjectLockConfig>& config) {
+  if (!config) return "";
+  if (config->default_mode.empty()) return "Enabled";
+  return "Enabled|" + config->default_mode + "|" + std::to_string(config->days) + "|" +
+         std::to_string(config->years);
+}
+
+std::optional<ObjectLockConfig> DecodeObjectLock(const std::string& text) {
+  if (!text.starts_with("Enabled")) return std::nullopt;
+  ObjectLockConfig config;
+  const size_t a = text.find('|');
+  if (a == std::string::npos) return config;
+  const size_t b = text.find('|', a + 1);
+  const size_t c = b == std::string::npos ? std::string::npos : text.find('|', b + 1);
+  if (c == std::string::npos) return config;
+  config.default_mode = text.substr(a + 1, b - a - 1);
+  config.days = std::atoi(text.substr(b + 1, c - b - 1).c_str());
+  config.years = std::atoi(text.substr(c + 1).c_str());
+  return config;
 }
 
 }  // namespace tablemere::objectstore

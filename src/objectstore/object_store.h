@@ -46,6 +46,11 @@ struct ObjectInfo {
   // suspended one); "" for an object written while its bucket never had versioning. Kept
   // by the store with the object, as its tags are.
   std::string version_id;
+  // Object lock (buckets with it): the retention mode, "GOVERNANCE" or "COMPLIANCE" (""
+  // for none), the time it holds until, and the legal hold ("" never set, "ON", "OFF").
+  std::string lock_mode;
+  int64_t lock_until_ms = 0;
+  std::string legal_hold;
   // Set only in the answer of a Commit whose writer ReportsReplaced(); never stored.
   std::optional<Replaced> replaced;
 };
@@ -63,6 +68,18 @@ struct PublicAccessBlock {
 std::string EncodePublicAccessBlock(const std::optional<PublicAccessBlock>& block);
 std::optional<PublicAccessBlock> DecodePublicAccessBlock(const std::string& text);
 
+// A bucket's object lock configuration: enabled, with an optional default retention
+// (mode and a period of days or years) that new versions get unless they name their own.
+struct ObjectLockConfig {
+  std::string default_mode;  // "" (no default), "GOVERNANCE" or "COMPLIANCE"
+  int days = 0;
+  int years = 0;
+  bool operator==(const ObjectLockConfig&) const = default;
+};
+// Its encoding in the metastore: "Enabled", or "Enabled|<mode>|<days>|<years>"; "" none.
+std::string EncodeObjectLock(const std::optional<ObjectLockConfig>& config);
+std::optional<ObjectLockConfig> DecodeObjectLock(const std::string& text);
+
 struct BucketInfo {
   std::string name;
   int64_t created_ms = 0;
@@ -71,7 +88,8 @@ struct BucketInfo {
   std::string cors;      // the bucket's CORS configuration as S3 XML; "" when none
   std::string location;  // the LocationConstraint it was created with; "" is the server's region
   std::optional<PublicAccessBlock> public_access_block;
-  std::string versioning;  // "" (never enabled), "Enabled" or "Suspended"
+  std::string versioning;                       // "" (never enabled), "Enabled" or "Suspended"
+  std::optional<ObjectLockConfig> object_lock;  // nullopt: the bucket has no object lock
 };
 
 // A change to an object's or bucket's attributes; each set field replaces the old value.
@@ -81,8 +99,18 @@ struct AttributeChange {
   std::optional<std::string> cors;  // buckets only
   // Buckets only: set to a configuration, or to none (nullopt inside) to remove it.
   std::optional<std::optional<PublicAccessBlock>> public_access_block;
-  std::optional<std::string> versioning;  // buckets only
+  std::optional<std::string> versioning;        // buckets only
+  std::optional<ObjectLockConfig> object_lock;  // buckets only (never removed)
+  // Objects only: the retention (mode and until) and the legal hold.
+  std::optional<std::pair<std::string, int64_t>> retention;
+  std::optional<std::string> legal_hold;
 };
+
+// Applies an object's attribute change (tags, ACL, retention, legal hold) to `info`.
+void ApplyObjectChange(const AttributeChange& change, ObjectInfo& info);
+// Whether object lock keeps `info` from being deleted at `now_ms`: a legal hold, or a
+// retention that has not run out (GOVERNANCE ones can be bypassed by who may).
+bool LockedAt(const ObjectInfo& info, int64_t now_ms);
 
 // A readable object body (or range of it).
 class ObjectReader : public ByteSource {};

@@ -1,5 +1,6 @@
 #include "objectstore/registered_store.h"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 
@@ -37,6 +38,7 @@ BucketInfo InfoOf(const metastore::S3Bucket& b) {
                   b.location,
                   DecodePublicAccessBlock(b.public_access_block)};
   info.versioning = b.versioning;
+  info.object_lock = DecodeObjectLock(b.object_lock);
   return info;
 }
 
@@ -190,6 +192,7 @@ Result<BucketInfo> RegisteredStore::SetBucketAttributes(const std::string& bucke
                                                         const AttributeChange& change) {
   metastore::S3BucketChange registered{change.acl, change.cors, change.tags};
   registered.versioning = change.versioning;
+  if (change.object_lock) registered.object_lock = EncodeObjectLock(*change.object_lock);
   if (change.public_access_block) {
     registered.public_access_block = EncodePublicAccessBlock(*change.public_access_block);
   }
@@ -356,8 +359,46 @@ Result<std::vector<UploadInfo>> RegisteredStore::ListUploads(const std::string& 
 
 // ---- emptying
 
+Result<void> CheckNothingLocked(RegisteredStore& store, const std::string& bucket) {
+  auto info = store.HeadBucket(bucket);
+  if (!info)
+    return FailureOf(info.error()) == StoreFailure::kNoSuchBucket ? Result<void>{}
+                                                                  : Fail(info.error());
+  if (!info->object_lock) return {};
+  // Every version is an object of the bucket (the current ones under their keys, the
+  // others kept under the versions prefix), each with its own lock.
+  const int64_t now = store.clock().NowMillis();
+  int64_t latest = 0;
+  bool held = false;
+  ListOptions opts;
+  opts.max_keys = 1000;
+  while (true) {
+    TM_ASSIGN(auto page, store.List(bucket, opts));
+    for (const auto& o : page.objects) {
+      auto head = store.Head(bucket, o.key);
+      if (!head) {
+        if (FailureOf(head.error()) == StoreFailure::kNoSuchKey) continue;
+        return Fail(head.error());
+      }
+      if (!LockedAt(*head, now)) continue;
+      held = held || head->legal_hold == "ON";
+      if (head->lock_until_ms > now) latest = std::max(latest, head->lock_until_ms);
+    }
+    if (!page.truncated) break;
+    opts.start_after = page.next_marker;
+  }
+  if (!held && latest == 0) return {};
+  return Fail(Error{
+      ErrorCode::kConflict,
+      "The bucket " + bucket + " has object versions under object lock (" +
+          (held ? std::string("a legal hold") : "retention until " + FormatIso8601(latest)) +
+          "); they cannot be deleted until it ends.",
+      {}}.With("locked_until", held ? "legal hold" : FormatIso8601(latest)));
+}
+
 Result<EmptiedBucket> DeleteBucketWithContents(RegisteredStore& store, const std::string& bucket) {
   EmptiedBucket out;
+  TM_TRY(CheckNothingLocked(store, bucket));
   auto gone = [](const Error& e) { return FailureOf(e) == StoreFailure::kNoSuchBucket; };
   // A bucket the backend no longer has room for is still unregistered below (a deletion
   // that stopped between closing and unregistering).

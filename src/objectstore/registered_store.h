@@ -141,7 +141,12 @@ struct EmptiedBucket {
   uint64_t bytes = 0;
 };
 // Deletes every object and open upload of `bucket`, then the bucket itself. A bucket
-// that is already gone is success (a retried deletion). Errors: kUnavailable (I/O).
+// that is already gone is success (a retried deletion). Errors: kUnavailable (I/O);
+// kConflict (detail "locked_until") while object lock protects any of its versions,
+// before anything is deleted.
 Result<EmptiedBucket> DeleteBucketWithContents(RegisteredStore& store, const std::string& bucket);
+// Refuses (kConflict, detail "locked_until": the latest time a lock holds, or "legal
+// hold") when a bucket with object lock has any version that lock protects now.
+Result<void> CheckNothingLocked(RegisteredStore& store, const std::string& bucket);
 
 }  // namespace tablemere::objectstore

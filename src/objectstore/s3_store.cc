@@ -115,9 +115,12 @@ struct Extras {
   std::map<std::string, std::string> tags;
   std::string acl;
   std::string version_id;
+  std::string lock_mode;
+  int64_t lock_until_ms = 0;
+  std::string legal_hold;
   bool Empty() const {
     return checksums.empty() && part_sizes.empty() && tags.empty() && acl.empty() &&
-           version_id.empty();
+           version_id.empty() && lock_mode.empty() && legal_hold.empty();
   }
 };
 
@@ -129,6 +132,8 @@ Json ExtrasJson(const Extras& e) {
   if (!e.tags.empty()) j["t"] = e.tags;
   if (!e.acl.empty()) j["a"] = e.acl;
   if (!e.version_id.empty()) j["v"] = e.version_id;
+  if (!e.lock_mode.empty()) j["l"] = Json::array({e.lock_mode, e.lock_until_ms});
+  if (!e.legal_hold.empty()) j["h"] = e.legal_hold;
   return j;
 }
 
@@ -142,6 +147,11 @@ Extras ExtrasOf(const Json& j) {
     if (j.contains("t")) e.tags = j["t"].get<std::map<std::string, std::string>>();
     if (j.contains("a")) e.acl = j["a"].get<std::string>();
     if (j.contains("v")) e.version_id = j["v"].get<std::string>();
+    if (j.contains("l")) {
+      e.lock_mode = j["l"].at(0).get<std::string>();
+      e.lock_until_ms = j["l"].at(1).get<int64_t>();
+    }
+    if (j.contains("h")) e.legal_hold = j["h"].get<std::string>();
   } catch (const Json::exception&) {
     return Extras{};  // written by us; a damaged entry reads as none rather than failing reads
   }
@@ -149,8 +159,8 @@ Extras ExtrasOf(const Json& j) {
 }
 
 Extras ExtrasFromInfo(const ObjectInfo& info) {
-  return Extras{info.checksums, info.part_sizes, info.part_checksums,
-                info.tags,      info.acl,        info.version_id};
+  return Extras{info.checksums,  info.part_sizes, info.part_checksums, info.tags,      info.acl,
+                info.version_id, info.lock_mode,  info.lock_until_ms,  info.legal_hold};
 }
 
 void ApplyExtras(const Extras& e, ObjectInfo& info) {
@@ -160,6 +170,9 @@ void ApplyExtras(const Extras& e, ObjectInfo& info) {
   info.tags = e.tags;
   info.acl = e.acl;
   info.version_id = e.version_id;
+  info.lock_mode = e.lock_mode;
+  info.lock_until_ms = e.lock_until_ms;
+  info.legal_hold = e.legal_hold;
 }
 
 // The request headers that store `info`'s HTTP headers on the backend.
@@ -297,8 +310,7 @@ class S3Store final : public ObjectStore {
                                          const AttributeChange& change) override {
     TM_ASSIGN(KeyGuard guard, LockKey(ObjectKey(bucket, key)));
     TM_ASSIGN(ObjectInfo info, Head(bucket, key));
-    if (change.tags) info.tags = *change.tags;
-    if (change.acl) info.acl = *change.acl;
+    ApplyObjectChange(change, info);
     if (info.etag.find('-') != std::string::npos) {
       TM_TRY(WriteExtrasFile(bucket, key, info.etag, ExtrasFromInfo(info)));
       return info;

@@ -236,7 +236,7 @@ Result<std::vector<objectstore::BucketInfo>> S3Service::ListBuckets(const storag
 
 Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::string& bucket,
                                      const std::string& acl, const std::string& location,
-                                     bool us_east_1) {
+                                     bool us_east_1, bool object_lock) {
   if (id.kind != Kind::kOperator) TM_TRY(Authorize(id, bucket, "", Access::kBucketAdmin));
   if (!ValidBucketName(bucket)) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "InvalidBucketName",
@@ -264,10 +264,14 @@ Result<void> S3Service::CreateBucket(const storage::S3Identity& id, const std::s
     return Fail(created.error());
   }
   TM_TRY(identities_.RecordOperatorBucket(bucket, id.access_key, true));
-  if (acl.empty()) return {};
   objectstore::AttributeChange change;
-  change.acl = acl;
-  TM_TRY(store_.SetBucketAttributes(bucket, change));
+  if (!acl.empty()) change.acl = acl;
+  if (object_lock) {
+    // A bucket created with object lock has versioning Enabled, for good.
+    change.versioning = kVersioningEnabled;
+    change.object_lock = objectstore::ObjectLockConfig{};
+  }
+  if (change.acl || change.object_lock) TM_TRY(store_.SetBucketAttributes(bucket, change));
   return {};
 }
 

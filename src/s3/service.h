@@ -107,6 +107,18 @@ struct VersionPage {
   std::string next_key_marker, next_version_id_marker;
 };
 
+// ---- object lock (object_lock.cc)
+inline constexpr char kGovernance[] = "GOVERNANCE";
+inline constexpr char kCompliance[] = "COMPLIANCE";
+
+// The object lock a write asks for (x-amz-object-lock-* headers); empty fields when none.
+struct LockRequest {
+  std::string mode;        // GOVERNANCE | COMPLIANCE
+  int64_t until_ms = 0;    // with mode
+  std::string legal_hold;  // ON | OFF
+  bool Empty() const { return mode.empty() && until_ms == 0 && legal_hold.empty(); }
+};
+
 class S3Service {
  public:
   S3Service(objectstore::RegisteredStore& store, storage::IdentityResolver& identities)
@@ -136,7 +148,8 @@ class S3Service {
   // owner creating a bucket they already own succeeds and resets its ACL (every other
   // region answers 409).
   Result<void> CreateBucket(const storage::S3Identity& id, const std::string& bucket,
-                            const std::string& acl, const std::string& location, bool us_east_1);
+                            const std::string& acl, const std::string& location, bool us_east_1,
+                            bool object_lock = false);
   Result<void> DeleteBucket(const storage::S3Identity& id, const std::string& bucket);
 
   // ---- listing (authorised for `options.prefix`, held to a session's scope)
@@ -183,12 +196,44 @@ class S3Service {
       const std::function<Result<objectstore::ObjectInfo>(const std::string& version_id)>& write);
   // DELETE of the current object (`version_id` nullopt: in a bucket with versioning it
   // becomes a delete marker) or of one version (the one before it becomes current when
-  // it was current). Authorised by the caller.
-  Result<DeleteOutcome> DeleteObject(const std::string& bucket, const std::string& key,
-                                     const std::optional<std::string>& version_id);
+  // it was current); AccessDenied while object lock holds that version (`bypass`: the
+  // caller asks to bypass a GOVERNANCE retention). Authorised by the caller.
+  Result<DeleteOutcome> DeleteObject(const storage::S3Identity& id, const std::string& bucket,
+                                     const std::string& key,
+                                     const std::optional<std::string>& version_id,
+                                     bool bypass = false);
   // ListObjectVersions, authorised for the prefix.
   Result<VersionPage> ListVersions(const storage::S3Identity& id, const std::string& bucket,
                                    const VersionListing& listing);
+
+  // ---- object lock (object_lock.cc). Only a bucket with versioning Enabled can have it
+  // (and its versioning can then not be suspended); a locked version cannot be deleted
+  // by anyone, the operator included, until its retention runs out and its legal hold is
+  // off — a GOVERNANCE retention gives way to its bucket's owner asking to bypass it.
+  Result<std::optional<objectstore::ObjectLockConfig>> ObjectLockOf(const std::string& bucket);
+  // PutObjectLockConfiguration (the default retention, if any); InvalidBucketState unless
+  // versioning is Enabled.
+  Result<void> SetObjectLock(const storage::S3Identity& id, const std::string& bucket,
+                             const objectstore::ObjectLockConfig& config);
+  // The lock a new version of `bucket` gets: what the write asked for, else the bucket's
+  // default retention. InvalidRequest when the bucket has no object lock but the write
+  // asks for it; InvalidArgument for a retention without a date in the future.
+  Result<void> LockForWrite(const std::string& bucket, const LockRequest& asked,
+                            objectstore::ObjectInfo& info);
+  // PutObjectRetention / PutObjectLegalHold on one version (the current one unless
+  // `version_id`). Shortening a retention or changing its mode needs a GOVERNANCE one and
+  // `bypass` by the bucket's owner; a COMPLIANCE one only ever grows.
+  Result<std::string> SetRetention(const storage::S3Identity& id, const std::string& bucket,
+                                   const std::string& key,
+                                   const std::optional<std::string>& version_id,
+                                   const std::string& mode, int64_t until_ms, bool bypass);
+  Result<std::string> SetLegalHold(const std::string& bucket, const std::string& key,
+                                   const std::optional<std::string>& version_id,
+                                   const std::string& status);
+  // The lock of one version, for GetObjectRetention / GetObjectLegalHold (InvalidRequest
+  // when the bucket has no object lock).
+  Result<objectstore::ObjectInfo> LockedVersion(const std::string& bucket, const std::string& key,
+                                                const std::optional<std::string>& version_id);
 
   // ---- multipart
   // The upload `upload_id` of `key` (NoSuchUpload when it is another key's).
@@ -231,6 +276,11 @@ class S3Service {
   // When `key` has no current object and its newest version is not a delete marker,
   // makes that version current again.
   Result<void> RestoreNewest(const std::string& bucket, const std::string& key);
+  // AccessDenied when object lock keeps `version` (stored as `stored_key`) from deletion.
+  Result<void> CheckDeletable(const storage::S3Identity& id, const std::string& bucket,
+                              const objectstore::ObjectInfo& version, bool bypass);
+  // Whether `id` may bypass GOVERNANCE retention in `bucket`: its owner.
+  Result<bool> MayBypassGovernance(const storage::S3Identity& id, const std::string& bucket);
 
   objectstore::RegisteredStore& store_;
   storage::IdentityResolver& identities_;

@@ -82,6 +82,12 @@ Result<void> S3Service::SetVersioning(const storage::S3Identity& id, const std::
         "(snapshots and time travel), and their files are never overwritten."));
   }
   if (status != kVersioningEnabled && status != kVersioningSuspended) return Fail(MalformedXml());
+  TM_ASSIGN(auto lock, ObjectLockOf(bucket));
+  if (lock && status == kVersioningSuspended) {
+    return Fail(S3Error(ErrorCode::kConflict, "InvalidBucketState",
+                        "An Object Lock configuration is present on this bucket, so the "
+                        "versioning state cannot be changed."));
+  }
   objectstore::AttributeChange change;
   change.versioning = status;
   TM_TRY(store_.SetBucketAttributes(bucket, change));
@@ -200,8 +206,10 @@ Result<ObjectInfo> S3Service::PublishWrite(
   return written;
 }
 
-Result<DeleteOutcome> S3Service::DeleteObject(const std::string& bucket, const std::string& key,
-                                              const std::optional<std::string>& version_id) {
+Result<DeleteOutcome> S3Service::DeleteObject(const storage::S3Identity& id,
+                                              const std::string& bucket, const std::string& key,
+                                              const std::optional<std::string>& version_id,
+                                              bool bypass) {
   if (version_id) TM_TRY(CheckVersionId(*version_id));
   TM_ASSIGN(std::string state, VersioningOf(bucket));
   if (state.empty()) {
@@ -234,6 +242,7 @@ Result<DeleteOutcome> S3Service::DeleteObject(const std::string& bucket, const s
   }
   const std::string& wanted = *version_id;
   if (current && VersionOf(*current) == wanted) {
+    TM_TRY(CheckDeletable(id, bucket, *current, bypass));
     TM_TRY(store_.Delete(bucket, key));
     CrashPoint("s3-current-version-deleted");
     TM_TRY(RestoreNewest(bucket, key));
@@ -242,6 +251,11 @@ Result<DeleteOutcome> S3Service::DeleteObject(const std::string& bucket, const s
   TM_ASSIGN(auto found, store_.versions().FindVersion(bucket, key, wanted));
   // A version that is not there is deleted already (S3 answers 204 too).
   if (!found) return DeleteOutcome{wanted, false};
+  if (!found->delete_marker) {
+    // The kept copy carries the version's lock.
+    TM_ASSIGN(auto kept, CurrentObject(store_, bucket, KeptKey(key, wanted)));
+    if (kept) TM_TRY(CheckDeletable(id, bucket, *kept, bypass));
+  }
   TM_TRY(store_.versions().RemoveVersion(bucket, key, wanted));
   if (!found->delete_marker) TM_TRY(store_.Delete(bucket, KeptKey(key, wanted)));
   // Removing the delete marker that hid the key brings the version before it back.

@@ -68,6 +68,8 @@ struct CopySource {
 Result<CopySource> CopySourceOf(const Ctx& ctx);
 // The ?versionId a request names, if any.
 std::optional<std::string> VersionIdOf(const Ctx& ctx);
+// x-amz-bypass-governance-retention: true.
+bool BypassesGovernance(const Ctx& ctx);
 // Sets x-amz-version-id when `version_id` is one ("" in buckets that never had versioning).
 void SetVersionHeader(http::Response& r, const std::string& version_id);
 // x-amz-copy-source-if-(none-)match / -if-(un)modified-since against the source.
@@ -78,10 +80,19 @@ Result<std::map<std::string, std::string>> TaggingFromXml(const std::string& xml
 // Tags given on an upload (x-amz-tagging), validated; nullopt when none were given.
 Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
     const http::Headers& headers);
-// Refuses a write whose x-amz-* headers ask for semantics not offered (object lock,
-// server-side encryption, other storage classes, unknown settings): never accepted and
-// dropped (write_headers.cc).
-Result<void> RefuseUnofferedHeaders(const http::Headers& headers);
+// What a write makes, for the headers only some writes read.
+enum class WriteKind { kOther, kNewVersion, kNewBucket };
+// Refuses a write whose x-amz-* headers ask for semantics not offered (server-side
+// encryption, other storage classes, unknown settings) or not read by this kind of
+// write (object lock outside a write of a new version): never accepted and dropped
+// (write_headers.cc).
+Result<void> RefuseUnofferedHeaders(const http::Headers& headers,
+                                    WriteKind kind = WriteKind::kOther);
+// The object lock a write's x-amz-object-lock-* headers (or a POST form's fields) ask
+// for; InvalidArgument for a date that does not parse.
+Result<tablemere::s3::LockRequest> LockRequestOf(const http::Headers& headers);
+// x-amz-object-lock-* headers describing an object's lock, on GET and HEAD.
+void SetLockHeaders(http::Response& r, const objectstore::ObjectInfo& info);
 // x-amz-grant-* headers ask for ACL grants, which are not offered (501).
 Result<void> CheckNoGrants(const http::Headers& headers);
 // The answer to a stored upload (PutObject, UploadPart): its ETag and the checksum it was
@@ -140,6 +151,13 @@ class Adapter {
   // ---- post_object.cc
   Result<http::Response> PostObject(Ctx& ctx);
   Result<storage::S3Identity> FormSigner(std::map<std::string, std::string>& fields);
+  // ---- object_lock.cc
+  Result<http::Response> GetObjectLockConfiguration(Ctx& ctx);
+  Result<http::Response> PutObjectLockConfiguration(Ctx& ctx);
+  Result<http::Response> GetObjectRetention(Ctx& ctx);
+  Result<http::Response> PutObjectRetention(Ctx& ctx);
+  Result<http::Response> GetObjectLegalHold(Ctx& ctx);
+  Result<http::Response> PutObjectLegalHold(Ctx& ctx);
   // ---- public_access_block.cc
   Result<http::Response> GetPublicAccessBlock(Ctx& ctx);
   Result<http::Response> PutPublicAccessBlock(Ctx& ctx);

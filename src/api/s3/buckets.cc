@@ -97,8 +97,10 @@ Result<http::Response> Adapter::CreateBucket(Ctx& ctx) {
             service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
   TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
   TM_ASSIGN(std::string location, LocationConstraintOf(body));
+  const bool object_lock = EqualsIgnoreCase(
+      Trim(ctx.req.headers.GetOr("x-amz-bucket-object-lock-enabled", "false")), "true");
   TM_TRY(service_.CreateBucket(ctx.identity, ctx.bucket, acl, location,
-                               options_.region == "us-east-1"));
+                               options_.region == "us-east-1", object_lock));
   http::Response r;
   r.headers.Set("Location", "/" + ctx.bucket);
   return r;

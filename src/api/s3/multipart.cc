@@ -66,6 +66,8 @@ Result<http::Response> Adapter::CreateUpload(Ctx& ctx) {
     pending.checksums["algorithm"] = storage::ChecksumAlgorithmName(*alg);
     pending.checksums["type"] = t;
   }
+  TM_ASSIGN(auto lock, LockRequestOf(ctx.req.headers));
+  TM_TRY(service_.LockForWrite(ctx.bucket, lock, pending));
   TM_ASSIGN(auto upload, store_.CreateUpload(ctx.bucket, ctx.key, pending));
   XmlWriter x;
   x.Open("InitiateMultipartUploadResult", true)

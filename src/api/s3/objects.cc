@@ -180,6 +180,7 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
   const bool whole_object = !ranged && !part;
   ObjectHeaders(ctx, info, r);
   SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  SetLockHeaders(r, info);
   if (ranged) {
     r.status = 206;
     r.headers.Set("Content-Range", "bytes " + std::to_string(offset) + "-" +
@@ -236,6 +237,10 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
   TM_ASSIGN(auto tags, TaggingFromHeader(ctx.req.headers));
   TM_ASSIGN(std::string acl,
             service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
+  // The object lock the new version gets, refused before its body when the bucket has none.
+  TM_ASSIGN(auto asked_lock, LockRequestOf(ctx.req.headers));
+  ObjectInfo locked;
+  TM_TRY(service_.LockForWrite(ctx.bucket, asked_lock, locked));
   // Checked before the body is received (a cheap early answer) and again atomically when
   // the object is published (so two conditional writers cannot both succeed).
   tablemere::s3::Conditions conditions = ConditionsFrom(ctx.req.headers);
@@ -245,7 +250,7 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
             store_.BeginPut(ctx.bucket, ctx.key, tablemere::s3::PublishConditions(conditions),
                             DeclaredBodySize(ctx), headers));
   TM_ASSIGN(ReceivedBody body, ReceiveBody(ctx, *writer, std::nullopt));
-  ObjectInfo info;
+  ObjectInfo info = std::move(locked);
   info.headers = std::move(headers);
   if (tags) info.tags = std::move(*tags);
   info.acl = std::move(acl);
@@ -264,6 +269,11 @@ Result<http::Response> Adapter::PutObject(Ctx& ctx) {
   http::Response r = UploadAnswer(stored.etag, body, true);
   SetVersionHeader(r, version_id);
   return r;
+}
+
+bool BypassesGovernance(const Ctx& ctx) {
+  return EqualsIgnoreCase(Trim(ctx.req.headers.GetOr("x-amz-bypass-governance-retention", "")),
+                          "true");
 }
 
 std::optional<std::string> VersionIdOf(const Ctx& ctx) {
@@ -330,7 +340,11 @@ Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
       EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-metadata-directive", "COPY"), "REPLACE");
   const bool replace_tags =
       EqualsIgnoreCase(ctx.req.headers.GetOr("x-amz-tagging-directive", "COPY"), "REPLACE");
+  // A copy is a new version: its lock is what this request asks for (or the bucket's
+  // default), never the source's.
   ObjectInfo meta;
+  TM_ASSIGN(auto asked_lock, LockRequestOf(ctx.req.headers));
+  TM_TRY(service_.LockForWrite(ctx.bucket, asked_lock, meta));
   meta.headers = replace_meta ? StoredHeaders(ctx.req.headers) : src_info.headers;
   meta.checksums = src_info.checksums;
   meta.tags = src_info.tags;
@@ -455,7 +469,8 @@ Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
 
 Result<http::Response> Adapter::DeleteObject(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kDelete));
-  TM_ASSIGN(auto done, service_.DeleteObject(ctx.bucket, ctx.key, VersionIdOf(ctx)));
+  TM_ASSIGN(auto done, service_.DeleteObject(ctx.identity, ctx.bucket, ctx.key, VersionIdOf(ctx),
+                                             BypassesGovernance(ctx)));
   http::Response r;
   r.status = 204;
   SetVersionHeader(r, done.version_id);
@@ -498,7 +513,8 @@ Result<http::Response> Adapter::DeleteObjects(Ctx& ctx) {
       continue;
     }
     auto allowed = service_.Authorize(ctx.identity, ctx.bucket, key, Access::kDelete);
-    auto result = allowed ? service_.DeleteObject(ctx.bucket, key, version_id)
+    auto result = allowed ? service_.DeleteObject(ctx.identity, ctx.bucket, key, version_id,
+                                                  BypassesGovernance(ctx))
                           : Result<tablemere::s3::DeleteOutcome>(std::unexpected(allowed.error()));
     if (result) {
       if (!quiet) {

@@ -204,7 +204,10 @@ Result<http::Response> Adapter::PostObject(Ctx& ctx) {
   TM_ASSIGN(std::string acl, service_.CannedAclForWrite(identity, ctx.bucket, acl_field));
   http::Headers as_headers;
   for (const auto& [name, value] : fields) as_headers.Add(name, value);
-  TM_TRY(RefuseUnofferedHeaders(as_headers));
+  TM_TRY(RefuseUnofferedHeaders(as_headers, WriteKind::kNewVersion));
+  TM_ASSIGN(auto asked_lock, LockRequestOf(as_headers));
+  objectstore::ObjectInfo locked;
+  TM_TRY(service_.LockForWrite(ctx.bucket, asked_lock, locked));
   if (!part.content_type.empty() && !fields.count("content-type")) {
     as_headers.Add("Content-Type", part.content_type);
   }
@@ -242,7 +245,7 @@ Result<http::Response> Adapter::PostObject(Ctx& ctx) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "EntityTooSmall",
                         "Your proposed upload is smaller than the minimum allowed size"));
   }
-  objectstore::ObjectInfo info;
+  objectstore::ObjectInfo info = std::move(locked);
   if (checksum) {
     std::string computed = summer->Finish();
     if (checksum->raw.empty()) checksum->raw = computed;

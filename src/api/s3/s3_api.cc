@@ -48,6 +48,9 @@ bool Tagging(const Ctx& c) { return c.Has("tagging"); }
 bool Acl(const Ctx& c) { return c.Has("acl"); }
 bool Cors(const Ctx& c) { return c.Has("cors"); }
 bool PublicAccessBlock(const Ctx& c) { return c.Has("publicAccessBlock"); }
+bool ObjectLock(const Ctx& c) { return c.Has("object-lock"); }
+bool Retention(const Ctx& c) { return c.Has("retention"); }
+bool LegalHold(const Ctx& c) { return c.Has("legal-hold"); }
 bool FormUpload(const Ctx& c) {
   return c.query.empty() &&
          ToLower(c.req.headers.GetOr("Content-Type", "")).starts_with("multipart/form-data");
@@ -63,12 +66,10 @@ bool CopySource(const Ctx& c) { return c.req.headers.Has("x-amz-copy-source"); }
 // torrents, restore): answered 501 naming the subresource, never served as the plain
 // operation they would otherwise look like (a GET ?policy is not a listing).
 constexpr const char* kUnsupportedBucketSubresources[] = {
-    "policy",       "lifecycle",         "website",    "replication",
-    "encryption",   "object-lock",       "logging",    "notification",
-    "policyStatus", "ownershipControls", "accelerate", "requestPayment",
-    "analytics",    "metrics",           "inventory",  "intelligent-tiering"};
-constexpr const char* kUnsupportedObjectSubresources[] = {"retention", "legal-hold", "torrent",
-                                                          "restore"};
+    "policy",         "lifecycle",    "website",      "replication",       "encryption",
+    "logging",        "notification", "policyStatus", "ownershipControls", "accelerate",
+    "requestPayment", "analytics",    "metrics",      "inventory",         "intelligent-tiering"};
+constexpr const char* kUnsupportedObjectSubresources[] = {"torrent", "restore"};
 
 template <size_t N>
 const char* FirstPresent(const Ctx& c, const char* const (&names)[N]) {
@@ -113,6 +114,8 @@ constexpr Route kRoutes[] = {
     {"GET", Target::kBucket, PublicAccessBlock, &Adapter::GetPublicAccessBlock},
     {"PUT", Target::kBucket, PublicAccessBlock, &Adapter::PutPublicAccessBlock},
     {"DELETE", Target::kBucket, PublicAccessBlock, &Adapter::DeletePublicAccessBlock},
+    {"GET", Target::kBucket, ObjectLock, &Adapter::GetObjectLockConfiguration},
+    {"PUT", Target::kBucket, ObjectLock, &Adapter::PutObjectLockConfiguration},
     {"GET", Target::kBucket, Acl, &Adapter::GetBucketAcl},
     {"PUT", Target::kBucket, Acl, &Adapter::PutBucketAcl},
     {"GET", Target::kBucket, Tagging, &Adapter::GetBucketTagging},
@@ -123,6 +126,10 @@ constexpr Route kRoutes[] = {
     // objects
     {"GET", Target::kObject, UploadId, &Adapter::ListParts},
     {"GET", Target::kObject, Attributes, &Adapter::GetObjectAttributes},
+    {"GET", Target::kObject, Retention, &Adapter::GetObjectRetention},
+    {"PUT", Target::kObject, Retention, &Adapter::PutObjectRetention},
+    {"GET", Target::kObject, LegalHold, &Adapter::GetObjectLegalHold},
+    {"PUT", Target::kObject, LegalHold, &Adapter::PutObjectLegalHold},
     {"GET", Target::kObject, Acl, &Adapter::GetObjectAcl},
     {"PUT", Target::kObject, Acl, &Adapter::PutObjectAcl},
     {"GET", Target::kObject, Tagging, &Adapter::GetObjectTagging},
@@ -247,7 +254,15 @@ Result<http::Response> Adapter::Dispatch(Ctx& ctx) {
   }
 
   if (ctx.req.method == "PUT" || ctx.req.method == "POST" || ctx.req.method == "DELETE") {
-    TM_TRY(RefuseUnofferedHeaders(ctx.req.headers));
+    // PutObject and CopyObject (PUT on a key, no query), CreateMultipartUpload, and
+    // CreateBucket read the object lock headers; POST forms are checked field by field.
+    WriteKind kind = WriteKind::kOther;
+    if (ctx.req.method == "PUT" && ctx.query.empty()) {
+      kind = ctx.has_key ? WriteKind::kNewVersion : WriteKind::kNewBucket;
+    } else if (ctx.req.method == "POST" && ctx.has_key && ctx.Has("uploads")) {
+      kind = WriteKind::kNewVersion;
+    }
+    TM_TRY(RefuseUnofferedHeaders(ctx.req.headers, kind));
   }
 
   // ---- route

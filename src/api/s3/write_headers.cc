@@ -63,22 +63,23 @@ Error NotOffered(const std::string& header, const std::string& why) {
 
 }  // namespace
 
-Result<void> RefuseUnofferedHeaders(const http::Headers& headers) {
+Result<void> RefuseUnofferedHeaders(const http::Headers& headers, WriteKind kind) {
   for (const auto& [raw_name, raw_value] : headers.entries()) {
     const std::string name = ToLower(raw_name);
     if (!name.starts_with("x-amz-")) continue;
     const std::string value = Trim(raw_value);
     if (name.starts_with("x-amz-object-lock-")) {
-      // As S3 answers for a bucket created without object lock: none is, here.
-      return Fail(InvalidRequest("Bucket is missing Object Lock Configuration (" + raw_name +
-                                 " asks for retention or a legal hold, which no bucket here "
-                                 "offers; send the write without it)"));
+      // Only a new version takes a lock, which its handler checks against the bucket
+      // (LockRequestOf, S3Service::LockForWrite); anywhere else it would be dropped.
+      if (kind == WriteKind::kNewVersion) continue;
+      return Fail(InvalidRequest(raw_name +
+                                 " sets object lock, which only a write of a new object "
+                                 "version (PUT, copy, CreateMultipartUpload, POST) takes"));
     }
     if (name == "x-amz-bucket-object-lock-enabled") {
+      if (kind == WriteKind::kNewBucket) continue;  // CreateBucket reads it
       if (ToLower(value) != "false") {
-        return Fail(NotOffered(raw_name,
-                               "buckets with object lock cannot be created; create "
-                               "the bucket without it"));
+        return Fail(InvalidRequest(raw_name + " is read only when a bucket is created"));
       }
       continue;
     }
