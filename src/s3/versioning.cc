@@ -175,6 +175,8 @@ Result<void> S3Service::RestoreNewest(const std::string& bucket, const std::stri
 Result<ObjectInfo> S3Service::PublishWrite(
     const std::string& bucket, const std::string& key,
     const std::function<Result<ObjectInfo>(const std::string& version_id)>& write) {
+  // Table buckets never have versioning: engines' writes skip the bucket lookup.
+  if (storage::IsTableBucket(bucket)) return write("");
   TM_ASSIGN(std::string state, VersioningOf(bucket));
   if (state.empty()) return write("");
   TM_ASSIGN(objectstore::KeyGuard hold, store_.HoldKey(bucket, key));
@@ -211,7 +213,8 @@ Result<DeleteOutcome> S3Service::DeleteObject(const storage::S3Identity& id,
                                               const std::optional<std::string>& version_id,
                                               bool bypass) {
   if (version_id) TM_TRY(CheckVersionId(*version_id));
-  TM_ASSIGN(std::string state, VersioningOf(bucket));
+  TM_ASSIGN(std::string state, storage::IsTableBucket(bucket) ? Result<std::string>(std::string())
+                                                              : VersioningOf(bucket));
   if (state.empty()) {
     if (version_id && *version_id != "null") {
       return Fail(InvalidArgument("Invalid version id specified"));
