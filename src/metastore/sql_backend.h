@@ -93,6 +93,7 @@ struct Core {
       : pool(std::move(p)),
         warehouse_memo(write_generation, pool->SoleWriter()),
         entry_head_memo(write_generation, pool->SoleWriter()),
+        bucket_memo(write_generation, pool->SoleWriter()),
         clock(c) {}
 
   std::unique_ptr<Pool> pool;
@@ -102,6 +103,8 @@ struct Core {
   WriteGeneration write_generation;
   ReadCache<Warehouse> warehouse_memo;
   ReadCache<TableEntry> entry_head_memo;
+  // S3 buckets by name: every S3 request reads its bucket's record.
+  ReadCache<S3Bucket> bucket_memo;
   // Where the memos are not exact (several writers): concurrent loadTable reads of one
   // table share a round trip, each as exact as its own read (coalesced_reads.h).
   CoalescedReads<CatalogStore::WarehouseAndHead> head_reads;

@@ -22,7 +22,11 @@ class SqlBuckets final : public BucketStore {
   }
 
   Result<S3Bucket> FindBucket(const std::string& name) override {
-    return s_.Read([&](sql::Connection& db) { return Find(db, name); });
+    auto read = [&] { return s_.Read([&](sql::Connection& db) { return Find(db, name); }); };
+    // From the memo while it is exact (this process the only writer, nothing committed
+    // since the record was read; see read_cache.h).
+    if (s_.InTransaction()) return read();
+    return s_.core.bucket_memo.Get(name, read);
   }
 
   Result<std::vector<S3Bucket>> AllBuckets() override {

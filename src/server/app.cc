@@ -171,8 +171,11 @@ class AppImpl final : public App {
     // This process holds the data directory: what a killed predecessor held is free.
     TM_TRY(key_locks_->ReleaseLeftBehind());
     TM_ASSIGN(auto backend, OpenObjectStore(config, clock_, random_, key_locks_.get()));
-    objects_ = std::make_unique<objectstore::RegisteredStore>(std::move(backend), meta_->buckets(),
-                                                              clock_, key_locks_.get());
+    // Key holds span servers only where servers share the metastore (PostgreSQL); one
+    // server over SQLite holds its keys in process.
+    objects_ = std::make_unique<objectstore::RegisteredStore>(
+        std::move(backend), meta_->buckets(), clock_,
+        config.metastore.empty() ? nullptr : key_locks_.get());
     // Buckets were registered in the object store before the metastore kept them.
     TM_TRY(objects_->ImportLegacyBuckets());
     // Usage counted as objects change reaches the metastore once a second, in one write.
