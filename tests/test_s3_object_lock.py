@@ -285,3 +285,26 @@ def test_a_warehouse_with_locked_blobs_is_kept_until_the_lock_ends(srv):
     r = requests.delete(url, headers=auth, json={"confirm": "lake"})
     assert r.status_code == 200, r.text
     assert r.json()["storage_complete"] is True
+
+
+def test_deleting_the_account_leaves_its_locked_versions(srv):
+    """Account deletion removes no bytes (its warehouses are listed for erasure, which goes
+    through the same guard as a warehouse's deletion): the locked version stays, readable
+    and still refused deletion."""
+    email = f"lock-{uniq('u')}@example.com"
+    acct = srv.signup(email=email)
+    from helpers import warehouse_s3
+    wh = warehouse_s3(srv, acct)
+    blob = "b-" + acct["warehouse_id"]
+    wh.put_bucket_versioning(Bucket=blob, VersioningConfiguration={"Status": "Enabled"})
+    wh.put_object_lock_configuration(Bucket=blob, ObjectLockConfiguration={
+        "ObjectLockEnabled": "Enabled"})
+    v = wh.put_object(Bucket=blob, Key="ledger.csv", Body=b"kept",
+                      ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=soon(3600))["VersionId"]
+    r = requests.delete(srv.api + "/v1/me", headers={"Authorization": "Bearer " + acct["api_key"]},
+                        json={"confirm": email})
+    assert r.status_code == 200, r.text
+    assert r.json()["warehouses_to_purge"] == [acct["warehouse_id"]]
+    assert wh.get_object(Bucket=blob, Key="ledger.csv", VersionId=v)["Body"].read() == b"kept"
+    assert_s3_error("AccessDenied", 403, wh.delete_object, Bucket=blob, Key="ledger.csv",
+                    VersionId=v, BypassGovernanceRetention=True)
