@@ -261,14 +261,20 @@ def test_table_buckets_refuse_object_lock_so_maintenance_can_remove_files(srv):
     assert (code, status) == ("InvalidRequest", 400) and "Iceberg" in msg
 
 
-def test_a_warehouse_with_locked_blobs_is_kept_until_the_lock_ends(srv):
-    acct = srv.signup()
+def locked_blob_bucket(srv, acct):
+    """The account's warehouse S3 client and its blob bucket, given versioning and object lock."""
     from helpers import warehouse_s3
     wh = warehouse_s3(srv, acct)
     blob = "b-" + acct["warehouse_id"]
     wh.put_bucket_versioning(Bucket=blob, VersioningConfiguration={"Status": "Enabled"})
     wh.put_object_lock_configuration(Bucket=blob, ObjectLockConfiguration={
         "ObjectLockEnabled": "Enabled"})
+    return wh, blob
+
+
+def test_a_warehouse_with_locked_blobs_is_kept_until_the_lock_ends(srv):
+    acct = srv.signup()
+    wh, blob = locked_blob_bucket(srv, acct)
     v = wh.put_object(Bucket=blob, Key="contract.pdf", Body=b"signed",
                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=soon(3600))["VersionId"]
     auth = {"Authorization": "Bearer " + acct["api_key"]}
@@ -293,12 +299,7 @@ def test_deleting_the_account_leaves_its_locked_versions(srv):
     and still refused deletion."""
     email = f"lock-{uniq('u')}@example.com"
     acct = srv.signup(email=email)
-    from helpers import warehouse_s3
-    wh = warehouse_s3(srv, acct)
-    blob = "b-" + acct["warehouse_id"]
-    wh.put_bucket_versioning(Bucket=blob, VersioningConfiguration={"Status": "Enabled"})
-    wh.put_object_lock_configuration(Bucket=blob, ObjectLockConfiguration={
-        "ObjectLockEnabled": "Enabled"})
+    wh, blob = locked_blob_bucket(srv, acct)
     v = wh.put_object(Bucket=blob, Key="ledger.csv", Body=b"kept",
                       ObjectLockMode="COMPLIANCE", ObjectLockRetainUntilDate=soon(3600))["VersionId"]
     r = requests.delete(srv.api + "/v1/me", headers={"Authorization": "Bearer " + acct["api_key"]},

@@ -9,6 +9,10 @@
 
 namespace tablemere::s3 {
 
+// The detail of an error about a delete marker (a GET of a key whose newest version is
+// one, or of the marker itself): the marker's version id.
+inline constexpr char kDeleteMarkerDetail[] = "delete_marker";
+
 inline Error S3Error(ErrorCode code, const std::string& s3_code, const std::string& message) {
   return Error{code, message, {}}.With("s3_code", s3_code);
 }

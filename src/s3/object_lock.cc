@@ -92,10 +92,7 @@ Result<ObjectInfo> S3Service::LockedVersion(const std::string& bucket, const std
                                             const std::optional<std::string>& version_id) {
   TM_ASSIGN(auto lock, ObjectLockOf(bucket));
   if (!lock) return Fail(NoLockConfiguration());
-  TM_ASSIGN(auto where, ReadVersion(bucket, key, version_id));
-  TM_ASSIGN(ObjectInfo info, store_.Head(bucket, where.stored_key));
-  if (!where.version_id.empty()) info.version_id = where.version_id;
-  return info;
+  return HeadVersion(bucket, key, version_id);
 }
 
 Result<bool> S3Service::MayBypassGovernance(const storage::S3Identity& id,
@@ -165,7 +162,8 @@ Result<std::string> S3Service::SetRetention(const storage::S3Identity& id,
   objectstore::AttributeChange change;
   change.retention = std::pair(mode, until_ms);
   TM_ASSIGN(auto info, store_.SetObjectAttributes(bucket, where.stored_key, change));
-  return where.version_id.empty() ? info.version_id : where.version_id;
+  where.ApplyTo(info);
+  return info.version_id;
 }
 
 Result<std::string> S3Service::SetLegalHold(const std::string& bucket, const std::string& key,
@@ -174,12 +172,10 @@ Result<std::string> S3Service::SetLegalHold(const std::string& bucket, const std
   TM_ASSIGN(auto lock, ObjectLockOf(bucket));
   if (!lock) return Fail(NoLockConfiguration());
   if (status != "ON" && status != "OFF") return Fail(MalformedXml());
-  TM_ASSIGN(objectstore::KeyGuard hold, store_.HoldKey(bucket, key));
-  TM_ASSIGN(auto where, ReadVersion(bucket, key, version_id));
   objectstore::AttributeChange change;
   change.legal_hold = status;
-  TM_ASSIGN(auto info, store_.SetObjectAttributes(bucket, where.stored_key, change));
-  return where.version_id.empty() ? info.version_id : where.version_id;
+  TM_ASSIGN(auto info, ChangeVersion(bucket, key, version_id, change));
+  return info.version_id;
 }
 
 }  // namespace tablemere::s3

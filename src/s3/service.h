@@ -78,6 +78,12 @@ struct VersionedRead {
   // A noncurrent version's own ETag and time (its kept copy's differ).
   std::optional<std::string> etag;
   std::optional<int64_t> modified_ms;
+  // `info`, the stored object's, as this version answers: its own ETag, time and id.
+  void ApplyTo(objectstore::ObjectInfo& info) const {
+    if (etag) info.etag = *etag;
+    if (modified_ms) info.last_modified_ms = *modified_ms;
+    if (!version_id.empty()) info.version_id = version_id;
+  }
 };
 
 // What a DELETE did: the version it removed or the delete marker it made.
@@ -181,6 +187,15 @@ class S3Service {
   // in a bucket that never had versioning.
   Result<VersionedRead> ReadVersion(const std::string& bucket, const std::string& key,
                                     const std::optional<std::string>& version_id);
+  // The object info of version `version_id` of `key` (the current one when none is
+  // named), as that version answers (ReadVersion's errors, then NoSuchKey).
+  Result<objectstore::ObjectInfo> HeadVersion(const std::string& bucket, const std::string& key,
+                                              const std::optional<std::string>& version_id);
+  // Changes the attributes (tags, ACL, lock) of one version, under the key's hold so the
+  // version is not moved aside meanwhile; answers it as HeadVersion does.
+  Result<objectstore::ObjectInfo> ChangeVersion(const std::string& bucket, const std::string& key,
+                                                const std::optional<std::string>& version_id,
+                                                const objectstore::AttributeChange& change);
   // After a read of the current object found none: the delete marker that is the key's
   // newest version, if there is one (its version id), for the 404's headers.
   Result<std::optional<std::string>> CurrentDeleteMarker(const std::string& bucket,

@@ -110,11 +110,27 @@ Result<VersionedRead> S3Service::ReadVersion(const std::string& bucket, const st
   if (found->delete_marker) {
     return Fail(S3Error(ErrorCode::kInvalidInput, "MethodNotAllowed",
                         "The specified method is not allowed against this resource.")
-                    .With("header:x-amz-delete-marker", "true")
-                    .With("header:x-amz-version-id", wanted)
-                    .With("header:Allow", "DELETE"));
+                    .With(kDeleteMarkerDetail, wanted));
   }
   return VersionedRead{KeptKey(key, wanted), wanted, found->etag, found->modified_ms};
+}
+
+Result<ObjectInfo> S3Service::HeadVersion(const std::string& bucket, const std::string& key,
+                                          const std::optional<std::string>& version_id) {
+  TM_ASSIGN(auto where, ReadVersion(bucket, key, version_id));
+  TM_ASSIGN(ObjectInfo info, store_.Head(bucket, where.stored_key));
+  where.ApplyTo(info);
+  return info;
+}
+
+Result<ObjectInfo> S3Service::ChangeVersion(const std::string& bucket, const std::string& key,
+                                            const std::optional<std::string>& version_id,
+                                            const objectstore::AttributeChange& change) {
+  TM_ASSIGN(objectstore::KeyGuard hold, store_.HoldKey(bucket, key));
+  TM_ASSIGN(auto where, ReadVersion(bucket, key, version_id));
+  TM_ASSIGN(ObjectInfo info, store_.SetObjectAttributes(bucket, where.stored_key, change));
+  where.ApplyTo(info);
+  return info;
 }
 
 Result<std::optional<std::string>> S3Service::CurrentDeleteMarker(const std::string& bucket,

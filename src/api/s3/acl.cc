@@ -98,8 +98,7 @@ Result<http::Response> Adapter::PutBucketAcl(Ctx& ctx) {
 
 Result<http::Response> Adapter::GetObjectAcl(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kRead));
-  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
-  TM_ASSIGN(auto info, store_.Head(ctx.bucket, where.stored_key));
+  TM_ASSIGN(auto info, service_.HeadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   TM_ASSIGN(std::string owner, service_.OwnerIdOf(ctx.bucket));
   return RenderAcl(owner, info.acl);
 }
@@ -108,10 +107,9 @@ Result<http::Response> Adapter::PutObjectAcl(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   TM_ASSIGN(auto header, CannedAclOfPut(ctx));
   TM_ASSIGN(std::string acl, service_.CannedAclForWrite(ctx.identity, ctx.bucket, header));
-  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   objectstore::AttributeChange change;
   change.acl = acl;
-  TM_TRY(store_.SetObjectAttributes(ctx.bucket, where.stored_key, change));
+  TM_TRY(service_.ChangeVersion(ctx.bucket, ctx.key, VersionIdOf(ctx), change));
   return http::Response{};
 }
 

@@ -5,6 +5,8 @@
 // (src/s3); handlers parse the request, call it, and render XML.
 #pragma once
 
+#include <pugixml.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -100,6 +102,10 @@ Result<void> CheckNoGrants(const http::Headers& headers);
 http::Response UploadAnswer(const std::string& etag, const ReceivedBody& body, bool full_object);
 // A Content-MD5 that is not the base64 of 16 bytes is InvalidDigest.
 Result<void> CheckContentMd5Form(const std::string& header);
+// A configuration a request's body carries as XML (PUT ?versioning, ?object-lock,
+// ?publicAccessBlock…): read into `doc`, answered as its `root` element; MalformedXML
+// when it does not parse or has another root.
+Result<pugi::xml_node> ReadXmlBody(Ctx& ctx, pugi::xml_document& doc, const char* root);
 
 class Adapter {
  public:

@@ -303,4 +303,13 @@ Result<ReceivedBody> Adapter::ReceiveBodyInner(Ctx& ctx, objectstore::ObjectWrit
   return received;
 }
 
+Result<pugi::xml_node> ReadXmlBody(Ctx& ctx, pugi::xml_document& doc, const char* root) {
+  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
+  if (auto md5 = ctx.req.headers.Get("Content-MD5")) TM_TRY(CheckContentMd5Form(*md5));
+  if (!doc.load_buffer(body.data(), body.size())) return Fail(tablemere::s3::MalformedXml());
+  pugi::xml_node node = doc.child(root);
+  if (!node) return Fail(tablemere::s3::MalformedXml());
+  return node;
+}
+
 }  // namespace tablemere::api::s3

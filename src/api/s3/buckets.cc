@@ -145,12 +145,8 @@ Result<http::Response> Adapter::GetBucketVersioning(Ctx& ctx) {
 }
 
 Result<http::Response> Adapter::PutBucketVersioning(Ctx& ctx) {
-  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
-  if (auto md5 = ctx.req.headers.Get("Content-MD5")) TM_TRY(CheckContentMd5Form(*md5));
   pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size())) return Fail(tablemere::s3::MalformedXml());
-  pugi::xml_node root = doc.child("VersioningConfiguration");
-  if (!root) return Fail(tablemere::s3::MalformedXml());
+  TM_ASSIGN(pugi::xml_node root, ReadXmlBody(ctx, doc, "VersioningConfiguration"));
   if (Trim(root.child_value("MfaDelete")) == "Enabled") {
     return Fail(tablemere::s3::S3Error(ErrorCode::kNotImplemented, "NotImplemented",
                                        "MFA delete is not offered; send the configuration with "

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "objectstore/object_store.h"
+#include "s3/errors.h"
 
 namespace tablemere::api::s3 {
 
@@ -131,6 +132,14 @@ int StatusFor(const Error& e, std::string* code) {
   }
   *code = "InternalError";
   return 500;
+}
+
+void AddErrorHeaders(const Error& e, int status, http::Headers& headers) {
+  const std::string marker = e.Detail(tablemere::s3::kDeleteMarkerDetail);
+  if (marker.empty()) return;
+  headers.Set("x-amz-delete-marker", "true");
+  headers.Set("x-amz-version-id", marker);
+  if (status == 405) headers.Set("Allow", "DELETE");
 }
 
 }  // namespace tablemere::api::s3

@@ -96,8 +96,7 @@ Result<http::Response> Adapter::UploadPartCopy(Ctx& ctx) {
   const std::string& src_key = from.stored_key;
   TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, src_key));
   const std::string src_etag = src_info.etag;  // the stored copy's, which the read checks
-  if (from.etag) src_info.etag = *from.etag;
-  if (from.modified_ms) src_info.last_modified_ms = *from.modified_ms;
+  from.ApplyTo(src_info);
   TM_TRY(CheckCopySourceConditions(ctx, src_info));
   uint64_t offset = 0;
   uint64_t length = src_info.size;

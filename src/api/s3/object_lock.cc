@@ -16,15 +16,6 @@ using tablemere::s3::S3Error;
 
 namespace {
 
-Result<pugi::xml_node> ParseBody(Ctx& ctx, pugi::xml_document& doc, const char* root) {
-  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
-  if (auto md5 = ctx.req.headers.Get("Content-MD5")) TM_TRY(CheckContentMd5Form(*md5));
-  if (!doc.load_buffer(body.data(), body.size())) return Fail(MalformedXml());
-  pugi::xml_node node = doc.child(root);
-  if (!node) return Fail(MalformedXml());
-  return node;
-}
-
 // A positive whole number of days or years.
 Result<int> Period(pugi::xml_node node) {
   std::string text = Trim(node.text().get());
@@ -90,7 +81,7 @@ Result<http::Response> Adapter::GetObjectLockConfiguration(Ctx& ctx) {
 
 Result<http::Response> Adapter::PutObjectLockConfiguration(Ctx& ctx) {
   pugi::xml_document doc;
-  TM_ASSIGN(pugi::xml_node root, ParseBody(ctx, doc, "ObjectLockConfiguration"));
+  TM_ASSIGN(pugi::xml_node root, ReadXmlBody(ctx, doc, "ObjectLockConfiguration"));
   if (Trim(root.child_value("ObjectLockEnabled")) != "Enabled") return Fail(MalformedXml());
   objectstore::ObjectLockConfig config;
   if (pugi::xml_node rule = root.child("Rule")) {
@@ -129,7 +120,7 @@ Result<http::Response> Adapter::GetObjectRetention(Ctx& ctx) {
 Result<http::Response> Adapter::PutObjectRetention(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   pugi::xml_document doc;
-  TM_ASSIGN(pugi::xml_node root, ParseBody(ctx, doc, "Retention"));
+  TM_ASSIGN(pugi::xml_node root, ReadXmlBody(ctx, doc, "Retention"));
   const int64_t until = tablemere::s3::ParseIso8601(Trim(root.child_value("RetainUntilDate")));
   if (until < 0) return Fail(MalformedXml());
   TM_ASSIGN(std::string version_id,
@@ -155,7 +146,7 @@ Result<http::Response> Adapter::GetObjectLegalHold(Ctx& ctx) {
 Result<http::Response> Adapter::PutObjectLegalHold(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kWriteAttributes));
   pugi::xml_document doc;
-  TM_ASSIGN(pugi::xml_node root, ParseBody(ctx, doc, "LegalHold"));
+  TM_ASSIGN(pugi::xml_node root, ReadXmlBody(ctx, doc, "LegalHold"));
   TM_ASSIGN(std::string version_id, service_.SetLegalHold(ctx.bucket, ctx.key, VersionIdOf(ctx),
                                                           Trim(root.child_value("Status"))));
   http::Response r;

@@ -104,7 +104,7 @@ Error Adapter::WithDeleteMarker(const Ctx& ctx, Error error) {
   }
   auto marker = service_.CurrentDeleteMarker(ctx.bucket, ctx.key);
   if (marker && *marker) {
-    error.With("header:x-amz-delete-marker", "true").With("header:x-amz-version-id", **marker);
+    error.With(tablemere::s3::kDeleteMarkerDetail, **marker);
   }
   return error;
 }
@@ -144,8 +144,7 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
   }
   // A noncurrent version answers with its own ETag and time, not its kept copy's.
   ObjectInfo info = stored;
-  if (where.etag) info.etag = *where.etag;
-  if (where.modified_ms) info.last_modified_ms = *where.modified_ms;
+  where.ApplyTo(info);
   TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
   if (not_modified) return std::move(*not_modified);
   uint64_t offset = 0;
@@ -179,7 +178,7 @@ Result<http::Response> Adapter::ReadObject(Ctx& ctx, bool head) {
   // bytes it received against them.
   const bool whole_object = !ranged && !part;
   ObjectHeaders(ctx, info, r);
-  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  SetVersionHeader(r, info.version_id);
   SetLockHeaders(r, info);
   if (ranged) {
     r.status = 206;
@@ -329,8 +328,7 @@ Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
   TM_TRY(service_.CheckWritable(ctx.identity, ctx.bucket, ctx.key));
   TM_ASSIGN(auto from, service_.ReadVersion(src_bucket, source.key, source.version_id));
   TM_ASSIGN(ObjectInfo src_info, store_.Head(src_bucket, from.stored_key));
-  if (from.etag) src_info.etag = *from.etag;
-  if (from.modified_ms) src_info.last_modified_ms = *from.modified_ms;
+  from.ApplyTo(src_info);
   TM_TRY(CheckCopySourceConditions(ctx, src_info));
   TM_ASSIGN(std::string acl,
             service_.CannedAclForWrite(ctx.identity, ctx.bucket, ctx.req.headers.Get("x-amz-acl")));
@@ -373,9 +371,9 @@ Result<http::Response> Adapter::CopyObject(Ctx& ctx) {
       .Close("CopyObjectResult");
   http::Response r = Xml(200, x.Take());
   SetVersionHeader(r, version_id);
-  const std::string& source_version =
-      from.version_id.empty() ? src_info.version_id : from.version_id;
-  if (!source_version.empty()) r.headers.Set("x-amz-copy-source-version-id", source_version);
+  if (!src_info.version_id.empty()) {
+    r.headers.Set("x-amz-copy-source-version-id", src_info.version_id);
+  }
   return r;
 }
 
@@ -411,10 +409,7 @@ Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
     }
     marker = *n;
   }
-  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
-  TM_ASSIGN(ObjectInfo info, store_.Head(ctx.bucket, where.stored_key));
-  if (where.etag) info.etag = *where.etag;
-  if (where.modified_ms) info.last_modified_ms = *where.modified_ms;
+  TM_ASSIGN(ObjectInfo info, service_.HeadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   TM_ASSIGN(auto not_modified, ReadConditions(ctx, info));
   if (not_modified) return std::move(*not_modified);
   std::string algorithm;
@@ -463,7 +458,7 @@ Result<http::Response> Adapter::GetObjectAttributes(Ctx& ctx) {
   x.Close("GetObjectAttributesResponse");
   http::Response r = Xml(200, x.Take());
   r.headers.Set("Last-Modified", FormatHttpDate(info.last_modified_ms));
-  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  SetVersionHeader(r, info.version_id);
   return r;
 }
 

@@ -15,11 +15,7 @@ using tablemere::s3::S3Error;
 
 namespace {
 
-Result<objectstore::PublicAccessBlock> ParsePublicAccessBlock(const std::string& body) {
-  pugi::xml_document doc;
-  if (!doc.load_buffer(body.data(), body.size())) return Fail(tablemere::s3::MalformedXml());
-  pugi::xml_node root = doc.child("PublicAccessBlockConfiguration");
-  if (!root) return Fail(tablemere::s3::MalformedXml());
+Result<objectstore::PublicAccessBlock> ParsePublicAccessBlock(pugi::xml_node root) {
   objectstore::PublicAccessBlock block;
   const std::pair<const char*, bool*> switches[] = {
       {"BlockPublicAcls", &block.block_public_acls},
@@ -59,9 +55,9 @@ Result<http::Response> Adapter::GetPublicAccessBlock(Ctx& ctx) {
 
 Result<http::Response> Adapter::PutPublicAccessBlock(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, "", Access::kBucketAdmin));
-  TM_ASSIGN(std::string body, http::ReadAll(*ctx.req.body, kMaxXmlBody));
-  if (auto md5 = ctx.req.headers.Get("Content-MD5")) TM_TRY(CheckContentMd5Form(*md5));
-  TM_ASSIGN(auto block, ParsePublicAccessBlock(body));
+  pugi::xml_document doc;
+  TM_ASSIGN(pugi::xml_node root, ReadXmlBody(ctx, doc, "PublicAccessBlockConfiguration"));
+  TM_ASSIGN(auto block, ParsePublicAccessBlock(root));
   objectstore::AttributeChange change;
   change.public_access_block = std::optional(block);
   TM_TRY(store_.SetBucketAttributes(ctx.bucket, change));

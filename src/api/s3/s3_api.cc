@@ -186,10 +186,7 @@ http::Response Adapter::Handle(http::Request& req) {
     std::string code;
     resp.status = StatusFor(e, &code);
     if (resp.status == 503) resp.headers.Set("Retry-After", "1");
-    // Headers an error carries (a delete marker's, the methods a 405 allows).
-    for (const auto& [name, value] : e.detail) {
-      if (name.starts_with("header:")) resp.headers.Set(name.substr(7), value);
-    }
+    AddErrorHeaders(e, resp.status, resp.headers);
     if (req.method != "HEAD") {  // HEAD errors carry no body
       XmlWriter x;
       x.Open("Error").Element("Code", code).Element("Message", e.message);

@@ -68,22 +68,20 @@ Result<std::optional<std::map<std::string, std::string>>> TaggingFromHeader(
 
 Result<http::Response> Adapter::GetObjectTagging(Ctx& ctx) {
   TM_TRY(service_.Authorize(ctx.identity, ctx.bucket, ctx.key, Access::kRead));
-  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
-  TM_ASSIGN(auto info, store_.Head(ctx.bucket, where.stored_key));
+  TM_ASSIGN(auto info, service_.HeadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   http::Response r = RenderTagging(info.tags);
-  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  SetVersionHeader(r, info.version_id);
   return r;
 }
 
 // Tags of the version a request names (the current object unless versionId names another).
 Result<http::Response> Adapter::ChangeObjectTags(Ctx& ctx,
                                                  std::map<std::string, std::string> tags) {
-  TM_ASSIGN(auto where, service_.ReadVersion(ctx.bucket, ctx.key, VersionIdOf(ctx)));
   objectstore::AttributeChange change;
   change.tags = std::move(tags);
-  TM_ASSIGN(auto info, store_.SetObjectAttributes(ctx.bucket, where.stored_key, change));
+  TM_ASSIGN(auto info, service_.ChangeVersion(ctx.bucket, ctx.key, VersionIdOf(ctx), change));
   http::Response r;
-  SetVersionHeader(r, where.version_id.empty() ? info.version_id : where.version_id);
+  SetVersionHeader(r, info.version_id);
   return r;
 }
 
