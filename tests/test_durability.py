@@ -27,7 +27,9 @@ def client(server):
 
 
 def body_for(i):
-    # Distinct, self-describing content: a partial or mixed object cannot match.
+    # Distinct, self-describing content: a partial or mixed object cannot match. Sizes run
+    # from 50 KB to over 250 KB, across the local store's 128 KiB limit between objects
+    # kept in its index and objects kept in files of their own.
     return (f"object-{i}-".encode() * (2000 + i * 37))[: 50_000 + i * 1000]
 
 

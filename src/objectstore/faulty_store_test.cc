@@ -13,6 +13,7 @@
 #include "metastore/metastore.h"
 #include "objectstore/local_disk.h"
 #include "objectstore/registered_store.h"
+#include "sqlite/sqlite.h"
 
 namespace tablemere::objectstore {
 namespace {
@@ -71,11 +72,17 @@ class FaultyStoreTest : public ::testing::Test {
     TM_ASSIGN(auto reader, store.Get("b", key, 0, std::nullopt, nullptr));
     return Drain(*reader, 4096);
   }
-  size_t BlobFiles() const {
+  // Stored object bytes: files, and small objects' rows in the index.
+  size_t StoredBlobs() const {
     size_t n = 0;
     for (const auto& e : fs::recursive_directory_iterator(dir_ / "blobs")) {
       if (e.is_regular_file()) n++;
     }
+    auto db = sqlite::Db::Open((dir_ / "index.db").string(), false).value();
+    auto* st = db->Prepare("SELECT COUNT(*) FROM inline_blobs").value();
+    EXPECT_TRUE(st->Bind({}).Step().value());
+    n += static_cast<size_t>(st->Int(0));
+    st->Bind({});
     return n;
   }
 
@@ -190,7 +197,7 @@ TEST_F(FaultyStoreTest, FailedCommitPublishesNothingAndTheStoreStillWorks) {
     ASSERT_EQ(listing.objects.size(), 1u);
     EXPECT_EQ(listing.objects[0].key, "k");
   }
-  EXPECT_EQ(BlobFiles(), 1u) << "an aborted commit left its bytes behind";
+  EXPECT_EQ(StoredBlobs(), 1u) << "an aborted commit left its bytes behind";
 
   // The faults are used up: the same writes now succeed.
   ASSERT_TRUE(Put(*store_, "k", "v3").has_value());
@@ -214,7 +221,7 @@ TEST_F(FaultyStoreTest, FailedWriteAbortsTheWriter) {
   auto first = writer->Write("abc", 3);
   ASSERT_FALSE(first.has_value());
   EXPECT_EQ(first.error().Detail("injected_fault"), "Write");
-  EXPECT_EQ(BlobFiles(), 0u) << "the wrapped writer was not aborted";
+  EXPECT_EQ(StoredBlobs(), 0u) << "the wrapped writer was not aborted";
   EXPECT_FALSE(writer->Write("def", 3).has_value());
   EXPECT_FALSE(writer->Commit(ObjectInfo{}).has_value());
   EXPECT_FALSE(store_->base().Head("b", "k").has_value());

@@ -5,6 +5,14 @@
 // the blob name is unique and only reachable through the index, the index commit is the
 // atomic publish: a killed server leaves at most an unreferenced file, never a partial
 // object, and an acknowledged write is on disk.
+//
+// Small objects (at most kInlineLimit bytes) skip the file: their bytes go into the index
+// itself, in the same group commit as their row. SQLite's write-ahead log is then the
+// append-only segment they are packed into, and one fsync of it makes a whole group of
+// small objects durable, where a file each costs its own fdatasync and directory sync.
+// Freed space is reused by SQLite (the row is deleted in the transaction that drops or
+// replaces the object, so nothing is left to collect), and backups carry them with the
+// index.
 #include "objectstore/local_disk.h"
 
 #include <fcntl.h>
@@ -12,6 +20,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -26,6 +35,7 @@
 
 #include "common/crypto.h"
 #include "common/strings.h"
+#include "objectstore/small_objects.h"
 #include "sqlite/sqlite.h"
 
 namespace tablemere::objectstore {
@@ -46,6 +56,7 @@ CREATE TABLE IF NOT EXISTS uploads (
   upload_id TEXT PRIMARY KEY, bucket TEXT NOT NULL, key TEXT NOT NULL, initiated_ms INTEGER NOT NULL,
   headers TEXT NOT NULL, checksums TEXT NOT NULL, attrs TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS uploads_by_bucket ON uploads(bucket, key);
+CREATE TABLE IF NOT EXISTS inline_blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS parts (
   upload_id TEXT NOT NULL, part_number INTEGER NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,
   etag TEXT NOT NULL, modified_ms INTEGER NOT NULL, checksums TEXT NOT NULL,
@@ -54,6 +65,25 @@ CREATE TABLE IF NOT EXISTS parts (
 
 // Largest number of index writes folded into one group commit.
 constexpr size_t kMaxBatch = 256;
+
+// Objects up to this size are kept in the index (see the top of this file). Iceberg's
+// metadata files, manifest lists and most manifests are below it. Larger objects would
+// make the one group-commit thread copy much more per batch, and SQLite writes WAL pages
+// twice (log, then checkpoint), so they keep their own file.
+constexpr uint64_t kInlineLimit = 128 * 1024;
+// The write-ahead log is checkpointed into the index by a helper thread once it holds
+// this many pages, so no commit waits for a checkpoint's writes and syncs; if the helper
+// falls behind to the second figure, the group-commit leader checkpoints itself.
+constexpr int kCheckpointPages = 1000;
+constexpr int kCheckpointInlinePages = 8000;
+
+// An inline object's blob name: this prefix, then its inline_blobs id.
+constexpr std::string_view kInlinePrefix = "inline:";
+bool IsInline(std::string_view blob) { return blob.starts_with(kInlinePrefix); }
+std::optional<int64_t> InlineId(std::string_view blob) {
+  if (!IsInline(blob)) return std::nullopt;
+  return ParseInt(std::string(blob.substr(kInlinePrefix.size())));
+}
 
 Error NoSuchBucket(const std::string& bucket) {
   return StoreError(StoreFailure::kNoSuchBucket, ErrorCode::kNotFound,
@@ -581,14 +611,51 @@ class LocalDiskStore final : public ObjectStore {
  public:
   LocalDiskStore(std::string root, const Clock& clock, Random& random,
                  std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::Db> reader,
-                 LocalDiskFaults faults)
+                 std::unique_ptr<sqlite::Db> checkpointer, LocalDiskFaults faults)
       : root_(std::move(root)),
         clock_(clock),
         random_(random),
         directory_fsync_(faults.directory_fsync ? std::move(faults.directory_fsync)
                                                 : std::function<int(int)>(::fsync)),
         writer_db_(std::move(writer)),
-        reader_db_(std::move(reader)) {}
+        reader_db_(std::move(reader)),
+        checkpoint_db_(std::move(checkpointer)) {
+    writer_db_->OnWalCommit([this](int pages) {
+      if (pages >= kCheckpointInlinePages) checkpoint_inline_ = true;
+      if (pages < kCheckpointPages) return;
+      {
+        std::lock_guard lock(checkpoint_mu_);
+        checkpoint_wanted_ = true;
+      }
+      checkpoint_cv_.notify_one();
+    });
+    checkpointer_ = std::thread([this] { CheckpointLoop(); });
+  }
+  ~LocalDiskStore() override {
+    {
+      std::lock_guard lock(checkpoint_mu_);
+      checkpoint_stopping_ = true;
+    }
+    checkpoint_cv_.notify_one();
+    checkpointer_.join();
+  }
+  LocalDiskStore(const LocalDiskStore&) = delete;
+  LocalDiskStore& operator=(const LocalDiskStore&) = delete;
+
+  // A checkpoint that fails (a write or sync of the index file) loses nothing: the log
+  // keeps every commit until a checkpoint completes, and the next one writes the pages
+  // again.
+  void CheckpointLoop() {
+    while (true) {
+      {
+        std::unique_lock lock(checkpoint_mu_);
+        checkpoint_cv_.wait(lock, [&] { return checkpoint_wanted_ || checkpoint_stopping_; });
+        if (checkpoint_stopping_) return;
+        checkpoint_wanted_ = false;
+      }
+      (void)checkpoint_db_->Exec("PRAGMA wal_checkpoint(PASSIVE)");
+    }
+  }
 
   // ---- bucket spaces ----
   Result<void> OpenBucket(const std::string& bucket) override {
@@ -649,6 +716,7 @@ class LocalDiskStore final : public ObjectStore {
   // A blob no index row names any more. Its row left the index before this call, so a
   // backup whose hold began later cannot name it; one whose hold began earlier may.
   void UnlinkBlob(const std::string& blob) {
+    if (IsInline(blob)) return;  // its row went with the transaction that dropped it
     {
       std::lock_guard lock(hold_mu_);
       if (holds_ > 0) {
@@ -701,12 +769,19 @@ class LocalDiskStore final : public ObjectStore {
       std::lock_guard lock(reader_mu_);
       TM_TRY(FindBucket(*reader_db_, bucket));
     }
-    return NewWriter(
-        size,
-        [this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
-          return PublishObject(bucket, key, blob, conditions, std::move(info));
+    auto publish_file = [this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
+      return PublishObject(bucket, key, blob, conditions, std::move(info));
+    };
+    if (size && *size > kInlineLimit) return NewWriter(size, std::move(publish_file), true);
+    // Small, or of unknown size: held in memory, and moved into a file if it outgrows
+    // the limit.
+    auto writer = std::make_unique<SmallObjectWriter>(
+        kInlineLimit,
+        [this, bucket, key, conditions](std::string bytes, ObjectInfo info) {
+          return PublishInlineObject(bucket, key, std::move(bytes), conditions, std::move(info));
         },
-        true);
+        [this, publish_file] { return NewWriter(std::nullopt, publish_file, true); }, true);
+    return HoldToSize(std::move(writer), size);
   }
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
@@ -722,9 +797,18 @@ class LocalDiskStore final : public ObjectStore {
     for (int attempt = 0; attempt < 3; attempt++) {
       std::string blob;
       ObjectInfo found;
+      std::optional<std::string> bytes;
       {
         std::lock_guard lock(reader_mu_);
         TM_ASSIGN(found, FindObject(*reader_db_, bucket, key, &blob));
+        if (auto id = InlineId(blob)) {
+          TM_ASSIGN(bytes, ReadInline(*reader_db_, *id, offset, length));
+          if (!bytes) continue;  // replaced since the lookup
+        }
+      }
+      if (bytes) {
+        if (info) *info = std::move(found);
+        return std::unique_ptr<ObjectReader>(std::make_unique<MemoryReader>(std::move(*bytes)));
       }
       int fd = ::open(BlobPath(blob).c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
@@ -748,7 +832,8 @@ class LocalDiskStore final : public ObjectStore {
       old_blob = sel->Text(0);
       sel->Bind({});
       TM_ASSIGN(auto* del, db.Prepare("DELETE FROM objects WHERE bucket = ? AND key = ?"));
-      return del->Bind({bucket, key}).Run();
+      TM_TRY(del->Bind({bucket, key}).Run());
+      return DropInline(db, old_blob);
     }));
     if (!old_blob.empty()) UnlinkBlob(old_blob);
     return {};
@@ -1082,6 +1167,52 @@ class LocalDiskStore final : public ObjectStore {
     return info;
   }
 
+  // A small object's bytes and row, in one transaction of the group commit.
+  Result<ObjectInfo> PublishInlineObject(const std::string& bucket, const std::string& key,
+                                         std::string bytes, const PutConditions& conditions,
+                                         ObjectInfo info) {
+    info.key = key;
+    info.last_modified_ms = clock_.NowMillis();
+    std::string old_blob;
+    Replaced replaced;
+    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
+      TM_TRY(FindBucket(db, bucket));
+      TM_TRY(CheckConditions(db, bucket, key, conditions));
+      TM_ASSIGN(auto* ins,
+                db.PrepareNative("INSERT INTO inline_blobs(data) VALUES(?) RETURNING id"));
+      TM_ASSIGN(bool row, ins->Bind({}).BindBlob(1, bytes).Step());
+      if (!row) return Fail(IoError("inline object id"));
+      std::string blob = std::string(kInlinePrefix) + std::to_string(ins->Int(0));
+      TM_TRY(ins->Run());  // finish the statement so its insert completes
+      return UpsertObject(db, bucket, key, blob, info, &old_blob, &replaced);
+    }));
+    if (!old_blob.empty()) UnlinkBlob(old_blob);
+    info.replaced = replaced;
+    return info;
+  }
+
+  // Inside an index transaction: the inline bytes of a blob no row names any more.
+  Result<void> DropInline(sqlite::Db& db, const std::string& blob) {
+    auto id = InlineId(blob);
+    if (!id) return {};
+    TM_ASSIGN(auto* del, db.Prepare("DELETE FROM inline_blobs WHERE id = ?"));
+    return del->Bind({*id}).Run();
+  }
+
+  // The bytes [offset, offset + length) of an inline blob; nullopt when it is gone.
+  Result<std::optional<std::string>> ReadInline(sqlite::Db& db, int64_t id, uint64_t offset,
+                                                std::optional<uint64_t> length) {
+    TM_ASSIGN(auto* st, db.Prepare("SELECT substr(data, ?, ?) FROM inline_blobs WHERE id = ?"));
+    // substr takes a 32-bit length; inline blobs are far smaller.
+    int64_t len = static_cast<int64_t>(std::min<uint64_t>(length.value_or(INT32_MAX), INT32_MAX));
+    int64_t from = static_cast<int64_t>(std::min<uint64_t>(offset, INT32_MAX - 1)) + 1;
+    TM_ASSIGN(bool row, st->Bind({from, len, id}).Step());
+    if (!row) return std::optional<std::string>();
+    std::string bytes = st->Text(0);
+    st->Bind({});
+    return std::optional<std::string>(std::move(bytes));
+  }
+
   Result<ObjectInfo> PublishPart(const std::string& bucket, const std::string& upload_id,
                                  int part_number, const std::string& blob, ObjectInfo info) {
     info.last_modified_ms = clock_.NowMillis();
@@ -1233,6 +1364,7 @@ class LocalDiskStore final : public ObjectStore {
     if (row) *old_blob = sel->Text(0);
     if (replaced) *replaced = row ? Replaced{true, static_cast<uint64_t>(sel->Int(1))} : Replaced{};
     sel->Bind({});
+    if (*old_blob != blob) TM_TRY(DropInline(db, *old_blob));
     TM_ASSIGN(auto* st, db.Prepare("INSERT OR REPLACE INTO objects(bucket, key, blob, size, etag, "
                                    "modified_ms, headers, checksums, part_sizes, attrs) "
                                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
@@ -1318,6 +1450,7 @@ class LocalDiskStore final : public ObjectStore {
       }
     }
     sqlite::Db& db = *writer_db_;
+    if (checkpoint_inline_.exchange(false)) (void)db.Exec("PRAGMA wal_checkpoint(PASSIVE)");
     auto begin = db.Exec("BEGIN IMMEDIATE");
     if (!begin) {
       for (size_t i = 0; i < batch.size(); i++) results.push_back(std::unexpected(begin.error()));
@@ -1355,6 +1488,14 @@ class LocalDiskStore final : public ObjectStore {
   std::mutex reader_mu_;
   std::unique_ptr<sqlite::Db> reader_db_;  // protected by reader_mu_
 
+  std::atomic<bool> checkpoint_inline_ = false;  // set by the WAL hook, used by the leader
+  std::unique_ptr<sqlite::Db> checkpoint_db_;    // the checkpointer thread's
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  bool checkpoint_wanted_ = false;    // protected by checkpoint_mu_
+  bool checkpoint_stopping_ = false;  // protected by checkpoint_mu_
+  std::thread checkpointer_;          // started last, in the constructor
+
   std::mutex hold_mu_;
   int holds_ = 0;                      // protected by hold_mu_
   std::vector<std::string> deferred_;  // protected by hold_mu_
@@ -1386,12 +1527,14 @@ class LocalDiskBackup final : public ObjectBackup {
     return source->BackupTo(dir_ + "/index.db");
   }
 
-  Result<void> Finish() override {
+  Result<int64_t> Finish() override {
     TM_ASSIGN(auto copy, sqlite::Db::Open(dir_ + "/index.db", true));
     TM_ASSIGN(auto blobs, sql::Query(*copy, "SELECT blob FROM objects UNION SELECT blob FROM parts",
                                      {}, [](sql::Statement& st) { return st.Text(0); }));
     copy.reset();
-    for (const auto& blob : blobs) TM_TRY(Keep(blob));
+    for (const auto& blob : blobs) {
+      if (!IsInline(blob)) TM_TRY(Keep(blob));  // inline bytes came with the index
+    }
     // The links' directory entries, and any copies, reach the disk before success.
     int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     bool synced = dir >= 0 && ::syncfs(dir) == 0;
@@ -1399,7 +1542,7 @@ class LocalDiskBackup final : public ObjectBackup {
     if (!synced) return Fail(IoError("sync " + dir_));
     held_ = false;
     store_.ReleaseBlobs();
-    return {};
+    return static_cast<int64_t>(blobs.size());
   }
 
  private:
@@ -1440,10 +1583,13 @@ Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root,
   fs::create_directories(root, ec);
   if (ec) return Fail(IoError("create " + root + ": " + ec.message()));
   TM_ASSIGN(auto writer, sqlite::Db::Open(root + "/index.db", true));
+
   TM_TRY(writer->Exec(kSchema));
   TM_ASSIGN(auto reader, sqlite::Db::Open(root + "/index.db", true));
-  auto store = std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer),
-                                                std::move(reader), std::move(faults));
+  TM_ASSIGN(auto checkpointer, sqlite::Db::Open(root + "/index.db", true));
+  auto store =
+      std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer), std::move(reader),
+                                       std::move(checkpointer), std::move(faults));
   TM_TRY(store->Init());
   return std::unique_ptr<ObjectStore>(std::move(store));
 }

@@ -199,7 +199,8 @@ class ObjectBackup {
  public:
   virtual ~ObjectBackup() = default;
   virtual Result<void> Snapshot() = 0;
-  virtual Result<void> Finish() = 0;
+  // Returns how many stored objects and upload parts the backup holds.
+  virtual Result<int64_t> Finish() = 0;
 };
 
 // What a backend implements: the bytes of objects and uploads. Errors used throughout:

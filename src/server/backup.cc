@@ -85,13 +85,8 @@ Result<BackupDone> Backup(metastore::Metastore& meta, objectstore::ObjectStore& 
   TM_ASSIGN(auto held, objects.BeginBackup(to + "/objects"));
   const int64_t at_ms = clock.NowMillis();
   TM_TRY(meta.Backup(to + "/state.db", [&] { return held->Snapshot(); }));
-  TM_TRY(held->Finish());
+  TM_ASSIGN(const int64_t blobs, held->Finish());
   for (const char* name : kKeyFiles) TM_TRY(CopySmall(data_dir + "/" + name, to + "/" + name));
-  int64_t blobs = 0;
-  for (auto it = fs::recursive_directory_iterator(to + "/objects/blobs", ec);
-       !ec && it != fs::end(it); it.increment(ec)) {
-    if (it->is_regular_file()) blobs++;
-  }
   TM_TRY(Sync(to));
   TM_TRY(WriteFileAtomically(
       to + "/" + kManifest,

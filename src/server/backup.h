@@ -17,7 +17,7 @@ namespace tablemere::server {
 struct BackupDone {
   std::string dir;
   int64_t at_ms = 0;
-  int64_t objects = 0;  // blobs kept
+  int64_t objects = 0;  // stored objects and upload parts kept
 };
 
 // Writes the backup of a running server into `to`, an absolute path that must not exist

@@ -55,6 +55,11 @@ Result<void> Db::Exec(const std::string& sql) {
 }
 
 Result<sql::Statement*> Db::Prepare(const std::string& sql) {
+  TM_ASSIGN(Statement * st, PrepareNative(sql));
+  return st;
+}
+
+Result<Statement*> Db::PrepareNative(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it != cache_.end()) return it->second.get();
   sqlite3_stmt* stmt = nullptr;
@@ -65,6 +70,17 @@ Result<sql::Statement*> Db::Prepare(const std::string& sql) {
   Statement* ptr = owned.get();
   cache_.emplace(sql, std::move(owned));
   return ptr;
+}
+
+void Db::OnWalCommit(std::function<void(int pages)> hook) {
+  wal_hook_ = std::move(hook);
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<Db*>(self)->wal_hook_(pages);
+        return SQLITE_OK;
+      },
+      this);
 }
 
 Result<void> Db::BackupTo(const std::string& path) {
@@ -103,6 +119,11 @@ int64_t Db::Changes() const { return sqlite3_changes(db_); }
 int64_t Db::TotalChanges() const { return sqlite3_total_changes(db_); }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::BindBlob(int index, std::string_view bytes) {
+  sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
 
 Statement& Statement::Bind(const std::vector<Value>& params) {
   sqlite3_reset(stmt_);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,16 +37,24 @@ class Db final : public sql::Connection {
 
   Result<void> Exec(const std::string& sql) override;
   Result<sql::Statement*> Prepare(const std::string& sql) override;
+  // The same statement, for SQLite-only calls (BindBlob).
+  Result<Statement*> PrepareNative(const std::string& sql);
   int64_t Changes() const override;
   int64_t TotalChanges() const override;
   bool Healthy() const override { return true; }  // a file does not disconnect
   // Copies the database as committed now into a new file at `path` (SQLite's online
   // backup: writers on other connections go on; the copy is one consistent state).
   Result<void> BackupTo(const std::string& path);
+  // Calls `hook` after each commit on this connection with the write-ahead log's length
+  // in pages, instead of SQLite's own checkpoint at 1000 pages: the caller checkpoints
+  // (`PRAGMA wal_checkpoint`, on any connection) when it sees fit. Runs on the
+  // committing thread; must not use this connection.
+  void OnWalCommit(std::function<void(int pages)> hook);
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  std::function<void(int)> wal_hook_;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
@@ -57,6 +66,9 @@ class Statement final : public sql::Statement {
   Statement& operator=(const Statement&) = delete;
 
   Statement& Bind(const std::vector<Value>& params) override;
+  // Binds parameter `index` (1-based) as a BLOB of `bytes`, after Bind (which clears it).
+  // sql::Value's strings bind as TEXT, which SQL functions and casts may cut at a NUL.
+  Statement& BindBlob(int index, std::string_view bytes);
   Result<bool> Step() override;
   Result<void> Run() override;
   int64_t Int(int col) const override;
