@@ -1153,24 +1153,30 @@ class LocalDiskStore final : public ObjectStore {
   Result<ObjectInfo> PublishObject(const std::string& bucket, const std::string& key,
                                    const std::string& blob, const PutConditions& conditions,
                                    ObjectInfo info) {
-    info.key = key;
-    info.last_modified_ms = clock_.NowMillis();
-    std::string old_blob;
-    Replaced replaced;
-    TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
-      TM_TRY(FindBucket(db, bucket));
-      TM_TRY(CheckConditions(db, bucket, key, conditions));
-      return UpsertObject(db, bucket, key, blob, info, &old_blob, &replaced);
-    }));
-    if (!old_blob.empty()) UnlinkBlob(old_blob);
-    info.replaced = replaced;
-    return info;
+    return Publish(bucket, key, conditions, std::move(info),
+                   [&](sqlite::Db&) -> Result<std::string> { return blob; });
   }
 
   // A small object's bytes and row, in one transaction of the group commit.
   Result<ObjectInfo> PublishInlineObject(const std::string& bucket, const std::string& key,
                                          std::string bytes, const PutConditions& conditions,
                                          ObjectInfo info) {
+    return Publish(bucket, key, conditions, std::move(info),
+                   [&](sqlite::Db& db) -> Result<std::string> {
+                     TM_ASSIGN(auto* ins, db.PrepareNative("INSERT INTO inline_blobs(data) "
+                                                           "VALUES(?) RETURNING id"));
+                     TM_ASSIGN(bool row, ins->Bind({}).BindBlob(1, bytes).Step());
+                     if (!row) return Fail(IoError("inline object id"));
+                     std::string blob = std::string(kInlinePrefix) + std::to_string(ins->Int(0));
+                     TM_TRY(ins->Run());  // finish the statement so its insert completes
+                     return blob;
+                   });
+  }
+
+  // The object's row, naming the blob `blob_of` gives inside the publishing transaction.
+  Result<ObjectInfo> Publish(const std::string& bucket, const std::string& key,
+                             const PutConditions& conditions, ObjectInfo info,
+                             const std::function<Result<std::string>(sqlite::Db&)>& blob_of) {
     info.key = key;
     info.last_modified_ms = clock_.NowMillis();
     std::string old_blob;
@@ -1178,12 +1184,7 @@ class LocalDiskStore final : public ObjectStore {
     TM_TRY(IndexWrite({}, [&](sqlite::Db& db) -> Result<void> {
       TM_TRY(FindBucket(db, bucket));
       TM_TRY(CheckConditions(db, bucket, key, conditions));
-      TM_ASSIGN(auto* ins,
-                db.PrepareNative("INSERT INTO inline_blobs(data) VALUES(?) RETURNING id"));
-      TM_ASSIGN(bool row, ins->Bind({}).BindBlob(1, bytes).Step());
-      if (!row) return Fail(IoError("inline object id"));
-      std::string blob = std::string(kInlinePrefix) + std::to_string(ins->Int(0));
-      TM_TRY(ins->Run());  // finish the statement so its insert completes
+      TM_ASSIGN(std::string blob, blob_of(db));
       return UpsertObject(db, bucket, key, blob, info, &old_blob, &replaced);
     }));
     if (!old_blob.empty()) UnlinkBlob(old_blob);
@@ -1583,7 +1584,6 @@ Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root,
   fs::create_directories(root, ec);
   if (ec) return Fail(IoError("create " + root + ": " + ec.message()));
   TM_ASSIGN(auto writer, sqlite::Db::Open(root + "/index.db", true));
-
   TM_TRY(writer->Exec(kSchema));
   TM_ASSIGN(auto reader, sqlite::Db::Open(root + "/index.db", true));
   TM_ASSIGN(auto checkpointer, sqlite::Db::Open(root + "/index.db", true));
