@@ -246,6 +246,27 @@ TEST(SigV4Test, WrongSecretIsSignatureDoesNotMatch) {
   EXPECT_EQ(S3Code(presigned.error()), "SignatureDoesNotMatch");
 }
 
+// Derived signing keys are remembered per secret and scope: one remembered for the right
+// secret must never serve another secret, or the same secret in another scope.
+TEST(SigV4Test, RememberedSigningKeysAreKeptApartBySecretAndScope) {
+  SignedRequest r = GetObjectExample();
+  ParsedAuth auth = MustParse(r);
+  for (int round = 0; round < 2; round++) {
+    ASSERT_TRUE(VerifySignature(r, auth, kSecret, ExampleNow()).has_value());
+    auto wrong = VerifySignature(r, auth, std::string(kSecret) + "x", ExampleNow());
+    ASSERT_FALSE(wrong.has_value());
+    EXPECT_EQ(S3Code(wrong.error()), "SignatureDoesNotMatch");
+    ParsedAuth other_region = auth;
+    other_region.region = "eu-west-1";
+    auto moved = VerifySignature(r, other_region, kSecret, ExampleNow());
+    ASSERT_FALSE(moved.has_value());
+    EXPECT_EQ(S3Code(moved.error()), "SignatureDoesNotMatch");
+  }
+  auto key = VerifySignature(r, auth, kSecret, ExampleNow());
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(*key, SigningKey(kSecret, "20130524", "us-east-1", "s3"));
+}
+
 TEST(SigV4Test, TamperedRequestIsSignatureDoesNotMatch) {
   SignedRequest r = GetObjectExample();
   r.headers[1].second = "bytes=0-10";
