@@ -3,11 +3,11 @@
 // connections so they never wait behind a write transaction's fsync. The database belongs
 // to one process (an exclusive lock on a file beside it), so the hot point reads can be
 // memoised exactly (SoleWriter).
-#include <condition_variable>
 #include <mutex>
 
 #include "common/files.h"
 #include "metastore/sql_backend.h"
+#include "sqlite/reader_pool.h"
 #include "sqlite/sqlite.h"
 
 namespace tablemere::metastore {
@@ -19,8 +19,8 @@ constexpr int kReaders = 4;
 class SqlitePool final : public sql_backend::Pool {
  public:
   SqlitePool(FileLock lock, std::unique_ptr<sqlite::Db> writer,
-             std::vector<std::unique_ptr<sqlite::Db>> readers)
-      : lock_(std::move(lock)), writer_(std::move(writer)), idle_readers_(std::move(readers)) {}
+             std::unique_ptr<sqlite::ReaderPool> readers)
+      : lock_(std::move(lock)), writer_(std::move(writer)), readers_(std::move(readers)) {}
 
   // One writer at a time, whatever the lock asked for.
   Result<sql_backend::Lease> BeginWrite(sql_backend::WriteLock) override {
@@ -32,17 +32,10 @@ class SqlitePool final : public sql_backend::Pool {
   const char* SkipLocked() const override { return ""; }
 
   Result<sql_backend::Lease> Read() override {
-    std::unique_lock lock(read_mu_);
-    read_cv_.wait(lock, [&] { return !idle_readers_.empty(); });
-    sqlite::Db* db = idle_readers_.back().release();
-    idle_readers_.pop_back();
-    return sql_backend::Lease(*db, [this, db] {
-      {
-        std::lock_guard back(read_mu_);
-        idle_readers_.emplace_back(db);
-      }
-      read_cv_.notify_one();
-    });
+    sqlite::ReaderPool::Lease borrowed = readers_->Borrow();
+    sqlite::Db& db = borrowed.db();
+    return sql_backend::Lease(db,
+                              [borrowed = std::move(borrowed)]() mutable { borrowed.GiveBack(); });
   }
 
   bool SoleWriter() const override { return true; }
@@ -83,9 +76,7 @@ class SqlitePool final : public sql_backend::Pool {
   FileLock lock_;
   std::mutex write_mu_;
   std::unique_ptr<sqlite::Db> writer_;  // leased under write_mu_
-  std::mutex read_mu_;
-  std::condition_variable read_cv_;
-  std::vector<std::unique_ptr<sqlite::Db>> idle_readers_;  // protected by read_mu_
+  std::unique_ptr<sqlite::ReaderPool> readers_;
 };
 
 }  // namespace
@@ -96,19 +87,10 @@ Result<std::unique_ptr<Metastore>> OpenSqliteMetastore(const std::string& path,
   // invalidate the memos (and race the object store's index). The lock goes with the
   // process, however it ends.
   TM_ASSIGN(FileLock lock, FileLock::Take(path + ".lock"));
-  auto writer = sqlite::Db::Open(path, true);
-  std::vector<std::unique_ptr<sqlite::Db>> readers;
-  for (int i = 0; writer && i < kReaders; i++) {
-    auto reader = sqlite::Db::Open(path, true);
-    if (!reader) {
-      writer = Fail(reader.error());
-      break;
-    }
-    readers.push_back(std::move(*reader));
-  }
-  if (!writer) return Fail(writer.error());
+  TM_ASSIGN(auto writer, sqlite::Db::Open(path, true));
+  TM_ASSIGN(auto readers, sqlite::ReaderPool::Open(path, kReaders));
   return sql_backend::OpenSqlMetastore(
-      std::make_unique<SqlitePool>(std::move(lock), std::move(*writer), std::move(readers)), clock);
+      std::make_unique<SqlitePool>(std::move(lock), std::move(writer), std::move(readers)), clock);
 }
 
 }  // namespace tablemere::metastore

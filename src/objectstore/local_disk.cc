@@ -37,6 +37,7 @@
 #include "common/crypto.h"
 #include "common/strings.h"
 #include "objectstore/small_objects.h"
+#include "sqlite/reader_pool.h"
 #include "sqlite/sqlite.h"
 
 namespace tablemere::objectstore {
@@ -63,6 +64,10 @@ CREATE TABLE IF NOT EXISTS parts (
   etag TEXT NOT NULL, modified_ms INTEGER NOT NULL, checksums TEXT NOT NULL,
   PRIMARY KEY (upload_id, part_number)) WITHOUT ROWID;
 )sql";
+
+// Read connections to the index: lookups and small objects' bytes are read on any of
+// them at once (one shared connection had every GET wait for the one before).
+constexpr int kReaders = 4;
 
 // Largest number of index writes folded into one group commit.
 constexpr size_t kMaxBatch = 256;
@@ -611,7 +616,7 @@ class FileWriter final : public ObjectWriter {
 class LocalDiskStore final : public ObjectStore {
  public:
   LocalDiskStore(std::string root, const Clock& clock, Random& random,
-                 std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::Db> reader,
+                 std::unique_ptr<sqlite::Db> writer, std::unique_ptr<sqlite::ReaderPool> readers,
                  std::unique_ptr<sqlite::Db> checkpointer, LocalDiskFaults faults)
       : root_(std::move(root)),
         clock_(clock),
@@ -619,7 +624,7 @@ class LocalDiskStore final : public ObjectStore {
         directory_fsync_(faults.directory_fsync ? std::move(faults.directory_fsync)
                                                 : std::function<int(int)>(::fsync)),
         writer_db_(std::move(writer)),
-        reader_db_(std::move(reader)),
+        readers_(std::move(readers)),
         checkpoint_db_(std::move(checkpointer)) {
     writer_db_->OnWalCommit([this](int pages) {
       if (pages >= kCheckpointInlinePages) checkpoint_inline_ = true;
@@ -731,8 +736,8 @@ class LocalDiskStore final : public ObjectStore {
   std::string BlobPathOf(const std::string& blob) const { return BlobPath(blob); }
 
   Result<std::vector<BucketInfo>> LegacyBuckets() override {
-    std::lock_guard lock(reader_mu_);
-    TM_ASSIGN(auto* st, reader_db_->Prepare("SELECT name FROM buckets ORDER BY name"));
+    sqlite::ReaderPool::Lease reader = readers_->Borrow();
+    TM_ASSIGN(auto* st, reader->Prepare("SELECT name FROM buckets ORDER BY name"));
     st->Bind({});
     std::vector<std::string> names;
     while (true) {
@@ -742,7 +747,7 @@ class LocalDiskStore final : public ObjectStore {
     }
     std::vector<BucketInfo> out;
     for (const auto& name : names) {
-      TM_ASSIGN(BucketInfo info, FindBucket(*reader_db_, name));
+      TM_ASSIGN(BucketInfo info, FindBucket(reader.db(), name));
       out.push_back(std::move(info));
     }
     return out;
@@ -767,8 +772,8 @@ class LocalDiskStore final : public ObjectStore {
       std::optional<uint64_t> size,
       std::optional<std::map<std::string, std::string>> /*headers: written at Commit*/) override {
     {
-      std::lock_guard lock(reader_mu_);
-      TM_TRY(FindBucket(*reader_db_, bucket));
+      sqlite::ReaderPool::Lease reader = readers_->Borrow();
+      TM_TRY(FindBucket(reader.db(), bucket));
     }
     auto publish_file = [this, bucket, key, conditions](const std::string& blob, ObjectInfo info) {
       return PublishObject(bucket, key, blob, conditions, std::move(info));
@@ -786,9 +791,9 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<ObjectInfo> Head(const std::string& bucket, const std::string& key) override {
-    std::lock_guard lock(reader_mu_);
+    sqlite::ReaderPool::Lease reader = readers_->Borrow();
     std::string blob;
-    return FindObject(*reader_db_, bucket, key, &blob);
+    return FindObject(reader.db(), bucket, key, &blob);
   }
 
   Result<std::unique_ptr<ObjectReader>> Get(const std::string& bucket, const std::string& key,
@@ -800,10 +805,10 @@ class LocalDiskStore final : public ObjectStore {
       ObjectInfo found;
       std::optional<std::string> bytes;
       {
-        std::lock_guard lock(reader_mu_);
-        TM_ASSIGN(found, FindObject(*reader_db_, bucket, key, &blob));
+        sqlite::ReaderPool::Lease reader = readers_->Borrow();
+        TM_ASSIGN(found, FindObject(reader.db(), bucket, key, &blob));
         if (auto id = InlineId(blob)) {
-          TM_ASSIGN(bytes, ReadInline(*reader_db_, *id, offset, length));
+          TM_ASSIGN(bytes, ReadInline(reader.db(), *id, offset, length));
           if (!bytes) continue;  // replaced since the lookup
         }
       }
@@ -861,8 +866,8 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<ListResult> List(const std::string& bucket, const ListOptions& options) override {
-    std::lock_guard lock(reader_mu_);
-    TM_TRY(FindBucket(*reader_db_, bucket));
+    sqlite::ReaderPool::Lease reader = readers_->Borrow();
+    TM_TRY(FindBucket(reader.db(), bucket));
     ListResult result;
     int max_keys = std::max(0, std::min(options.max_keys, 1000));
     if (max_keys == 0) return result;
@@ -887,7 +892,7 @@ class LocalDiskStore final : public ObjectStore {
         exclusive = false;
       }
     }
-    TM_ASSIGN(auto* st, reader_db_->Prepare(
+    TM_ASSIGN(auto* st, reader->Prepare(
                             "SELECT key, size, etag, modified_ms, headers, checksums FROM objects "
                             "WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1001"));
     int count = 0;
@@ -970,16 +975,16 @@ class LocalDiskStore final : public ObjectStore {
   }
 
   Result<UploadInfo> GetUpload(const std::string& bucket, const std::string& upload_id) override {
-    std::lock_guard lock(reader_mu_);
-    return FindUpload(*reader_db_, bucket, upload_id);
+    sqlite::ReaderPool::Lease reader = readers_->Borrow();
+    return FindUpload(reader.db(), bucket, upload_id);
   }
 
   Result<std::unique_ptr<ObjectWriter>> BeginPart(const std::string& bucket,
                                                   const std::string& upload_id, int part_number,
                                                   std::optional<uint64_t> size) override {
     {
-      std::lock_guard lock(reader_mu_);
-      TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
+      sqlite::ReaderPool::Lease reader = readers_->Borrow();
+      TM_TRY(FindUpload(reader.db(), bucket, upload_id));
     }
     return NewWriter(
         size, [this, bucket, upload_id, part_number](const std::string& blob, ObjectInfo info) {
@@ -989,9 +994,9 @@ class LocalDiskStore final : public ObjectStore {
 
   Result<std::vector<PartInfo>> ListParts(const std::string& bucket,
                                           const std::string& upload_id) override {
-    std::lock_guard lock(reader_mu_);
-    TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
-    return ReadParts(*reader_db_, upload_id, nullptr);
+    sqlite::ReaderPool::Lease reader = readers_->Borrow();
+    TM_TRY(FindUpload(reader.db(), bucket, upload_id));
+    return ReadParts(reader.db(), upload_id, nullptr);
   }
 
   Result<ObjectInfo> CompleteUpload(const std::string& bucket, const std::string& upload_id,
@@ -1000,9 +1005,9 @@ class LocalDiskStore final : public ObjectStore {
     std::map<int, std::string> blobs;
     std::vector<PartInfo> parts;
     {
-      std::lock_guard lock(reader_mu_);
-      TM_TRY(FindUpload(*reader_db_, bucket, upload_id));
-      TM_ASSIGN(parts, ReadParts(*reader_db_, upload_id, &blobs));
+      sqlite::ReaderPool::Lease reader = readers_->Borrow();
+      TM_TRY(FindUpload(reader.db(), bucket, upload_id));
+      TM_ASSIGN(parts, ReadParts(reader.db(), upload_id, &blobs));
     }
     std::map<int, PartInfo> by_number;
     for (auto& p : parts) by_number[p.part_number] = p;
@@ -1053,9 +1058,9 @@ class LocalDiskStore final : public ObjectStore {
 
   Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket,
                                               const std::string& prefix) override {
-    std::lock_guard lock(reader_mu_);
-    TM_TRY(FindBucket(*reader_db_, bucket));
-    TM_ASSIGN(auto* st, reader_db_->Prepare(
+    sqlite::ReaderPool::Lease reader = readers_->Borrow();
+    TM_TRY(FindBucket(reader.db(), bucket));
+    TM_ASSIGN(auto* st, reader->Prepare(
                             "SELECT upload_id, key, initiated_ms, headers, checksums FROM uploads "
                             "WHERE bucket = ? AND key >= ? ORDER BY key, initiated_ms"));
     st->Bind({bucket, prefix});
@@ -1531,8 +1536,7 @@ class LocalDiskStore final : public ObjectStore {
   // under queue_mu_).
   std::unique_ptr<sqlite::Db> writer_db_;
   std::optional<Error> sync_failure_;
-  std::mutex reader_mu_;
-  std::unique_ptr<sqlite::Db> reader_db_;  // protected by reader_mu_
+  std::unique_ptr<sqlite::ReaderPool> readers_;
 
   std::atomic<bool> checkpoint_inline_ = false;  // set by the WAL hook, used by the leader
   std::unique_ptr<sqlite::Db> checkpoint_db_;    // the checkpointer thread's
@@ -1629,10 +1633,10 @@ Result<std::unique_ptr<ObjectStore>> OpenLocalDiskStore(const std::string& root,
   if (ec) return Fail(IoError("create " + root + ": " + ec.message()));
   TM_ASSIGN(auto writer, sqlite::Db::Open(root + "/index.db", true));
   TM_TRY(writer->Exec(kSchema));
-  TM_ASSIGN(auto reader, sqlite::Db::Open(root + "/index.db", true));
+  TM_ASSIGN(auto readers, sqlite::ReaderPool::Open(root + "/index.db", kReaders));
   TM_ASSIGN(auto checkpointer, sqlite::Db::Open(root + "/index.db", true));
   auto store =
-      std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer), std::move(reader),
+      std::make_unique<LocalDiskStore>(root, clock, random, std::move(writer), std::move(readers),
                                        std::move(checkpointer), std::move(faults));
   TM_TRY(store->Init());
   return std::unique_ptr<ObjectStore>(std::move(store));
