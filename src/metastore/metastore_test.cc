@@ -263,6 +263,22 @@ TEST_P(MetastoreTest, HeadReadsNeverTrailAnAcknowledgedWrite) {
   EXPECT_EQ(c.GetEntryHead("w", {"ns"}, "t").error().code, ErrorCode::kNotFound);
 }
 
+// Bucket owners are memoised (every S3 request to an operator bucket reads one): a read
+// right after a change answers the change, never the memoised owner.
+TEST_P(MetastoreTest, BucketOwnerReadsFollowEveryChange) {
+  auto& owners = store_->bucket_owners();
+  EXPECT_EQ(owners.BucketOwner("b").error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(owners.SetBucketOwner("b", "alice").has_value());
+  for (int i = 0; i < 2; i++) EXPECT_EQ(owners.BucketOwner("b").value(), "alice");
+  ASSERT_TRUE(owners.SetBucketOwner("b", "bob").has_value());
+  for (int i = 0; i < 2; i++) EXPECT_EQ(owners.BucketOwner("b").value(), "bob");
+  ASSERT_TRUE(owners.SetBucketOwner("c", "carol").has_value());
+  EXPECT_EQ(owners.BucketOwner("c").value(), "carol");
+  EXPECT_EQ(owners.BucketOwner("b").value(), "bob");
+  ASSERT_TRUE(owners.ClearBucketOwner("b").has_value());
+  EXPECT_EQ(owners.BucketOwner("b").error().code, ErrorCode::kNotFound);
+}
+
 // Names may hold any byte the catalog accepts; two tables whose names would join to the
 // same text must still be told apart by the memo.
 TEST_P(MetastoreTest, HeadReadsTellApartNamesThatJoinAlike) {

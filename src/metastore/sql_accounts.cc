@@ -563,9 +563,11 @@ class SqlBucketOwners final : public BucketOwnerStore {
     });
   }
   Result<std::string> BucketOwner(const std::string& bucket) override {
-    return s_.Read([&](sql::Connection& db) {
-      return One(db, "SELECT owner FROM bucket_owners WHERE bucket = ?", {bucket},
-                 "no owner recorded", [](sql::Statement& st) { return st.Text(0); });
+    return s_.core.bucket_owner_memo.Get(bucket, [&] {
+      return s_.Read([&](sql::Connection& db) {
+        return One(db, "SELECT owner FROM bucket_owners WHERE bucket = ?", {bucket},
+                   "no owner recorded", [](sql::Statement& st) { return st.Text(0); });
+      });
     });
   }
   Result<void> ClearBucketOwner(const std::string& bucket) override {

@@ -94,6 +94,7 @@ struct Core {
         warehouse_memo(write_generation, pool->SoleWriter()),
         entry_head_memo(write_generation, pool->SoleWriter()),
         bucket_memo(write_generation, pool->SoleWriter()),
+        bucket_owner_memo(write_generation, pool->SoleWriter()),
         clock(c) {}
 
   std::unique_ptr<Pool> pool;
@@ -105,6 +106,8 @@ struct Core {
   ReadCache<TableEntry> entry_head_memo;
   // S3 buckets by name: every S3 request reads its bucket's record.
   ReadCache<S3Bucket> bucket_memo;
+  // Operator buckets' owners by name: every S3 request to one reads it.
+  ReadCache<std::string> bucket_owner_memo;
   // Where the memos are not exact (several writers): concurrent loadTable reads of one
   // table share a round trip, each as exact as its own read (coalesced_reads.h).
   CoalescedReads<CatalogStore::WarehouseAndHead> head_reads;
