@@ -427,6 +427,22 @@ TEST_F(LocalDiskTest, SmallObjectsKeepSizesAndConditions) {
   EXPECT_EQ(ReadWhole(*store_, "c"), "first");
   EXPECT_EQ(InlineRows(dir_), 1);
 
+  // A declared small body for a missing bucket is refused when published (its bucket is
+  // looked up then, not before), and leaves nothing; larger ones are refused at once.
+  auto orphan = store_->BeginPut("zz", "k", {}, uint64_t{3});
+  if (orphan) {
+    ASSERT_TRUE((*orphan)->Write("abc", 3).has_value());
+    auto published = (*orphan)->Commit(ObjectInfo{});
+    ASSERT_FALSE(published.has_value());
+    EXPECT_EQ(published.error().Detail("store_failure"), "NoSuchBucket");
+  } else {
+    EXPECT_EQ(orphan.error().Detail("store_failure"), "NoSuchBucket");
+  }
+  auto large = store_->BeginPut("zz", "k", {}, uint64_t{1} << 20);
+  ASSERT_FALSE(large.has_value());
+  EXPECT_EQ(large.error().Detail("store_failure"), "NoSuchBucket");
+  EXPECT_EQ(InlineRows(dir_), 1);
+
   // A copy of a small object is small too.
   ASSERT_TRUE(store_->Copy("b", "c", "b", "c2", std::nullopt).has_value());
   EXPECT_EQ(ReadWhole(*store_, "c2"), "first");
