@@ -737,7 +737,7 @@ class LocalDiskStore final : public ObjectStore {
 
   Result<std::vector<BucketInfo>> LegacyBuckets() override {
     sqlite::ReaderPool::Lease reader = readers_->Borrow();
-    TM_ASSIGN(auto* st, reader->Prepare("SELECT name FROM buckets ORDER BY name"));
+    TM_ASSIGN(auto* st, reader.db().Prepare("SELECT name FROM buckets ORDER BY name"));
     st->Bind({});
     std::vector<std::string> names;
     while (true) {
@@ -895,7 +895,7 @@ class LocalDiskStore final : public ObjectStore {
         exclusive = false;
       }
     }
-    TM_ASSIGN(auto* st, reader->Prepare(
+    TM_ASSIGN(auto* st, reader.db().Prepare(
                             "SELECT key, size, etag, modified_ms, headers, checksums FROM objects "
                             "WHERE bucket = ? AND key >= ? ORDER BY key LIMIT 1001"));
     int count = 0;
@@ -1063,7 +1063,7 @@ class LocalDiskStore final : public ObjectStore {
                                               const std::string& prefix) override {
     sqlite::ReaderPool::Lease reader = readers_->Borrow();
     TM_TRY(FindBucket(reader.db(), bucket));
-    TM_ASSIGN(auto* st, reader->Prepare(
+    TM_ASSIGN(auto* st, reader.db().Prepare(
                             "SELECT upload_id, key, initiated_ms, headers, checksums FROM uploads "
                             "WHERE bucket = ? AND key >= ? ORDER BY key, initiated_ms"));
     st->Bind({bucket, prefix});
@@ -1539,7 +1539,8 @@ class LocalDiskStore final : public ObjectStore {
   // under queue_mu_).
   std::unique_ptr<sqlite::Db> writer_db_;
   std::optional<Error> sync_failure_;
-  std::unique_ptr<sqlite::ReaderPool> readers_;
+
+  std::unique_ptr<sqlite::ReaderPool> readers_;  // lends its connections to any thread
 
   std::atomic<bool> checkpoint_inline_ = false;  // set by the WAL hook, used by the leader
   std::unique_ptr<sqlite::Db> checkpoint_db_;    // the checkpointer thread's

@@ -34,7 +34,6 @@ class ReaderPool {
       if (db_) pool_->GiveBack(std::exchange(db_, nullptr));
     }
     Db& db() const { return *db_; }
-    Db* operator->() const { return db_; }
 
    private:
     ReaderPool* pool_;

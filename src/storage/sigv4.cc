@@ -24,7 +24,8 @@ constexpr int64_t kMaxPresignSeconds = 604800;
 
 // Derived signing keys, which depend only on the secret and the scope (a day, a region,
 // a service): each costs four HMACs, a few percent of a small PUT's server time, and a
-// client signs every request of a day with the same one. Held as the secrets themselves
+// client (or this server signing for its S3 backend) signs every request of a day with
+// the same one. Held as the secrets themselves
 // are, in memory only; bounded by dropping all when full (a day's change of scope, or
 // many keys, refills it).
 class SigningKeyCache {
@@ -39,7 +40,7 @@ class SigningKeyCache {
       std::lock_guard lock(mu_);
       if (auto it = keys_.find(id); it != keys_.end()) return it->second;
     }
-    std::string key = SigningKey(secret, date, region, service);
+    std::string key = Derive(secret, date, region, service);
     std::lock_guard lock(mu_);
     if (keys_.size() >= kMaxKeys) keys_.clear();
     keys_.emplace(std::move(id), key);
@@ -47,6 +48,14 @@ class SigningKeyCache {
   }
 
  private:
+  static std::string Derive(const std::string& secret, const std::string& date,
+                            const std::string& region, const std::string& service) {
+    std::string k_date = crypto::HmacSha256("AWS4" + secret, date);
+    std::string k_region = crypto::HmacSha256(k_date, region);
+    std::string k_service = crypto::HmacSha256(k_region, service);
+    return crypto::HmacSha256(k_service, "aws4_request");
+  }
+
   static constexpr size_t kMaxKeys = 4096;
   std::mutex mu_;
   std::unordered_map<std::string, std::string> keys_;  // under mu_
@@ -600,10 +609,7 @@ std::string StringToSign(const std::string& amz_date, const std::string& scope,
 
 std::string SigningKey(const std::string& secret, const std::string& date,
                        const std::string& region, const std::string& service) {
-  std::string k_date = crypto::HmacSha256("AWS4" + secret, date);
-  std::string k_region = crypto::HmacSha256(k_date, region);
-  std::string k_service = crypto::HmacSha256(k_region, service);
-  return crypto::HmacSha256(k_service, "aws4_request");
+  return DerivedKeys().Get(secret, date, region, service);
 }
 
 std::string Scope(const ParsedAuth& auth) {
@@ -658,7 +664,7 @@ Result<std::string> VerifySignature(const SignedRequest& request, const ParsedAu
   }
 
   TM_ASSIGN(std::string canonical, CanonicalRequest(request, auth));
-  std::string key = DerivedKeys().Get(secret, auth.date, auth.region, auth.service);
+  std::string key = SigningKey(secret, auth.date, auth.region, auth.service);
   std::string expected = crypto::HexEncode(
       crypto::HmacSha256(key, StringToSign(auth.amz_date, Scope(auth), canonical)));
   if (!crypto::ConstantTimeEquals(expected, ToLower(auth.signature))) return SignatureMismatch();

@@ -50,8 +50,9 @@ std::string CanonicalQuery(const std::string& raw_query, bool drop_signature);
 Result<std::string> CanonicalRequest(const SignedRequest& request, const ParsedAuth& auth);
 std::string StringToSign(const std::string& amz_date, const std::string& scope,
                          const std::string& canonical_request);
+// Raw bytes; derived once per secret and scope, then remembered (in memory only).
 std::string SigningKey(const std::string& secret, const std::string& date,
-                       const std::string& region, const std::string& service);  // raw bytes
+                       const std::string& region, const std::string& service);
 // "YYYYMMDD/region/service/aws4_request"
 std::string Scope(const ParsedAuth& auth);
 
